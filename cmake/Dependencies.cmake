@@ -1,0 +1,34 @@
+# Dependencies come from installed packages; nothing is downloaded at build time.
+find_package(CUDAToolkit REQUIRED)
+find_package(Threads REQUIRED)
+
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  message(FATAL_ERROR "CLI11 not found: install it with 'apt-get install libcli11-dev' (or point CLI11_DIR at its CMake config)")
+endif()
+
+find_package(fmt CONFIG QUIET)
+if(NOT fmt_FOUND)
+  message(FATAL_ERROR "fmt not found: install it with 'apt-get install libfmt-dev' (or point fmt_DIR at its CMake config)")
+endif()
+
+# Optional: the host unit tests of common/ need GoogleTest; everything else builds without it.
+find_package(GTest CONFIG QUIET)
+if(NOT GTest_FOUND)
+  find_package(GTest QUIET)
+endif()
+if(NOT GTest_FOUND)
+  message(STATUS "cuda-ladder: GoogleTest not found (apt-get install libgtest-dev): the host unit tests are left out")
+endif()
+
+# Optional: the sanitizer tests need compute-sanitizer from the CUDA Toolkit.
+find_program(LADDER_COMPUTE_SANITIZER compute-sanitizer
+  HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../compute-sanitizer")
+if(NOT LADDER_COMPUTE_SANITIZER)
+  message(STATUS "cuda-ladder: compute-sanitizer not found: the sanitizer tests are left out")
+endif()
+
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(NOT Python3_Interpreter_FOUND)
+  message(STATUS "cuda-ladder: python3 not found: the stage-diff and docs tests are left out")
+endif()

@@ -1,0 +1,52 @@
+# Project-wide compiler settings and the helper that turns a stage directory into an executable
+# with its GPU tests.
+
+# Warnings, for host code (g++) and for device code (nvcc and the host compiler it drives).
+add_library(ladder_warnings INTERFACE)
+target_compile_options(ladder_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -Wno-deprecated-gpu-targets>)
+if(LADDER_WERROR)
+  target_compile_options(ladder_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+endif()
+
+# Line information in device code, so Nsight Compute and compute-sanitizer can point at source lines.
+add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+
+# A test that needs a GPU: labelled "gpu", reported as skipped when the program exits 77 (no GPU),
+# and never run beside another GPU test, so timings and memory do not collide.
+function(ladder_gpu_test name)
+  add_test(NAME ${name} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
+endfunction()
+
+# A GPU test run under compute-sanitizer (memcheck, racecheck, synccheck). Skipped without a GPU.
+function(ladder_sanitizer_test target tool)
+  if(NOT LADDER_COMPUTE_SANITIZER)
+    return()
+  endif()
+  string(REPLACE ";" " " args "${ARGN}")
+  add_test(NAME ${target}.${tool}
+    COMMAND ${CMAKE_COMMAND}
+      -DSANITIZER=${LADDER_COMPUTE_SANITIZER} -DTOOL=${tool} -DEXE=$<TARGET_FILE:${target}> "-DARGS=${args}"
+      -P ${PROJECT_SOURCE_DIR}/tests/sanitize.cmake)
+  set_tests_properties(${target}.${tool} PROPERTIES
+    LABELS "gpu;sanitizer" SKIP_REGULAR_EXPRESSION "no usable GPU" RESOURCE_LOCK gpu TIMEOUT 1200)
+endfunction()
+
+# ladder_add_stage(<source>): the executable is named after the directory that calls this.
+# Registers the stage's self-check over awkward sizes and its sanitizer runs.
+function(ladder_add_stage source)
+  get_filename_component(name ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE ladder::harness ladder_warnings)
+  set_property(GLOBAL APPEND PROPERTY LADDER_STAGES ${name})
+
+  ladder_gpu_test(${name}.self_test COMMAND ${name} --self-test full)
+  set_tests_properties(${name}.self_test PROPERTIES TIMEOUT 1200)
+  foreach(tool memcheck racecheck synccheck)
+    ladder_sanitizer_test(${name} ${tool} --self-test quick)
+  endforeach()
+endfunction()

@@ -1,0 +1,22 @@
+// Error checking for every CUDA runtime call and every kernel launch.
+//
+//   CUDA_CHECK(cudaMalloc(&p, bytes));   // prints the call, file:line and the CUDA error, exits 2
+//   kernel<<<grid, block>>>(...);
+//   LADDER_CHECK_LAUNCH();               // a bad launch configuration is reported at the launching line
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace ladder {
+
+// Prints "error: <call> failed at <file>:<line>: <cudaErrorName> (<text>)" and exits with status 2.
+[[noreturn]] void cuda_fail(cudaError_t err, const char* call, const char* file, int line);
+
+inline void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
+  if (err != cudaSuccess) cuda_fail(err, call, file, line);
+}
+
+}  // namespace ladder
+
+#define CUDA_CHECK(call) ::ladder::cuda_check((call), #call, __FILE__, __LINE__)
+#define LADDER_CHECK_LAUNCH() ::ladder::cuda_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

@@ -1,0 +1,93 @@
+#include "harness.hpp"
+
+#include <cstdio>
+#include <new>
+
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "cuda_check.hpp"
+
+namespace ladder {
+
+std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
+                             const std::string& option, const std::string& device) {
+  if (needed <= free_bytes) return "";
+  return fmt::format("{}: needs {} bytes ({}) of device memory ({}), but only {} bytes ({}) are free on {}", option,
+                     needed, human_bytes(static_cast<double>(needed)), breakdown, free_bytes,
+                     human_bytes(static_cast<double>(free_bytes)), device);
+}
+
+void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
+                           const std::string& option) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::string shortfall = memory_shortfall(needed, free_bytes, breakdown, option,
+                                                 fmt::format("device {} ({})", device.index, device.name));
+  if (!shortfall.empty()) throw UsageError(shortfall);
+}
+
+std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option) {
+  try {
+    return std::unique_ptr<float[]>(new float[count]);
+  } catch (const std::bad_alloc&) {
+    throw UsageError(fmt::format("{}: cannot allocate {} bytes ({}) of host memory for the input", option,
+                                 count * sizeof(float), human_bytes(static_cast<double>(count * sizeof(float)))));
+  }
+}
+
+int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body) {
+  if (options.list_devices) return list_devices(program);
+  const DeviceLookup lookup = find_device(options.device);
+  if (!lookup.ok) {
+    fmt::print(stderr, "{}: {}\n", program, lookup.message);
+    return lookup.exit_status;
+  }
+  try {
+    return body(lookup.info);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "{}: error: {}\n", program, e.what());
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "{}: error: out of host memory\n", program);
+  }
+  return 2;
+}
+
+std::string device_line(const DeviceInfo& d) {
+  return fmt::format("{} (compute capability {}.{}, {} SMs, {:.1f} MB L2, {:.1f} GB), driver {}, runtime {}", d.name,
+                     d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1e6, d.total_bytes / 1e9,
+                     version_string(d.driver_version), version_string(d.runtime_version));
+}
+
+std::string timing_line(const CommonOptions& o, std::size_t flush_bytes) {
+  return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work; {}",
+                     o.reps, o.warmup,
+                     o.hot ? std::string("L2 not flushed (--hot)")
+                           : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)",
+                                         human_bytes(flush_bytes * 4.0 / 6), human_bytes(flush_bytes * 2.0 / 6)));
+}
+
+void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {
+  r.add("stage", stage)
+      .add("device", d.name)
+      .add("compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor))
+      .add("sms", d.sm_count)
+      .add("l2_bytes", d.l2_bytes)
+      .add("driver", version_string(d.driver_version))
+      .add("runtime", version_string(d.runtime_version))
+      .add("peak_gbps", d.peak_gbps(), 6)
+      .add("input", to_string(o.input))
+      .add("seed", o.seed)
+      .add("reps", o.reps)
+      .add("warmup", o.warmup)
+      .add("l2_flush", !o.hot);
+}
+
+void progress(const std::string& line) {
+  static const bool tty = isatty(fileno(stderr)) != 0;
+  if (tty) fmt::print(stderr, "{}\n", line);
+}
+
+}  // namespace ladder

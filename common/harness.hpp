@@ -1,0 +1,46 @@
+// Pieces both harnesses (reduce and GEMM) use: errors that end in exit status 2, memory checks,
+// the context lines of the report, progress messages.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "device.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace ladder {
+
+// A request this machine cannot serve (too large for memory, a grid too big): exit status 2, one line.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The message for a request of `needed` bytes (itemised in `breakdown`) when only `free_bytes` are free, or
+// an empty string when it fits.
+std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
+                             const std::string& option, const std::string& device);
+
+// Throws UsageError naming `option` if `needed` bytes (itemised in `breakdown`) exceed the free device memory.
+void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
+                           const std::string& option);
+
+// Host memory for `count` floats, uninitialised; throws UsageError naming `option` if it cannot be had.
+std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option);
+
+// Finds the device, handles --list-devices, and runs body() with UsageError and bad_alloc turned into
+// exit status 2. Returns the process exit status.
+int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
+
+// Report context lines.
+std::string device_line(const DeviceInfo& d);
+std::string timing_line(const CommonOptions& o, std::size_t flush_bytes);
+void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
+
+// A progress line on stderr, only when stderr is a terminal (a person is waiting).
+void progress(const std::string& line);
+
+}  // namespace ladder

@@ -1,0 +1,27 @@
+// The L2 flush run before each timed repetition (see docs/method.md).
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+namespace ladder {
+
+class L2Flush {
+ public:
+  explicit L2Flush(std::size_t l2_bytes);
+  ~L2Flush();
+  L2Flush(const L2Flush&) = delete;
+  L2Flush& operator=(const L2Flush&) = delete;
+
+  // Enqueues the flush on `stream`: overwrite 4x the L2 size, then read 2x the L2 size of clean data.
+  void run(cudaStream_t stream) const;
+
+  std::size_t bytes() const { return write_bytes_ + read_bytes_; }
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t write_bytes_, read_bytes_;
+};
+
+}  // namespace ladder

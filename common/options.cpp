@@ -1,0 +1,344 @@
+// Command-line parsing with CLI11. Host-only: CLI11 is slow and noisy to compile under nvcc.
+#include "options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace ladder {
+
+const char* to_string(InputMode mode) { return mode == InputMode::kFloat ? "float" : "int"; }
+const char* to_string(Format format) {
+  switch (format) {
+    case Format::kTable: return "table";
+    case Format::kCsv: return "csv";
+    case Format::kJson: return "json";
+  }
+  return "?";
+}
+const char* to_string(Regime regime) { return regime == Regime::kStream ? "stream" : "tree"; }
+const char* to_string(Combine combine) {
+  switch (combine) {
+    case Combine::kRelaunch: return "relaunch";
+    case Combine::kAtomic: return "atomic";
+    case Combine::kTwoPass: return "two-pass";
+    case Combine::kLastBlock: return "last-block";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 36;  // 256 GiB of floats: more than any GPU holds
+constexpr std::uint64_t kMaxGemmDim = 1000000;             // keeps M / tile under the 65535-block grid limit
+
+std::string trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+std::optional<std::uint64_t> parse_digits(const std::string& s) {
+  if (!all_digits(s) || s.size() > 19) return std::nullopt;
+  return std::stoull(s);
+}
+
+// "x" or "x*2^k" or "2^k" or "<mantissa>e<exp>", whole numbers only.
+std::optional<std::uint64_t> parse_count_impl(const std::string& text) {
+  const std::string s = trim(text);
+  if (auto v = parse_digits(s)) return v;
+  if (auto caret = s.find('^'); caret != std::string::npos) {
+    std::uint64_t factor = 1;
+    std::string base = s.substr(0, caret);
+    if (auto star = base.find('*'); star != std::string::npos) {
+      auto f = parse_digits(base.substr(0, star));
+      if (!f) return std::nullopt;
+      factor = *f;
+      base = base.substr(star + 1);
+    }
+    auto exponent = parse_digits(s.substr(caret + 1));
+    if (base != "2" || !exponent || *exponent > 62) return std::nullopt;
+    const std::uint64_t power = std::uint64_t{1} << *exponent;
+    if (factor != 0 && power > std::numeric_limits<std::uint64_t>::max() / factor) return std::nullopt;
+    return factor * power;
+  }
+  if (auto e = s.find_first_of("eE"); e != std::string::npos) {
+    auto mantissa = parse_digits(s.substr(0, e));
+    auto exponent = parse_digits(s.substr(e + 1));
+    if (!mantissa || !exponent || *exponent > 18) return std::nullopt;
+    std::uint64_t v = *mantissa;
+    for (std::uint64_t i = 0; i < *exponent; ++i) {
+      if (v > std::numeric_limits<std::uint64_t>::max() / 10) return std::nullopt;
+      v *= 10;
+    }
+    return v;
+  }
+  return std::nullopt;
+}
+
+// One error line, prefixed with the program name.
+ParseOutcome usage_error(const std::string& program, const std::string& message) {
+  return {2, fmt::format("{}: error: {} (see {} --help)", program, message, program)};
+}
+
+bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+template <typename Enum>
+std::optional<Enum> lookup(const std::map<std::string, Enum>& names, const std::string& key) {
+  auto it = names.find(key);
+  if (it == names.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::map<std::string, InputMode> kInputNames = {{"float", InputMode::kFloat}, {"int", InputMode::kInt}};
+const std::map<std::string, Format> kFormatNames = {
+    {"table", Format::kTable}, {"csv", Format::kCsv}, {"json", Format::kJson}};
+const std::map<std::string, SelfTest> kSelfTestNames = {{"quick", SelfTest::kQuick}, {"full", SelfTest::kFull}};
+const std::map<std::string, Regime> kRegimeNames = {{"stream", Regime::kStream}, {"tree", Regime::kTree}};
+const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRelaunch},
+                                                      {"atomic", Combine::kAtomic},
+                                                      {"two-pass", Combine::kTwoPass},
+                                                      {"last-block", Combine::kLastBlock}};
+
+// The options every stage has. The string-valued ones are mapped to enums after parsing.
+struct CommonText {
+  std::string input = "float", format = "table", self_test;
+};
+
+void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t) {
+  app.add_option("--reps", o.reps, "Timed repetitions (the median is reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Untimed runs before timing")->check(CLI::Range(0, 10000))->capture_default_str();
+  app.add_option("--seed", o.seed, "Input seed: the same seed gives bitwise the same input in every stage")
+      ->capture_default_str();
+  app.add_option("--input", t.input,
+                 "Input: 'float' = uniform random in [0,1), checked within a derived tolerance; "
+                 "'int' = random non-zero integers in [-4,4], checked for exact equality")
+      ->check(CLI::IsMember({"float", "int"}))
+      ->capture_default_str();
+  app.add_flag("--hot", o.hot, "Do not flush the L2 cache before each timed repetition");
+  app.add_option("--device", o.device, "CUDA device index")->check(CLI::Range(0, 1023))->capture_default_str();
+  app.add_option("--format", t.format, "Output: a human-readable table, CSV or JSON")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  auto* check_only = app.add_flag("--check-only", o.check_only, "Check the result once; skip timing and the reference");
+  auto* self_test = app.add_option("--self-test", t.self_test,
+                                   "Check every awkward size, block, input mode and launch this stage supports "
+                                   "('quick': a small set for the sanitizers)")
+                        ->check(CLI::IsMember({"quick", "full"}));
+  auto* determinism = app.add_option("--determinism", o.determinism,
+                                     "Run the reduction this many times on one input and report whether the "
+                                     "results are bitwise identical")
+                          ->check(CLI::Range(2, 100000));
+  self_test->excludes(check_only);
+  determinism->excludes(self_test);
+  app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
+}
+
+std::optional<std::string> finish_common(CommonOptions& o, const CommonText& t) {
+  o.input = *lookup(kInputNames, t.input);
+  o.format = *lookup(kFormatNames, t.format);
+  o.self_test = t.self_test.empty() ? SelfTest::kNone : *lookup(kSelfTestNames, t.self_test);
+  return std::nullopt;
+}
+
+// Runs CLI11; returns an outcome when parsing ended the program (help or error).
+std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, int argc, const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return ParseOutcome{0, app.help()};
+  } catch (const CLI::CallForAllHelp&) {
+    return ParseOutcome{0, app.help("", CLI::AppFormatMode::All)};
+  } catch (const CLI::ParseError& e) {
+    return usage_error(program, e.what());
+  }
+  return std::nullopt;
+}
+
+std::string join_names(const std::vector<Combine>& combines) {
+  std::string s;
+  for (auto c : combines) s += (s.empty() ? "" : ", ") + std::string(to_string(c));
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_count(const std::string& text) { return parse_count_impl(text); }
+
+std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text) {
+  std::vector<std::uint64_t> values;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = trim(text.substr(start, comma - start));
+    if (auto dots = item.find(".."); dots != std::string::npos) {
+      auto lo = parse_count(item.substr(0, dots));
+      auto hi = parse_count(item.substr(dots + 2));
+      if (!lo || !hi || !is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
+      for (std::uint64_t v = *lo; v <= *hi; v *= 2) values.push_back(v);
+    } else {
+      auto v = parse_count(item);
+      if (!v) return std::nullopt;
+      values.push_back(*v);
+    }
+    start = comma + 1;
+  }
+  return values;
+}
+
+ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out) {
+  const std::string program = stage.name;
+  CLI::App app{fmt::format("{}: float sum reduction, checked against a CPU oracle and timed beside CUB", program),
+               program};
+  CommonText common;
+  std::string size_text = "2^28", block_text = "1024", regime_text = to_string(stage.regimes.front());
+  std::string combine_text = to_string(stage.combines.front());
+
+  app.add_option("-n,--size", size_text,
+                 "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
+                 "(2^10..2^30)")
+      ->capture_default_str();
+  app.add_option("--block", block_text, "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)")
+      ->capture_default_str();
+  app.add_option("--grid", out.grid, "Blocks in the first launch (stream regime); 0 = SMs x resident blocks")
+      ->check(CLI::Range(0u, 2147483647u))
+      ->capture_default_str();
+  app.add_option("--regime", regime_text,
+                 "'stream': a grid that fills the GPU, many elements per thread; "
+                 "'tree': one element per thread, grid = n / block")
+      ->check(CLI::IsMember({"stream", "tree"}))
+      ->capture_default_str();
+  app.add_option("--offset", out.offset, "Start the input this many floats past a 256-byte aligned allocation")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
+  app.add_option("--combine", combine_text,
+                 "How block partial sums become one value: relaunch (01..06); atomic, two-pass, last-block "
+                 "(07); a list; or 'all' the stage has")
+      ->capture_default_str();
+  add_common_options(app, out, common);
+
+  if (auto ended = run_cli(app, program, argc, argv)) return *ended;
+  finish_common(out, common);
+
+  auto sizes = parse_count_list(size_text);
+  if (!sizes || sizes->empty()) {
+    return usage_error(program, fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 "
+                                            "(268435456, 2^28, 1e6), a list, or a range like 2^10..2^30",
+                                            size_text));
+  }
+  for (auto n : *sizes) {
+    if (n < 1 || n > kMaxSize) {
+      return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", n));
+    }
+  }
+  out.sizes = *sizes;
+
+  auto blocks = parse_count_list(block_text);
+  if (!blocks || blocks->empty()) {
+    return usage_error(program, fmt::format("--block '{}' is not a number or a list of numbers", block_text));
+  }
+  out.blocks.clear();
+  for (auto b : *blocks) {
+    if (!is_power_of_two(b) || b < 64 || b > 1024) {
+      return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", b, program));
+    }
+    out.blocks.push_back(static_cast<unsigned>(b));
+  }
+
+  out.regime = *lookup(kRegimeNames, regime_text);
+  if (std::find(stage.regimes.begin(), stage.regimes.end(), out.regime) == stage.regimes.end()) {
+    return usage_error(program, fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime",
+                                            regime_text, program, to_string(stage.regimes.front())));
+  }
+  if (out.grid != 0 && out.regime == Regime::kTree) {
+    return usage_error(program, fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); "
+                                            "--grid applies to the stream regime",
+                                            out.grid));
+  }
+
+  out.combines.clear();
+  if (combine_text == "all") {
+    out.combines = stage.combines;
+  } else {
+    std::size_t start = 0;
+    while (start <= combine_text.size()) {
+      const std::size_t comma = std::min(combine_text.find(',', start), combine_text.size());
+      const std::string item = trim(combine_text.substr(start, comma - start));
+      auto c = lookup(kCombineNames, item);
+      if (!c) {
+        return usage_error(program, fmt::format("--combine '{}' is not one of relaunch, atomic, two-pass, "
+                                                "last-block, all",
+                                                item));
+      }
+      if (std::find(stage.combines.begin(), stage.combines.end(), *c) == stage.combines.end()) {
+        return usage_error(program, fmt::format("--combine {}: {} combines partial sums by {} only "
+                                                "(07_multiblock has the other strategies)",
+                                                item, program, join_names(stage.combines)));
+      }
+      out.combines.push_back(*c);
+      start = comma + 1;
+    }
+  }
+  return {};
+}
+
+ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
+  const std::string program = stage_name;
+  CLI::App app{fmt::format("{}: C = A * B in float (row-major), checked against a CPU oracle and timed beside "
+                           "cuBLAS and a naive kernel",
+                           program),
+               program};
+  CommonText common;
+  std::string m_text = "4096", n_text = "4096", k_text = "4096", size_text;
+  out.reps = 20;
+  out.warmup = 3;
+  app.add_option("-m", m_text, "Rows of A and C")->capture_default_str();
+  app.add_option("-n", n_text, "Columns of B and C")->capture_default_str();
+  app.add_option("-k", k_text, "Columns of A, rows of B")->capture_default_str();
+  app.add_option("--size", size_text, "Set M = N = K at once");
+  app.add_option("--tile", out.tile, "Shared-memory tile edge (threads per block = tile x tile)")
+      ->check(CLI::IsMember({16, 32}))
+      ->capture_default_str();
+  std::string pad_text = "off";
+  app.add_option("--pad", pad_text,
+                 "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)")
+      ->check(CLI::IsMember({"off", "on", "both"}))
+      ->capture_default_str();
+  add_common_options(app, out, common);
+
+  if (auto ended = run_cli(app, program, argc, argv)) return *ended;
+  finish_common(out, common);
+
+  out.pads = pad_text == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad_text == "on"};
+  if (!size_text.empty()) m_text = n_text = k_text = size_text;
+  const std::pair<const char*, std::string*> dims[] = {{"-m", &m_text}, {"-n", &n_text}, {"-k", &k_text}};
+  std::uint64_t* targets[] = {&out.m, &out.n, &out.k};
+  for (int i = 0; i < 3; ++i) {
+    auto v = parse_count(*dims[i].second);
+    const char* option = size_text.empty() ? dims[i].first : "--size";
+    if (!v) {
+      return usage_error(program, fmt::format("{} '{}' is not a whole number", option, *dims[i].second));
+    }
+    if (*v < 1 || *v > kMaxGemmDim) {
+      return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option, *v,
+                                              kMaxGemmDim));
+    }
+    *targets[i] = *v;
+  }
+  return {};
+}
+
+}  // namespace ladder

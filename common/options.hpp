@@ -1,0 +1,71 @@
+// Command-line options shared by every stage, parsed with CLI11 in options.cpp (a host-only file, so
+// CLI11 never goes through nvcc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reduce_stage.hpp"
+
+namespace ladder {
+
+enum class InputMode {
+  kFloat,  // uniform random floats in [0, 1): realistic; checked against a derived tolerance
+  kInt,    // random non-zero integers in [-4, 4]: every sum is exact in float, so checks demand equality
+};
+enum class Format { kTable, kCsv, kJson };
+enum class SelfTest { kNone, kQuick, kFull };
+
+const char* to_string(InputMode mode);
+const char* to_string(Format format);
+const char* to_string(Regime regime);
+const char* to_string(Combine combine);
+
+// Options every stage has (reduce and GEMM alike).
+struct CommonOptions {
+  int reps = 50;                 // timed repetitions
+  int warmup = 5;                // untimed runs before them
+  std::uint64_t seed = 1;        // input seed: the same seed gives bitwise the same input in every stage
+  InputMode input = InputMode::kFloat;
+  bool hot = false;              // true: do not flush L2 before each timed repetition
+  int device = 0;
+  Format format = Format::kTable;
+  bool check_only = false;       // check once, skip timing and the vendor reference
+  SelfTest self_test = SelfTest::kNone;
+  int determinism = 0;           // > 0: run the reduction this many times, compare bitwise
+  bool list_devices = false;
+};
+
+struct ReduceOptions : CommonOptions {
+  std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};  // -n: one size or a list
+  std::vector<unsigned> blocks = {1024};                         // --block: one or a list
+  unsigned grid = 0;                                             // 0: from the device (stream regime)
+  Regime regime = Regime::kStream;
+  unsigned offset = 0;                                           // input pointer = allocation + offset floats
+  std::vector<Combine> combines;                                 // empty: the stage's default
+};
+
+struct GemmOptions : CommonOptions {
+  std::uint64_t m = 4096, n = 4096, k = 4096;
+  int tile = 16;
+  std::vector<bool> pads = {false};  // --pad off | on | both
+};
+
+// The result of parsing: either options to run with, or an exit status and the text to print
+// (the help on stdout for status 0, one error line on stderr for status 2).
+struct ParseOutcome {
+  std::optional<int> exit_status;  // empty: run
+  std::string text;
+};
+
+ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
+ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
+
+// Parses a count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0.
+std::optional<std::uint64_t> parse_count(const std::string& text);
+// Parses a comma-separated list of counts, where "a..b" (powers of two a and b) means a, 2a, 4a, ..., b.
+std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text);
+
+}  // namespace ladder

@@ -1,0 +1,279 @@
+#include "oracle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "parallel.hpp"
+
+namespace ladder {
+
+namespace {
+
+constexpr std::size_t kSumChunk = std::size_t{1} << 16;
+
+struct Kahan {
+  double sum = 0, carry = 0;
+  void add(double v) {
+    const double y = v - carry;
+    const double t = sum + y;
+    carry = (t - sum) - y;
+    sum = t;
+  }
+};
+
+std::uint64_t ceil_log2(std::uint64_t v) {
+  std::uint64_t bits = 0;
+  while ((std::uint64_t{1} << bits) < v && bits < 63) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+SumReference reference_sum(const float* x, std::size_t n) {
+  const std::size_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  std::vector<double> sums(chunks), abs_sums(chunks);
+  parallel_chunks(n, kSumChunk, [&](std::size_t begin, std::size_t end) {
+    Kahan s;
+    double a = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      s.add(x[i]);
+      a += std::fabs(static_cast<double>(x[i]));
+    }
+    sums[begin / kSumChunk] = s.sum;
+    abs_sums[begin / kSumChunk] = a;
+  });
+  Kahan total, abs_total;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    total.add(sums[c]);
+    abs_total.add(abs_sums[c]);
+  }
+  return {total.sum, abs_total.sum};
+}
+
+double gamma_float(double depth) {
+  const double du = depth * kFloatUnitRoundoff;
+  return du < 1 ? du / (1 - du) : std::numeric_limits<double>::infinity();
+}
+
+std::uint64_t summation_depth(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine) {
+  const std::uint64_t threads = std::max<std::uint64_t>(1, grid * block);
+  std::uint64_t depth = (n + threads - 1) / threads + 2 * ceil_log2(n + 1) + 8;
+  if (combine == Combine::kTwoPass || combine == Combine::kLastBlock) depth += (grid + block - 1) / block;
+  if (combine == Combine::kAtomic) depth += grid;
+  return depth;
+}
+
+SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::uint64_t depth) {
+  SumCheck c;
+  if (!std::isfinite(result)) {
+    c.error = std::numeric_limits<double>::infinity();
+    c.reason = fmt::format("the result is {}", result);
+    return c;
+  }
+  c.error = std::fabs(static_cast<double>(result) - ref.sum);
+  if (mode == InputMode::kInt) {
+    if (static_cast<double>(static_cast<float>(ref.sum)) != ref.sum) {
+      c.reason = fmt::format("the exact sum {} is not representable in float", ref.sum);
+      return c;
+    }
+    c.pass = c.error == 0;
+    if (!c.pass) c.reason = fmt::format("{} differs from the exact sum {} by {}", result, ref.sum, c.error);
+    return c;
+  }
+  c.tolerance = gamma_float(static_cast<double>(depth)) * ref.abs_sum;
+  c.pass = c.error <= c.tolerance;
+  if (!c.pass) {
+    c.reason = fmt::format("{:.9g} differs from the oracle {:.17g} by {:.3g}, more than the tolerance {:.3g}", result,
+                           ref.sum, c.error, c.tolerance);
+  }
+  return c;
+}
+
+// ---- GEMM -----------------------------------------------------------------------------------------------
+
+namespace {
+
+struct ElementVerdict {
+  double ratio = 0;  // |error| / tolerance, or |error| in the int mode
+  bool fail = false;
+  std::string reason;
+};
+
+// Compares C[i][j] with the double oracle value `exact` and its bound `abs_dot` = sum_k |a_ik||b_kj|.
+ElementVerdict judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i,
+                     std::uint64_t j) {
+  ElementVerdict v;
+  const double err = std::fabs(static_cast<double>(c) - exact);
+  if (mode == InputMode::kInt) {
+    v.ratio = err;
+    v.fail = err != 0;
+    if (v.fail) v.reason = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
+    return v;
+  }
+  const double tol = gamma_float(static_cast<double>(K + 1)) * abs_dot;
+  v.ratio = tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
+  v.fail = err > tol;
+  if (v.fail) {
+    v.reason = fmt::format("C[{}][{}] = {:.9g} but the oracle gives {:.17g} (|error| {:.3g} > tolerance {:.3g})", i,
+                           j, c, exact, err, tol);
+  }
+  return v;
+}
+
+struct Tally {
+  std::uint64_t elements = 0;
+  double worst = 0;
+  std::string first_failure;
+  void add(const ElementVerdict& v) {
+    ++elements;
+    worst = std::max(worst, v.ratio);
+    if (v.fail && first_failure.empty()) first_failure = v.reason;
+  }
+  void merge(const Tally& t) {
+    elements += t.elements;
+    worst = std::max(worst, t.worst);
+    if (first_failure.empty()) first_failure = t.first_failure;
+  }
+};
+
+// Checks every element of the rows [row_begin, row_end).
+Tally check_rows(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K, InputMode mode,
+                 std::uint64_t row_begin, std::uint64_t row_end) {
+  Tally t;
+  std::vector<double> dot(N), abs_dot(N);
+  for (std::uint64_t i = row_begin; i < row_end; ++i) {
+    std::fill(dot.begin(), dot.end(), 0.0);
+    std::fill(abs_dot.begin(), abs_dot.end(), 0.0);
+    for (std::uint64_t k = 0; k < K; ++k) {
+      const double a = A[i * K + k];
+      const float* b = B + k * N;
+      for (std::uint64_t j = 0; j < N; ++j) {
+        dot[j] += a * b[j];
+        abs_dot[j] += std::fabs(a * b[j]);
+      }
+    }
+    for (std::uint64_t j = 0; j < N; ++j) t.add(judge(C[i * N + j], dot[j], abs_dot[j], K, mode, i, j));
+  }
+  return t;
+}
+
+ElementVerdict check_element(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K,
+                             InputMode mode, std::uint64_t i, std::uint64_t j) {
+  double dot = 0, abs_dot = 0;
+  for (std::uint64_t k = 0; k < K; ++k) {
+    const double p = static_cast<double>(A[i * K + k]) * B[k * N + j];
+    dot += p;
+    abs_dot += std::fabs(p);
+  }
+  return judge(C[i * N + j], dot, abs_dot, K, mode, i, j);
+}
+
+}  // namespace
+
+GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
+                     std::uint64_t K, InputMode mode, std::uint64_t seed) {
+  GemmCheck out;
+  // NaN and Inf never pass, wherever they are.
+  for (std::uint64_t e = 0; e < M * N; ++e) {
+    if (!std::isfinite(C[e])) {
+      out.reason = fmt::format("C[{}][{}] = {}", e / N, e % N, C[e]);
+      out.method = "scan for NaN/Inf";
+      return out;
+    }
+  }
+
+  Tally tally;
+  const bool full = M * N * K <= kFullCheckFlops;
+  if (full) {
+    out.method = "every element against the double oracle";
+    std::vector<Tally> per_row(M);
+    parallel_chunks(M, 1, [&](std::size_t begin, std::size_t end) {
+      per_row[begin] = check_rows(A, B, C, N, K, mode, begin, end);
+    });
+    for (const auto& t : per_row) tally.merge(t);
+  } else {
+    out.method = "first/last rows and columns, 1024 random elements, Freivalds (4 random vectors)";
+    // Whole rows 0 and M-1, whole columns 0 and N-1, and random positions.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> points;
+    for (std::uint64_t i = 0; i < M; ++i) {
+      points.emplace_back(i, 0);
+      if (N > 1) points.emplace_back(i, N - 1);
+    }
+    std::mt19937_64 rng(seed ^ 0x5DEECE66Dull);
+    for (int s = 0; s < 1024; ++s) points.emplace_back(rng() % M, rng() % N);
+    std::vector<Tally> rows(2), parts((points.size() + 255) / 256);
+    rows[0] = check_rows(A, B, C, N, K, mode, 0, 1);
+    if (M > 1) rows[1] = check_rows(A, B, C, N, K, mode, M - 1, M);
+    parallel_chunks(points.size(), 256, [&](std::size_t begin, std::size_t end) {
+      Tally t;
+      for (std::size_t p = begin; p < end; ++p) t.add(check_element(A, B, C, N, K, mode, points[p].first, points[p].second));
+      parts[begin / 256] = t;
+    });
+    for (const auto& t : rows) tally.merge(t);
+    for (const auto& t : parts) tally.merge(t);
+
+    // Freivalds: four +-1 vectors at once.
+    constexpr int kVectors = 4;
+    std::vector<double> x(N * kVectors);
+    for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;
+    std::vector<double> bx(K * kVectors), b_abs(K);
+    parallel_chunks(K, 64, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k < end; ++k) {
+        double acc[kVectors] = {}, a = 0;
+        for (std::uint64_t j = 0; j < N; ++j) {
+          const double b = B[k * N + j];
+          for (int r = 0; r < kVectors; ++r) acc[r] += b * x[j * kVectors + r];
+          a += std::fabs(b);
+        }
+        for (int r = 0; r < kVectors; ++r) bx[k * kVectors + r] = acc[r];
+        b_abs[k] = a;
+      }
+    });
+    std::vector<std::string> row_failure(M);
+    std::vector<double> row_worst(M);
+    parallel_chunks(M, 16, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        double abx[kVectors] = {}, cx[kVectors] = {}, bound = 0, c_abs = 0;
+        for (std::uint64_t k = 0; k < K; ++k) {
+          const double a = A[i * K + k];
+          for (int r = 0; r < kVectors; ++r) abx[r] += a * bx[k * kVectors + r];
+          bound += std::fabs(a) * b_abs[k];
+        }
+        for (std::uint64_t j = 0; j < N; ++j) {
+          const double c = C[i * N + j];
+          for (int r = 0; r < kVectors; ++r) cx[r] += c * x[j * kVectors + r];
+          c_abs += std::fabs(c);
+        }
+        // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
+        const double tol = mode == InputMode::kInt
+                               ? 0.0
+                               : gamma_float(static_cast<double>(K + 1)) * bound +
+                                     static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
+        for (int r = 0; r < kVectors; ++r) {
+          const double err = std::fabs(cx[r] - abx[r]);
+          row_worst[i] = std::max(row_worst[i], mode == InputMode::kInt ? err : (tol > 0 ? err / tol : err));
+          if (err > tol && row_failure[i].empty()) {
+            row_failure[i] = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance {:.3g})",
+                                         i, i, err, tol);
+          }
+        }
+      }
+    });
+    for (std::uint64_t i = 0; i < M; ++i) {
+      tally.worst = std::max(tally.worst, row_worst[i]);
+      if (tally.first_failure.empty()) tally.first_failure = row_failure[i];
+    }
+  }
+  out.elements = tally.elements;
+  out.worst = tally.worst;
+  out.reason = tally.first_failure;
+  out.pass = out.reason.empty();
+  return out;
+}
+
+}  // namespace ladder

@@ -1,0 +1,59 @@
+// What a reduce stage (01..07) sees of the harness: its launch parameters and the one call that runs it.
+//
+// A stage file holds a kernel, a launcher with the signature of ReduceFn, and a main() that hands both
+// to run_reduce_stage(). Parsing options, making the input, checking against the CPU oracle, timing,
+// the CUB reference and the report all happen in common/, the same way for every stage.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "cuda_check.hpp"
+
+namespace ladder {
+
+template <typename T>
+__host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+
+// How the per-block partial sums become one value.
+enum class Combine {
+  kRelaunch,   // launch the same kernel again over the partial sums until one value remains (01..06)
+  kAtomic,     // each block atomicAdd()s its partial sum into a zeroed result (07)
+  kTwoPass,    // the blocks write partial sums; a second, one-block launch adds them up (07)
+  kLastBlock,  // the blocks write partial sums; the last block to finish adds them up (07)
+};
+
+// Which launches a stage can run.
+//   tree:   one element per thread, grid = n / block, as in 01: the block-level tree dominates.
+//   stream: a grid that just fills the GPU (SMs x resident blocks), each thread looping over many
+//           elements: the kernel streams memory, and the tree is a small part of the time.
+enum class Regime { kStream, kTree };
+
+struct ReduceStage {
+  const char* name;                    // the directory name, e.g. "02_grid_stride"
+  std::vector<Regime> regimes;         // supported; the first is the default
+  std::vector<Combine> combines = {Combine::kRelaunch};  // supported; the first is the default
+};
+
+// Everything a launcher needs besides the input and the output.
+struct ReduceLaunch {
+  unsigned block;        // threads per block: a power of two from 64 to 1024
+  unsigned grid_limit;   // the most blocks one launch may use (stream: SMs x resident blocks; tree: 2^31-1)
+  Combine combine;       // how partial sums are combined (one of the stage's combines)
+  float* partials[2];    // device scratch, each room for ceil(n / block) floats
+  unsigned* ticket;      // a device counter, zero between reductions (for the last-block pattern)
+};
+
+// Reduces in[0..n) into *out on `stream`. Every launch it makes is checked with LADDER_CHECK_LAUNCH().
+using ReduceFn = void (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
+                          cudaStream_t stream);
+
+// Runs the stage as a program: parse options, check, time, report. Returns the process exit status:
+// 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU.
+int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce);
+
+}  // namespace ladder

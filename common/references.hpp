@@ -1,0 +1,48 @@
+// The references every stage is timed against in the same run: what a professional would call.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace ladder {
+
+// cub::DeviceReduce::Sum, with its temporary storage allocated once, outside any timed region.
+class CubSum {
+ public:
+  explicit CubSum(const std::vector<std::size_t>& sizes);  // room for every size in the list
+  ~CubSum();
+  CubSum(const CubSum&) = delete;
+  CubSum& operator=(const CubSum&) = delete;
+
+  void run(const float* in, std::size_t n, float* out, cudaStream_t stream);
+
+  static std::size_t temp_bytes(std::size_t n);
+
+ private:
+  void* temp_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// The naive GEMM: one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and
+// stores of C), every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
+void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
+
+// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen, whatever
+// NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
+class CublasSgemm {
+ public:
+  CublasSgemm();
+  ~CublasSgemm();
+  CublasSgemm(const CublasSgemm&) = delete;
+  CublasSgemm& operator=(const CublasSgemm&) = delete;
+
+  void run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
+  static const char* math_mode() { return "FP32, CUBLAS_PEDANTIC_MATH (no TF32)"; }
+
+ private:
+  void* handle_ = nullptr;  // cublasHandle_t, kept out of this header
+};
+
+}  // namespace ladder
