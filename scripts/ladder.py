@@ -96,14 +96,27 @@ def table(headers, rows):
     return "\n".join(out)
 
 
+def tool_version(cmd, pick=lambda out: out.strip().splitlines()[-1]):
+    try:
+        return pick(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "unknown"
+
+
 def meta_from(row):
     return {
         "device": row["device"], "compute_capability": row["compute_capability"], "sms": row["sms"],
-        "peak_gbps": row["peak_gbps"], "driver": row["driver"], "runtime": row["runtime"],
+        "l2_bytes": row["l2_bytes"], "peak_gbps": row["peak_gbps"], "cuda_driver_api": row["driver"],
+        "cuda_runtime": row["runtime"],
+        "driver": tool_version(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                               lambda out: out.strip().splitlines()[0]),
+        "nvcc": tool_version(["nvcc", "--version"]),
     }
 
 
 def git_commit():
+    if os.environ.get("LADDER_COMMIT"):
+        return os.environ["LADDER_COMMIT"]
     try:
         return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
@@ -304,6 +317,12 @@ def cmd_measure(a):
         grows.extend(r)
     save(out, "gemm", grows)
     ok &= all(r["check"] == "PASS" and r["naive_check"] == "PASS" and r["cublas_check"] == "PASS" for r in grows)
+    if find_ncu():
+        say("== Nsight Compute counters and racecheck")
+        a.save = str(out)
+        cmd_profile(a)
+    else:
+        say("== ncu not found: Nsight Compute counters not measured")
     meta["elapsed_s"] = round(time.time() - started, 1)
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     say(f"== done in {meta['elapsed_s']} s; results in {out}")
@@ -344,9 +363,16 @@ def parse_ncu_csv(text):
     return kernels
 
 
+def find_ncu():
+    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
 def cmd_profile(a):
-    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    if not os.path.exists(ncu) and not shutil.which("ncu"):
+    ncu = find_ncu()
+    if not ncu:
         say("ncu (Nsight Compute) not found")
         return 2
     # One check-only run per case; ncu profiles every kernel launch, the first launch of each run is the one
