@@ -39,7 +39,7 @@ __device__ float block_reduce(float v, float* smem) {
   smem[padded(tid)] = v;
   __syncthreads();
   unsigned s = 1;
-  for (; blockDim.x / (2 * s) > 32; s *= 2) {  // more than 32 threads add in this step: sync the block
+  for (; 64 * s < blockDim.x; s *= 2) {  // more than 32 threads (blockDim / 2s) add in this step: sync the block
     const unsigned index = 2 * s * tid;
     if (index < blockDim.x) smem[padded(index)] += smem[padded(index + s)];
     __syncthreads();

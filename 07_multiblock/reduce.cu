@@ -11,6 +11,8 @@
 //                   last ticket knows every other sum is written: it fences again and adds them up, then
 //                   resets the counter for the next launch. One launch, no memset.
 //   - The kernel is a template over the strategy, so each variant compiles to exactly its own code.
+//   - The default is atomic, the fastest of the three at every size measured on an H200; it is not
+//     bitwise reproducible (see below). last-block is the fastest deterministic one.
 //
 // Why it should help
 //   Relaunching costs a launch per level (three for a GPU-sized grid), each a few microseconds of which
@@ -127,6 +129,6 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{
-      "07_multiblock", {Regime::kStream, Regime::kTree}, {Combine::kLastBlock, Combine::kAtomic, Combine::kTwoPass}};
+      "07_multiblock", {Regime::kStream, Regime::kTree}, {Combine::kAtomic, Combine::kLastBlock, Combine::kTwoPass}};
   return ladder::run_reduce_stage(argc, argv, stage, reduce);
 }
