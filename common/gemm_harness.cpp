@@ -82,7 +82,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   if (o.input == InputMode::kInt && s.k > (1u << 20)) {
     throw UsageError(fmt::format("-k {}: the int input is exact in float only up to K = 2^20", s.k));
   }
-  const std::size_t flush = GpuTimer::flush_bytes_for(d, timing && !o.hot);
+  const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
   require_device_memory(d, GemmBench::device_bytes(s) + flush,
                         fmt::format("A, B and C {}, L2 flush buffer {}",
                                     human_bytes(static_cast<double>(GemmBench::device_bytes(s))),
@@ -91,7 +91,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
 
   progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
   GemmBench bench(s, o.input, o.seed, fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k));
-  GpuTimer timer(d, timing && !o.hot);
+  GpuTimer timer(d, timing ? o.flush : Flush::kNone);
   const cudaStream_t stream = timer.stream();
   CublasSgemm cublas;
   auto naive_run = [&](const float* A, const float* B, float* C, cudaStream_t st) {
@@ -214,7 +214,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   std::size_t largest = 0;
   for (const auto& s : shapes) largest = std::max(largest, GemmBench::device_bytes(s));
   require_device_memory(d, largest, "A, B and C of the largest shape", "--self-test");
-  GpuTimer timer(d, false);
+  GpuTimer timer(d, Flush::kNone);
   const cudaStream_t stream = timer.stream();
   std::unique_ptr<CublasSgemm> cublas;
   if (full) cublas = std::make_unique<CublasSgemm>();

@@ -64,9 +64,12 @@ std::string device_line(const DeviceInfo& d) {
 std::string timing_line(const CommonOptions& o, std::size_t flush_bytes) {
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work; {}",
                      o.reps, o.warmup,
-                     o.hot ? std::string("L2 not flushed (--hot)")
-                           : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)",
-                                         human_bytes(flush_bytes * 4.0 / 6), human_bytes(flush_bytes * 2.0 / 6)));
+                     o.flush == Flush::kNone ? std::string("L2 not flushed (--flush none)")
+                     : o.flush == Flush::kWrite
+                         ? fmt::format("L2 flushed before each rep ({} overwritten; --flush write)",
+                                       human_bytes(flush_bytes * 4.0 / 6))
+                         : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)",
+                                       human_bytes(flush_bytes * 4.0 / 6), human_bytes(flush_bytes * 2.0 / 6)));
 }
 
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {
@@ -82,7 +85,7 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
       .add("seed", o.seed)
       .add("reps", o.reps)
       .add("warmup", o.warmup)
-      .add("l2_flush", !o.hot);
+      .add("l2_flush", to_string(o.flush));
 }
 
 void progress(const std::string& line) {

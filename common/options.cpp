@@ -22,6 +22,14 @@ const char* to_string(Format format) {
   }
   return "?";
 }
+const char* to_string(Flush flush) {
+  switch (flush) {
+    case Flush::kClean: return "clean";
+    case Flush::kWrite: return "write";
+    case Flush::kNone: return "none";
+  }
+  return "?";
+}
 const char* to_string(Regime regime) { return regime == Regime::kStream ? "stream" : "tree"; }
 const char* to_string(Combine combine) {
   switch (combine) {
@@ -105,6 +113,8 @@ const std::map<std::string, InputMode> kInputNames = {{"float", InputMode::kFloa
 const std::map<std::string, Format> kFormatNames = {
     {"table", Format::kTable}, {"csv", Format::kCsv}, {"json", Format::kJson}};
 const std::map<std::string, SelfTest> kSelfTestNames = {{"quick", SelfTest::kQuick}, {"full", SelfTest::kFull}};
+const std::map<std::string, Flush> kFlushNames = {
+    {"clean", Flush::kClean}, {"write", Flush::kWrite}, {"none", Flush::kNone}};
 const std::map<std::string, Regime> kRegimeNames = {{"stream", Regime::kStream}, {"tree", Regime::kTree}};
 const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRelaunch},
                                                       {"atomic", Combine::kAtomic},
@@ -113,7 +123,8 @@ const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRel
 
 // The options every stage has. The string-valued ones are mapped to enums after parsing.
 struct CommonText {
-  std::string input = "float", format = "table", self_test;
+  std::string input = "float", format = "table", self_test, flush = "clean";
+  bool hot = false;
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t) {
@@ -128,7 +139,13 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t) {
                  "'int' = random non-zero integers in [-4,4], checked for exact equality")
       ->check(CLI::IsMember({"float", "int"}))
       ->capture_default_str();
-  app.add_flag("--hot", o.hot, "Do not flush the L2 cache before each timed repetition");
+  auto* flush = app.add_option("--flush", t.flush,
+                               "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; "
+                               "'write' = only overwrite (dirty lines are written back during the timed run); "
+                               "'none' = no flush")
+                    ->check(CLI::IsMember({"clean", "write", "none"}))
+                    ->capture_default_str();
+  app.add_flag("--hot", t.hot, "Same as --flush none")->excludes(flush);
   app.add_option("--device", o.device, "CUDA device index")->check(CLI::Range(0, 1023))->capture_default_str();
   app.add_option("--format", t.format, "Output: a human-readable table, CSV or JSON")
       ->check(CLI::IsMember({"table", "csv", "json"}))
@@ -151,6 +168,7 @@ std::optional<std::string> finish_common(CommonOptions& o, const CommonText& t) 
   o.input = *lookup(kInputNames, t.input);
   o.format = *lookup(kFormatNames, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : *lookup(kSelfTestNames, t.self_test);
+  o.flush = t.hot ? Flush::kNone : *lookup(kFlushNames, t.flush);
   return std::nullopt;
 }
 

@@ -17,11 +17,18 @@ enum class InputMode {
 };
 enum class Format { kTable, kCsv, kJson };
 enum class SelfTest { kNone, kQuick, kFull };
+// What runs before each timed repetition to evict the input from L2 (see docs/method.md).
+enum class Flush {
+  kClean,  // overwrite 4x the L2, then read 2x the L2 of other data: L2 holds no input and no dirty lines
+  kWrite,  // only overwrite 4x the L2: the timed region then pays for writing the dirty lines back
+  kNone,   // nothing (--hot): inputs smaller than the L2 are read from it
+};
 
 const char* to_string(InputMode mode);
 const char* to_string(Format format);
 const char* to_string(Regime regime);
 const char* to_string(Combine combine);
+const char* to_string(Flush flush);
 
 // Options every stage has (reduce and GEMM alike).
 struct CommonOptions {
@@ -29,7 +36,7 @@ struct CommonOptions {
   int warmup = 5;                // untimed runs before them
   std::uint64_t seed = 1;        // input seed: the same seed gives bitwise the same input in every stage
   InputMode input = InputMode::kFloat;
-  bool hot = false;              // true: do not flush L2 before each timed repetition
+  Flush flush = Flush::kClean;   // --flush; --hot is --flush none
   int device = 0;
   Format format = Format::kTable;
   bool check_only = false;       // check once, skip timing and the vendor reference

@@ -75,7 +75,7 @@ class ReduceBench {
         partials0_(max_partials),
         partials1_(max_partials),
         ticket_(1),
-        timer_(d, timing && !o.hot) {
+        timer_(d, timing ? o.flush : Flush::kNone) {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
   }
 
@@ -85,7 +85,7 @@ class ReduceBench {
                                                            unsigned max_offset, bool timing) {
     const std::size_t input = (max_n + max_offset) * sizeof(float);
     const std::size_t scratch = 2 * max_partials * sizeof(float);
-    const std::size_t flush = GpuTimer::flush_bytes_for(d, timing && !o.hot);
+    const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
     std::size_t cub = 0;
     if (timing) {
       for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));

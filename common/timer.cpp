@@ -6,15 +6,17 @@
 
 namespace ladder {
 
-std::size_t GpuTimer::flush_bytes_for(const DeviceInfo& device, bool flush_l2) {
-  return flush_l2 ? 6 * static_cast<std::size_t>(device.l2_bytes) + 16 : 0;
+std::size_t GpuTimer::flush_bytes_for(const DeviceInfo& device, Flush flush) {
+  return flush == Flush::kNone ? 0 : 6 * static_cast<std::size_t>(device.l2_bytes) + 16;
 }
 
-GpuTimer::GpuTimer(const DeviceInfo& device, bool flush_l2) : flush_bytes_(flush_bytes_for(device, flush_l2)) {
+GpuTimer::GpuTimer(const DeviceInfo& device, Flush flush) : flush_bytes_(flush_bytes_for(device, flush)) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));
-  if (flush_l2) flush_ = std::make_unique<L2Flush>(static_cast<std::size_t>(device.l2_bytes));
+  if (flush != Flush::kNone) {
+    flush_ = std::make_unique<L2Flush>(static_cast<std::size_t>(device.l2_bytes), flush == Flush::kClean);
+  }
 }
 
 GpuTimer::~GpuTimer() {

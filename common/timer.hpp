@@ -11,13 +11,14 @@
 
 #include "device.hpp"
 #include "l2_flush.hpp"
+#include "options.hpp"
 #include "stats.hpp"
 
 namespace ladder {
 
 class GpuTimer {
  public:
-  GpuTimer(const DeviceInfo& device, bool flush_l2);
+  GpuTimer(const DeviceInfo& device, Flush flush);
   ~GpuTimer();
   GpuTimer(const GpuTimer&) = delete;
   GpuTimer& operator=(const GpuTimer&) = delete;
@@ -30,7 +31,7 @@ class GpuTimer {
   TimingStats time(const std::function<void(cudaStream_t)>& work, int warmup, int reps);
 
   // Device memory the timer needs for a given device and flush setting (for the memory check).
-  static std::size_t flush_bytes_for(const DeviceInfo& device, bool flush_l2);
+  static std::size_t flush_bytes_for(const DeviceInfo& device, Flush flush);
 
  private:
   cudaStream_t stream_ = nullptr;

@@ -76,7 +76,7 @@ def run_binary(build, stage, args, fmt="json"):
 def common_args(a):
     args = ["--reps", str(a.reps), "--warmup", str(a.warmup), "--seed", str(a.seed), "--input", a.input,
             "--device", str(a.device)]
-    return args + (["--hot"] if a.hot else [])
+    return args + ["--flush", a.flush]
 
 
 def reduce_regime_args(stage, regime):
@@ -153,7 +153,7 @@ def gemm_rows(a):
     say(f"[{len(STAGES)}/{len(STAGES)}] {GEMM}")
     r, _ = run_binary(a.build, GEMM, ["--size", a.gemm_size, "--pad", "both", "--reps", str(a.gemm_reps),
                                       "--seed", str(a.seed), "--input", a.input, "--device", str(a.device),
-                                      *(["--hot"] if a.hot else [])])
+                                      "--flush", a.flush])
     return r
 
 
@@ -164,7 +164,7 @@ def print_ladder(rows, regime):
           f"driver {first['driver']}, runtime {first['runtime']}")
     print(f"float sum of n = {n} floats ({n * 4 / 1e9:.2f} GB, input '{first['input']}', seed {first['seed']}), "
           f"{regime} regime{' (01 always runs the tree regime)' if regime == 'stream' else ''}; median of "
-          f"{first['reps']} reps, L2 {'flushed' if first['l2_flush'] else 'not flushed'} before each\n")
+          f"{first['reps']} reps, L2 flush before each: {first['l2_flush']}\n")
     base = float(rows[0]["ms_median"])
     out, prev = [], None
     for r in rows:
@@ -201,11 +201,13 @@ def all_pass(reduce_rows, gemm=()):
 
 
 def cmd_run(a):
+    started = time.time()
     rows = ladder_rows(a, a.regime)
     grows = [] if a.no_gemm or GEMM is None else gemm_rows(a)
     print_ladder(rows, a.regime)
     if grows:
         print_gemm(grows)
+    print(f"\n  {len(rows) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
     if a.save:
         save(a.save, f"ladder_{a.regime}", rows, {**meta_from(rows[0]), "commit": git_commit()})
         if grows:
@@ -283,16 +285,28 @@ def cmd_measure(a):
     meta = None
     for regime in ("stream", "tree"):
         say(f"== the ladder, {regime} regime")
+        t0 = time.time()
         rows = ladder_rows(a, regime)
+        if regime == "stream":  # what ./ladder run does after the build: the ladder, then the GEMM rung
+            ok &= all_pass(gemm_rows(a))
+            run_seconds = round(time.time() - t0, 1)
         print_ladder(rows, regime)
         meta = {**meta_from(rows[0]), "commit": git_commit(),
-                "date": datetime.date.today().isoformat(), "command": "./ladder measure"}
+                "date": datetime.date.today().isoformat(), "command": "./ladder measure",
+                "ladder_run_s": run_seconds}
         save(out, f"ladder_{regime}", rows, meta)
         ok &= all_pass(rows)
     say("== 07_multiblock: every combine strategy at the sizes of the targets")
     rows, _ = run_binary(a.build, "07_multiblock", ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
     save(out, "multiblock", rows)
     ok &= all_pass(rows)
+    say("== the L2 flush: 07_multiblock and CUB timed after each kind of flush")
+    frows = []
+    for flush in ("clean", "write", "none"):
+        r, _ = run_binary(a.build, "07_multiblock", ["-n", "2^24,2^28", *common_args(a)[:-2], "--flush", flush])
+        frows.extend(r)
+    save(out, "flush", frows)
+    ok &= all_pass(frows)
     say("== 07_multiblock: determinism, 20 runs of each strategy")
     rows, rc = run_binary(a.build, "07_multiblock", ["-n", "2^24", "--combine", "all", "--determinism", "20",
                                                      "--seed", str(a.seed), "--input", a.input])
@@ -446,7 +460,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--input", choices=["float", "int"], default="float")
-    p.add_argument("--hot", action="store_true", help="do not flush L2 between repetitions")
+    p.add_argument("--flush", choices=["clean", "write", "none"], default="clean",
+                   help="L2 flush before each repetition (see docs/method.md)")
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--gemm-size", default="4096")
     p.add_argument("--gemm-reps", type=int, default=20)

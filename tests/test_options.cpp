@@ -120,6 +120,18 @@ TEST(Options, BadChoices) {
   expect_usage_error(parse(kMulti, {"--combine", "fastest"}), "--combine 'fastest' is not one of");
   expect_usage_error(parse(kStreaming, {"--self-test", "full", "--check-only"}), "excludes");
   expect_usage_error(parse(kStreaming, {"--unknown"}), "--unknown");
+  expect_usage_error(parse(kStreaming, {"--flush", "maybe"}), "--flush");
+  expect_usage_error(parse(kStreaming, {"--hot", "--flush", "write"}), "excludes");
+}
+
+TEST(Options, FlushModes) {
+  ladder::ReduceOptions o;
+  parse(kStreaming, {}, &o);
+  EXPECT_EQ(o.flush, ladder::Flush::kClean);
+  parse(kStreaming, {"--hot"}, &o);
+  EXPECT_EQ(o.flush, ladder::Flush::kNone);
+  parse(kStreaming, {"--flush", "write"}, &o);
+  EXPECT_EQ(o.flush, ladder::Flush::kWrite);
 }
 
 TEST(Options, HelpExitsZeroWithDefaults) {
