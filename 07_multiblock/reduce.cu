@@ -15,8 +15,9 @@
 //     bitwise reproducible (see below). last-block is the fastest deterministic one.
 //
 // Why it should help
-//   Relaunching costs a launch per level (three for a GPU-sized grid), each a few microseconds of which
-//   the GPU mostly waits. At small n that is most of the time. last-block and atomic need one launch.
+//   Relaunching costs a launch per level (two for a GPU-sized grid of 1024-thread blocks), each a few
+//   microseconds during which the GPU mostly waits. At small n that is most of the time. last-block and
+//   atomic need one launch.
 //
 // What to look for
 //   At large n every strategy streams at close to the peak; at small n the one-launch strategies win.

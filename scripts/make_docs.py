@@ -255,6 +255,15 @@ def probe_gbps(stage, regime, block, fmt=".0f"):
     return num(f"probe_{regime}", "gbps", fmt, stage=stage, block=block)
 
 
+def sweep_best_n(stage):
+    n = int(max((r for r in rows("sweep") if r["stage"] == stage), key=lambda r: f(r["pct_peak"]))["n"])
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
+    return format(pick(f(r[field]) for r in rows("gemm") if r["tile"] == tile and r["pad"] == pad), fmt)
+
+
 def sweep_max(stage, fmt=".1f"):
     return format(max(f(r["pct_peak"]) for r in rows("sweep") if r["stage"] == stage), fmt)
 
