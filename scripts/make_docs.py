@@ -332,6 +332,23 @@ def img(name, alt, page_dir="."):
 
 # ---- charts ---------------------------------------------------------------------------------------------
 
+def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
+    """Log-2 x axis, log y axis, labels, legend, grid; writes docs/img/<name>."""
+    import matplotlib.pyplot as plt
+    ax.set_xscale("log", base=2)
+    if xticks:
+        ax.set_xticks(xticks, [str(x) for x in xticks])
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(IMG / name)
+    plt.close(fig)
+
+
 def draw_charts():
     import matplotlib
     matplotlib.use("Agg")
@@ -371,16 +388,8 @@ def draw_charts():
     pts = sorted((int(r["n"]), f(r["cub_gbps"])) for r in data if r["stage"] == last)
     ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black", linestyle=":", marker="x", label="CUB")
     ax.axhline(peak, color="gray", linestyle="--", linewidth=1, label="theoretical peak")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (floats)")
-    ax.set_ylabel("GB/s")
-    ax.set_title(f"GB/s against n, stream regime, L2 flushed ({title_gpu})")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(IMG / "sweep.png")
-    plt.close(fig)
+    finish_log_log(fig, ax, "n (floats)", "GB/s", f"GB/s against n, stream regime, L2 flushed ({title_gpu})",
+                   "sweep.png")
 
     # The block-size probe.
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)
@@ -413,17 +422,8 @@ def draw_charts():
     }
     for name, vals in series.items():
         ax.plot(sizes, vals, marker="o", label=name)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sizes, [str(s) for s in sizes])
-    ax.set_yscale("log")
-    ax.set_xlabel("M = N = K")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(IMG / "gemm.png")
-    plt.close(fig)
+    finish_log_log(fig, ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})",
+                   "gemm.png", xticks=sizes)
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
