@@ -124,18 +124,25 @@ def git_commit():
         return "unknown"
 
 
+SAVE_FORMAT = "csv"
+
+
 def save(directory, name, rows, meta=None):
+    """Writes rows to <directory>/<name>.csv (or .json with --save-format json), and the meta beside them."""
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    if rows:
-        with open(directory / f"{name}.csv", "w", newline="") as f:
+    path = directory / f"{name}.{SAVE_FORMAT}"
+    if rows and SAVE_FORMAT == "json":
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+    elif rows:
+        with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
             w.writeheader()
             for r in rows:
                 w.writerow({k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v) for k, v in r.items()})
     if meta is not None:
         (directory / f"{name}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    say(f"      wrote {directory / name}.csv")
+    say(f"      wrote {path}")
 
 
 # ---- run ---------------------------------------------------------------------------------------------
@@ -469,8 +476,15 @@ def main():
     p.add_argument("--sweep", default="2^10..2^30", help="sweep: sizes (default 2^10..2^30)")
     p.add_argument("--profile-size", default="2^24")
     p.add_argument("--profile-gemm", default="2048")
-    p.add_argument("--save", help="write CSV results (and .meta.json) into this directory")
+    p.add_argument("--save", help="directory for the result files (default: <build>/results; measure: docs/results)")
+    p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="format of the result files")
     a = p.parse_args()
+    global SAVE_FORMAT
+    SAVE_FORMAT = a.save_format
+    if a.command != "measure" and not a.save:
+        a.save = str(a.build / "results")
+    if a.command == "measure" and a.save_format != "csv":
+        p.error("measure writes CSV: the docs are built from it")
     commands = {"run": cmd_run, "sweep": cmd_sweep, "probe": cmd_probe, "measure": cmd_measure, "profile": cmd_profile}
     try:
         return commands[a.command](a)
