@@ -306,12 +306,12 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o,
   const bool full = o.self_test == SelfTest::kFull;
   const std::vector<std::uint64_t> sizes =
       full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
-           : std::vector<std::uint64_t>{1, 33, 4097};
+           : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4, small and large
   const std::vector<unsigned> blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024}
                                             : std::vector<unsigned>{64, 1024};
   const std::vector<InputMode> modes = full ? std::vector<InputMode>{InputMode::kInt, InputMode::kFloat}
                                             : std::vector<InputMode>{InputMode::kInt};
-  const std::vector<unsigned> offsets = full ? std::vector<unsigned>{0, 1, 2, 3} : std::vector<unsigned>{0, 1};
+  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
   // Stream-regime grids: from the device, and two small ones that make each thread walk far.
   const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
 
