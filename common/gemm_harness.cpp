@@ -101,6 +101,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
     cublas.run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
   };
 
+  const std::string fp = fingerprint_hex(bench.fingerprint_ab());
   bool all_pass = true;
   GemmCheck naive_check, cublas_check;
   TimingStats naive_t, cublas_t;
@@ -139,7 +140,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
         .add("k", s.k)
         .add("tile", o.tile)
         .add("pad", pad)
-        .add("fingerprint", fingerprint_hex(bench.fingerprint_ab()))
+        .add("fingerprint", fp)
         .add("check", check.pass ? "PASS" : "FAIL")
         .add("check_method", check.method)
         .add("checked_elements", check.elements)
@@ -186,9 +187,9 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
                s.k, human_bytes(static_cast<double>(GemmBench::device_bytes(s))), 2.0 * s.m * s.n * s.k / 1e9);
     fmt::print("  input    {}, seed {}, fingerprint {}\n",
                o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "int: random non-zero integers in [-4,4]",
-               o.seed, fingerprint_hex(bench.fingerprint_ab()));
+               o.seed, fp);
     if (timing) {
-      fmt::print("  timing   {}\n", timing_line(o, timer.flush_bytes()));
+      fmt::print("  timing   {}\n", timing_line(o, d));
       fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
       fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
     }

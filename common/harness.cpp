@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
+#include "l2_flush.hpp"
 
 namespace ladder {
 
@@ -61,15 +62,20 @@ std::string device_line(const DeviceInfo& d) {
                      version_string(d.driver_version), version_string(d.runtime_version));
 }
 
-std::string timing_line(const CommonOptions& o, std::size_t flush_bytes) {
+std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
+  const auto l2 = static_cast<std::size_t>(d.l2_bytes);
+  const auto written = human_bytes(static_cast<double>(L2Flush::write_bytes(l2)));
+  const auto read = human_bytes(static_cast<double>(L2Flush::read_bytes(l2)));
+  std::string flush;
+  switch (o.flush) {
+    case Flush::kNone: flush = "L2 not flushed (--flush none)"; break;
+    case Flush::kWrite: flush = fmt::format("L2 flushed before each rep ({} overwritten; --flush write)", written); break;
+    case Flush::kClean:
+      flush = fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written, read);
+      break;
+  }
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work; {}",
-                     o.reps, o.warmup,
-                     o.flush == Flush::kNone ? std::string("L2 not flushed (--flush none)")
-                     : o.flush == Flush::kWrite
-                         ? fmt::format("L2 flushed before each rep ({} overwritten; --flush write)",
-                                       human_bytes(flush_bytes * 4.0 / 6))
-                         : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)",
-                                       human_bytes(flush_bytes * 4.0 / 6), human_bytes(flush_bytes * 2.0 / 6)));
+                     o.reps, o.warmup, flush);
 }
 
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {

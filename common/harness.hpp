@@ -37,7 +37,7 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
 
 // Report context lines.
 std::string device_line(const DeviceInfo& d);
-std::string timing_line(const CommonOptions& o, std::size_t flush_bytes);
+std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
 
 // A progress line on stderr, only when stderr is a terminal (a person is waiting).

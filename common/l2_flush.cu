@@ -19,9 +19,9 @@ __global__ void read_all(const float4* __restrict__ buf, std::size_t count, floa
 }  // namespace
 
 L2Flush::L2Flush(std::size_t l2_bytes, bool clean)
-    : write_bytes_(4 * l2_bytes), read_bytes_(2 * l2_bytes), clean_(clean) {
-  CUDA_CHECK(cudaMalloc(&buffer_, write_bytes_ + read_bytes_ + sizeof(float4)));
-  CUDA_CHECK(cudaMemset(buffer_, 0, write_bytes_ + read_bytes_ + sizeof(float4)));
+    : write_bytes_(write_bytes(l2_bytes)), read_bytes_(read_bytes(l2_bytes)), clean_(clean) {
+  CUDA_CHECK(cudaMalloc(&buffer_, device_bytes(l2_bytes)));
+  CUDA_CHECK(cudaMemset(buffer_, 0, device_bytes(l2_bytes)));
 }
 
 L2Flush::~L2Flush() { cudaFree(buffer_); }

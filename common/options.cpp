@@ -164,12 +164,11 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t) {
   app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
 }
 
-std::optional<std::string> finish_common(CommonOptions& o, const CommonText& t) {
+void finish_common(CommonOptions& o, const CommonText& t) {
   o.input = *lookup(kInputNames, t.input);
   o.format = *lookup(kFormatNames, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : *lookup(kSelfTestNames, t.self_test);
   o.flush = t.hot ? Flush::kNone : *lookup(kFlushNames, t.flush);
-  return std::nullopt;
 }
 
 // Runs CLI11; returns an outcome when parsing ended the program (help or error).

@@ -290,7 +290,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, con
                o.seed, o.offset);
     fmt::print("  launch   {}\n", launch_description(o, d));
     if (timing) {
-      fmt::print("  timing   {}\n", timing_line(o, bench.timer().flush_bytes()));
+      fmt::print("  timing   {}\n", timing_line(o, d));
       fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
                  "(above 1: faster than CUB)\n");
     }

@@ -7,10 +7,10 @@
 namespace ladder {
 
 std::size_t GpuTimer::flush_bytes_for(const DeviceInfo& device, Flush flush) {
-  return flush == Flush::kNone ? 0 : 6 * static_cast<std::size_t>(device.l2_bytes) + 16;
+  return flush == Flush::kNone ? 0 : L2Flush::device_bytes(static_cast<std::size_t>(device.l2_bytes));
 }
 
-GpuTimer::GpuTimer(const DeviceInfo& device, Flush flush) : flush_bytes_(flush_bytes_for(device, flush)) {
+GpuTimer::GpuTimer(const DeviceInfo& device, Flush flush) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));

@@ -24,7 +24,6 @@ class GpuTimer {
   GpuTimer& operator=(const GpuTimer&) = delete;
 
   cudaStream_t stream() const { return stream_; }
-  std::size_t flush_bytes() const { return flush_bytes_; }
 
   // Runs work(stream) `warmup` times untimed, then `reps` times, each between two events. The events
   // bracket only the work: the flush is enqueued before the start event.
@@ -37,7 +36,6 @@ class GpuTimer {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::unique_ptr<L2Flush> flush_;
-  std::size_t flush_bytes_ = 0;
 };
 
 }  // namespace ladder
