@@ -45,13 +45,15 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block: one float per thread.
+std::size_t smem_bytes(unsigned block) { return block * sizeof(float); }
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = launch.block * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid = static_cast<unsigned>(ladder::ceil_div<std::size_t>(n, launch.block));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;

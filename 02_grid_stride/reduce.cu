@@ -3,22 +3,24 @@
 // What changed since 01_naive
 //   - The kernel's one load became a loop: thread t of a grid of T threads adds elements t, t + T,
 //     t + 2T, ... into a register, then the block runs the same tree as before on those sums.
-//   - The launcher caps the grid at what the GPU holds at once (launch.grid_limit: SMs x resident blocks,
-//     from the device attributes), instead of n / block blocks.
+//   - The grid no longer grows with n. stream_grid() asks the occupancy API how many blocks of this
+//     kernel one SM holds at once (its registers and shared memory decide) and multiplies by the SM count;
+//     the harness calls it once and hands the answer to the launcher as launch.grid_limit, and prints it.
 //
 // Why it should help
 //   The tree, its barriers and the partial-sum writes now happen once per block of a GPU-sized grid
-//   (264 blocks of 1024 threads on an H200) instead of once per `block` elements. What is left is a loop
-//   of loads and adds: the kernel becomes a memory stream. Most of the ladder's speed-up lands here.
-//   (Each thread still waits for one 4-byte load before it issues the next; 06_float4 fixes that.)
+//   instead of once per `block` elements. What is left is a loop of loads and adds: the kernel becomes a
+//   memory stream. (Each thread still waits for one 4-byte load before it issues the next; 06_float4
+//   changes that.)
 //
 // What to look for
-//   A large jump in GB/s over 01. Run it with --regime tree (one element per thread again, grid = n /
-//   block) to see that the loop, not anything else, made the difference.
+//   The "launch" line names the grid the occupancy API gave. Run with --regime stream,tree: the tree
+//   regime is one element per thread again (grid = n / block), so the loop, not anything else, is what
+//   the stream column measures. --grid N overrides the grid (./ladder try 02 --grid=... measures several).
 //
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 02_grid_stride
-//   build/bin/02_grid_stride               (--regime tree for one element per thread)
+//   build/bin/02_grid_stride --regime stream,tree
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
@@ -46,14 +48,28 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return block * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = launch.block * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;
@@ -63,5 +79,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"02_grid_stride", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

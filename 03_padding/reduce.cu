@@ -1,8 +1,8 @@
 // 03_padding: the same tree, on a shared array with one padding word after every 32.
 //
 // What changed since 02_grid_stride
-//   - Shared-memory element i is stored at index i + i / 32 (padded(i)), and the array is block / 32
-//     words longer. Nothing else: same loads, same tree, same launches.
+//   - Shared-memory element i is stored at index i + i / 32 (padded(i)), and smem_bytes() asks for
+//     block / 32 more words. Nothing else: same loads, same tree, same launches.
 //
 // Why it should help
 //   Shared memory has 32 banks; word w lives in bank w % 32. In the tree of 01/02 a warp's threads touch
@@ -12,12 +12,12 @@
 //
 // What to look for
 //   Nsight Compute's shared-memory bank-conflict counters fall to about zero (docs/stages/03_padding.md
-//   has the command and the H200 counts). The time barely moves in the default stream regime, where the
-//   tree runs once per block; it moves in the tree regime (--regime tree), where the tree is the work.
+//   has the command and the measured counts). Compare both regimes (--regime stream,tree): in the stream
+//   regime the tree runs once per block of a GPU-sized grid; in the tree regime the tree is the work.
 //
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 03_padding
-//   build/bin/03_padding                   (compare --regime tree with 02_grid_stride --regime tree)
+//   build/bin/03_padding --regime stream,tree
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
@@ -48,14 +48,28 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return (block + block / 32) * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = (launch.block + launch.block / 32) * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;
@@ -65,5 +79,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"03_padding", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

@@ -1,29 +1,38 @@
-// 04_warp_unroll: the last steps of the tree, when at most 32 threads are left, run inside one warp.
+// 04_warp_unroll: once 32 threads or fewer are left in the tree, its last steps run unrolled in one warp.
 //
 // What changed since 03_padding
-//   - The tree loop stops while more than 32 threads are still adding. The remaining steps (at most 32
-//     threads, all in warp 0) run in a second loop that synchronises only that warp, with __syncwarp(),
-//     instead of the whole block with __syncthreads().
+//   - The tree loop stops while more than 32 threads are still adding. Whatever the block size (64 to
+//     1024), exactly six steps are then left: 32, 16, 8, 4, 2 and 1 threads add, all of them in warp 0.
+//     Those six steps have a fixed trip count, so the compiler unrolls them (#pragma unroll), and they
+//     synchronise warp 0 alone with __syncwarp() instead of the whole block with __syncthreads().
 //   - Only thread 0 reads the final sum: the other warps no longer wait for warp 0 to finish.
 //
 // Why it should help
-//   __syncthreads() makes every warp of the block wait at each of the last five or six steps, although
-//   only warp 0 still works. A warp-level barrier costs far less and lets the other warps leave.
+//   __syncthreads() makes every warp of the block wait at each of the last six steps, although only
+//   warp 0 still works. A warp-level barrier costs far less, the other warps can leave, and the unrolled
+//   steps need no loop counter or branch back.
+//
+// Which barriers the last warp needs (and which it does not)
+//   At stride s, lane t reads words 2st and 2st + s and writes word 2st. Within one step no lane writes a
+//   word another lane reads (2st' + s = 2st would need 2t' + 1 = 2t), so no barrier is needed between a
+//   step's reads and its writes. The next step reads what this step's lanes wrote (read-after-write
+//   between lanes), so one __syncwarp() separates consecutive steps: five in all, none after the last,
+//   whose result thread 0 itself wrote.
 //
 // The pitfall (why this is not the 2007 version)
 //   The classic unrolled last warp drops all synchronisation and marks shared memory `volatile`, relying
 //   on the 32 threads of a warp running in lockstep. Since Volta (compute capability 7.0) threads of a
-//   warp are scheduled independently, and that code is a data race: one lane may read a word another lane
-//   has not written yet. Here every step reads, then __syncwarp(), then writes, then __syncwarp():
-//   `compute-sanitizer --tool racecheck` reports no hazard (docs/stages/04_warp_unroll.md shows both).
+//   warp are scheduled independently, and that code is a data race: a lane may read a word another lane
+//   has not written yet. `compute-sanitizer --tool racecheck` reports no hazard here and reports the race
+//   in the volatile version (docs/stages/04_warp_unroll.md shows both).
 //
 // What to look for
-//   Little change in the stream regime; a gain in the tree regime (--regime tree), where the tree and its
-//   barriers are most of the time.
+//   Compare both regimes with 03 (--regime stream,tree): the tree and its barriers are a small part of
+//   the stream regime's time and most of the tree regime's.
 //
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 04_warp_unroll
-//   build/bin/04_warp_unroll               (compare --regime tree with 03_padding --regime tree)
+//   build/bin/04_warp_unroll --regime stream,tree
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
@@ -44,14 +53,12 @@ __device__ float block_reduce(float v, float* smem) {
     if (index < blockDim.x) smem[padded(index)] += smem[padded(index + s)];
     __syncthreads();
   }
-  if (tid < 32) {  // at most 32 threads add in the remaining steps, all of them in warp 0: sync the warp
-    for (; s < blockDim.x; s *= 2) {
+  if (tid < 32) {  // six steps left (s = blockDim / 64 ... blockDim / 2): 32, 16, ..., 1 threads of warp 0 add
+#pragma unroll
+    for (int step = 0; step < 6; ++step, s *= 2) {
       const unsigned index = 2 * s * tid;
-      float sum = 0.0f;
-      if (index < blockDim.x) sum = smem[padded(index)] + smem[padded(index + s)];
-      __syncwarp();  // every lane has read before any lane writes
-      if (index < blockDim.x) smem[padded(index)] = sum;
-      __syncwarp();  // every lane has written before the next step reads
+      if (index < blockDim.x) smem[padded(index)] += smem[padded(index + s)];
+      if (step < 5) __syncwarp();  // the next step reads what this step's lanes wrote
     }
   }
   return tid == 0 ? smem[0] : 0.0f;
@@ -66,14 +73,28 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return (block + block / 32) * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = (launch.block + launch.block / 32) * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;
@@ -83,5 +104,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"04_warp_unroll", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

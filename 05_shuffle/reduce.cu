@@ -12,11 +12,12 @@
 //   possible because almost nothing goes through shared memory.
 //
 // What to look for
-//   Again little change in the stream regime and a clear gain in the tree regime (--regime tree).
+//   Compare both regimes with 04 (--regime stream,tree): the tree is a small part of the stream regime's
+//   time and most of the tree regime's.
 //
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 05_shuffle
-//   build/bin/05_shuffle                   (compare --regime tree with 04_warp_unroll --regime tree)
+//   build/bin/05_shuffle --regime stream,tree
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
@@ -48,14 +49,28 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return block / 32 * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = launch.block / 32 * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;
@@ -65,5 +80,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"05_shuffle", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

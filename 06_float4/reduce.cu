@@ -1,11 +1,10 @@
-// 06_float4: the grid-stride loop reads 16-byte vectors, four of them in flight per thread.
+// 06_float4: more bytes in flight per thread: 16-byte loads, kLoadsInFlight of them issued at once.
 //
-// What changed since 05_shuffle
-//   - The loop reads the input as float4 vectors: one load instruction brings 16 bytes, four floats,
-//     which the thread adds pairwise before adding them to its sum.
-//   - Each iteration issues kLoadsInFlight (4) of those loads, `stride` vectors apart, before it adds any
-//     of them. In 02..05 a thread issued one 4-byte load and waited for it before the next; now it has 64
-//     bytes on their way at once. (CUB's reduction does the same: 4-wide vectors, 16 items per thread.)
+// What changed since 05_shuffle (one idea, bytes in flight per thread, in two parts)
+//   - Wider loads: the loop reads the input as float4 vectors. One load instruction brings 16 bytes, four
+//     floats, which the thread adds pairwise before adding them to its sum.
+//   - More loads at once: each iteration issues kLoadsInFlight of those loads, `stride` vectors apart,
+//     before it adds any of them. With kLoadsInFlight = 1 this is float4 alone.
 //   - A float4 load needs a 16-byte aligned address, and n need not be a multiple of 4. So the input is
 //     peeled: the first `head` elements (0 to 3) bring the pointer to a 16-byte boundary, the middle is
 //     read as float4, and the last `tail` elements (0 to 3) are read one by one. Any n and any input
@@ -13,24 +12,26 @@
 //     [in, in + n).
 //
 // Why it should help
-//   A memory stream needs many bytes in flight: the DRAM bandwidth times its latency, several MB on an
-//   H200, spread over every thread of the GPU. Wider loads and more of them per thread put those bytes
-//   in flight with a quarter of the load instructions and none of the waiting between them.
+//   A memory stream needs bandwidth x latency bytes in flight, spread over every thread of the GPU. In
+//   02..05 a thread issues one 4-byte load and waits for it before the next. Here one instruction asks for
+//   16 bytes, and kLoadsInFlight of them are on their way before the first add waits.
 //
 // What to look for
-//   GB/s close to the peak and to CUB in the stream regime (set kLoadsInFlight to 1 and rebuild to see
-//   what the batching adds). In the tree regime three threads in four find no float4 to load (the grid is
-//   still n / block), and the time is the tree's as before.
+//   The stream regime's GB/s against 05 and against CUB. How much of the gain the float4 loads bring and
+//   how much the extra loads in flight add is measured, not assumed: ./ladder try 06
+//   kLoadsInFlight=1,2,4,8 builds each variant and runs it beside this file; docs/stages/06_float4.md
+//   shows the split. In the tree regime three threads in four find no float4 to load (the grid is still
+//   n / block), and the tree is still the time.
 //
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 06_float4
-//   build/bin/06_float4                    (try --offset 1 and -n 1000003: still PASS)
+//   build/bin/06_float4 --regime stream,tree   (try --offset 1 and -n 1000003: still PASS)
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
 using ladder::Regime;
 
-// float4 loads each thread issues before it adds any of them (one thing to try: 1, 2, 8).
+// float4 loads each thread issues before it adds any of them (1: float4 alone; ./ladder try measures 1, 2, 4, 8).
 constexpr int kLoadsInFlight = 4;
 
 // Sums v over the 32 lanes of a warp in registers; lane 0 ends with the warp's sum.
@@ -79,14 +80,28 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return block / 32 * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = launch.block / 32 * sizeof(float);
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
-    reduce_kernel<<<grid, launch.block, smem, stream>>>(in, n, dst);
+    reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
     if (grid == 1) return;
     in = dst;
@@ -96,5 +111,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"06_float4", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

@@ -1,4 +1,4 @@
-// 07_multiblock: the partial sums of the blocks are combined in the same launch.
+// 07_multiblock: the partial sums of the blocks are combined without relaunching the kernel per level.
 //
 // What changed since 06_float4
 //   - The launcher no longer relaunches the kernel over the partial sums until one value remains. It runs
@@ -6,21 +6,21 @@
 //       atomic      *out is zeroed, and thread 0 of each block atomicAdd()s its block's sum into it.
 //       two-pass    each block writes its sum to a partials array; a second launch of one block adds
 //                   them up.
-//       last-block  each block writes its sum to the partials array, makes it visible device-wide
-//                   (__threadfence), and takes a ticket (atomicAdd on a counter). The block that draws the
-//                   last ticket knows every other sum is written: it fences again and adds them up, then
-//                   resets the counter for the next launch. One launch, no memset.
+//       last-block  each block's thread 0 writes its sum to the partials array and takes a ticket with an
+//                   acquire-release atomic add on a counter. The release publishes the block's sum before
+//                   its ticket; the acquire, in the thread that drew the last ticket, makes every other
+//                   block's sum visible to it. That block adds the sums up and resets the counter to 0 for
+//                   the next launch. One launch, no memset. (The counter starts at 0 because the harness
+//                   zeroes it once, with cudaMemset, when it allocates it: launch.ticket in reduce_stage.hpp.)
 //   - The kernel is a template over the strategy, so each variant compiles to exactly its own code.
-//   - The default is atomic, the fastest of the three at every size measured on an H200; it is not
-//     bitwise reproducible (see below). last-block is the fastest deterministic one.
+//   - The default is atomic; it is not bitwise reproducible (see below). last-block and two-pass are.
 //
 // Why it should help
-//   Relaunching costs a launch per level (two for a GPU-sized grid of 1024-thread blocks), each a few
-//   microseconds during which the GPU mostly waits. At small n that is most of the time. last-block and
-//   atomic need one launch.
+//   Relaunching costs a launch per level, each a few microseconds during which the GPU mostly waits. At
+//   small n that is most of the time. last-block and atomic need one launch.
 //
 // What to look for
-//   At large n every strategy streams at close to the peak; at small n the one-launch strategies win.
+//   ./ladder run shows atomic and last-block side by side, and --combine all shows all three.
 //   `--determinism 20 --combine all`: two-pass and last-block give bitwise the same sum every run (their
 //   order of additions is fixed); atomic need not (blocks arrive in any order, and float addition is
 //   not associative).
@@ -28,12 +28,14 @@
 // Build and run
 //   cmake -S . -B build && cmake --build build --target 07_multiblock
 //   build/bin/07_multiblock --combine all  (all three side by side)
+#include <cuda/atomic>
+
 #include "reduce_stage.hpp"
 
 using ladder::Combine;
 using ladder::Regime;
 
-// float4 loads each thread issues before it adds any of them (one thing to try: 1, 2, 8).
+// float4 loads each thread issues before it adds any of them (1: float4 alone; ./ladder try measures 1, 2, 4, 8).
 constexpr int kLoadsInFlight = 4;
 
 // Sums v over the 32 lanes of a warp in registers; lane 0 ends with the warp's sum.
@@ -89,12 +91,13 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
     __shared__ bool is_last;
     if (threadIdx.x == 0) {
       partials[blockIdx.x] = sum;
-      __threadfence();  // release: this block's sum is visible to every block before its ticket is
-      is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+      // Release: this block's sum is visible before its ticket is. Acquire: the thread that draws the last
+      // ticket sees every sum written before the other tickets.
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> counter(*ticket);
+      is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
     }
-    __syncthreads();
+    __syncthreads();  // shares is_last, and orders the block's reads below after thread 0's acquire
     if (is_last) {  // every other block has written its sum and taken its ticket
-      __threadfence();  // acquire: the reads below see what the other blocks wrote before their tickets
       float total = 0.0f;
       for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total += __ldcg(&partials[b]);  // via L2
       total = block_reduce(total, smem);
@@ -106,9 +109,27 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   }
 }
 
+// Shared memory of one block.
+std::size_t smem_bytes(unsigned block) { return block / 32 * sizeof(float); }
+
+// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
+// kernel at this block size, its registers and shared memory included.
+ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
+  int device = 0;
+  ladder::StreamGrid g;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
+  auto* kernel = launch.combine == Combine::kAtomic    ? reduce_kernel<Combine::kAtomic>  // this combine's kernel
+                 : launch.combine == Combine::kTwoPass ? reduce_kernel<Combine::kTwoPass>
+                                                       : reduce_kernel<Combine::kLastBlock>;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, kernel, launch.block,
+                                                           smem_bytes(launch.block)));
+  return g;
+}
+
 // One launch over the input, then the partial sums are combined as launch.combine says.
 void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
-  const std::size_t smem = launch.block / 32 * sizeof(float);
+  const std::size_t smem = smem_bytes(launch.block);
   const auto grid =
       static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
   switch (launch.combine) {
@@ -131,5 +152,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{
       "07_multiblock", {Regime::kStream, Regime::kTree}, {Combine::kAtomic, Combine::kLastBlock, Combine::kTwoPass}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
 }

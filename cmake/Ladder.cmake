@@ -22,7 +22,7 @@ function(ladder_gpu_test name)
   set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
 endfunction()
 
-# A GPU test run under compute-sanitizer (memcheck, racecheck, synccheck). Skipped without a GPU.
+# A GPU test run under compute-sanitizer (memcheck, racecheck, synccheck, initcheck). Skipped without a GPU.
 function(ladder_sanitizer_test target tool)
   if(NOT LADDER_COMPUTE_SANITIZER)
     return()
@@ -46,7 +46,15 @@ function(ladder_add_stage source)
 
   ladder_gpu_test(${name}.self_test COMMAND ${name} --self-test full)
   set_tests_properties(${name}.self_test PROPERTIES TIMEOUT 1200)
-  foreach(tool memcheck racecheck synccheck)
+  foreach(tool memcheck racecheck synccheck initcheck)
     ladder_sanitizer_test(${name} ${tool} --self-test quick)
   endforeach()
+endfunction()
+
+# ladder_add_variant(<target> <source>): a copy of a stage with one constant changed, written by
+# `./ladder try` under <build>/try/ and built only when asked for (no tests, not part of `all`).
+function(ladder_add_variant target source)
+  add_executable(${target} EXCLUDE_FROM_ALL ${source})
+  target_link_libraries(${target} PRIVATE ladder::harness ladder_warnings)
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/try/bin)
 endfunction()

@@ -1,6 +1,8 @@
 #include "input.hpp"
 
+#include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,23 +26,49 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
   return mix64(seed ^ 0x6A09E667F3BCC909ull) ^ mix64(stream + 0xBB67AE8584CAA73Bull);
 }
 
-float from_bits(std::uint64_t h, InputMode mode) {
+unsigned log2_exact(unsigned v) {
+  unsigned bits = 0;
+  while ((1u << bits) < v) ++bits;
+  return bits;
+}
+
+// int_bits = log2(2R): the top int_bits bits of h pick one of the 2R values -R..-1, 1..R.
+float from_bits(std::uint64_t h, InputMode mode, unsigned int_bits) {
   if (mode == InputMode::kFloat) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1)
-  const int r = static_cast<int>(h >> 61);                                         // 0..7
-  return static_cast<float>(r < 4 ? r - 4 : r - 3);                                // -4..-1, 1..4
+  const int range = 1 << (int_bits - 1);
+  const int r = static_cast<int>(h >> (64 - int_bits));  // 0 .. 2R-1
+  return static_cast<float>(r < range ? r - range : r - range + 1);
+}
+
+unsigned int_bits_for(unsigned int_range) {
+  if (int_range < 1 || int_range > 4096 || (int_range & (int_range - 1)) != 0) {
+    throw std::invalid_argument("int_range must be a power of two from 1 to 4096");
+  }
+  return log2_exact(int_range) + 1;
 }
 
 }  // namespace
 
-float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i) {
-  return from_bits(mix64(stream_key(seed, stream) + (i + 1) * 0x9E3779B97F4A7C15ull), mode);
+float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i, unsigned int_range) {
+  return from_bits(mix64(stream_key(seed, stream) + (i + 1) * 0x9E3779B97F4A7C15ull), mode, int_bits_for(int_range));
 }
 
-void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count) {
+void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
+                    unsigned int_range) {
   const std::uint64_t key = stream_key(seed, stream);
+  const unsigned bits = int_bits_for(int_range);
   parallel_chunks(count, kChunk, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) out[i] = from_bits(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull), mode);
+    for (std::size_t i = begin; i < end; ++i) out[i] = from_bits(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull), mode, bits);
   });
+}
+
+unsigned exact_int_range(std::uint64_t n) {
+  unsigned range = 4096;
+  for (; range > 1; range /= 2) {
+    const double variance = (range + 1.0) * (2.0 * range + 1.0) / 6.0;  // of one value, uniform on +-1..+-R
+    if (10.0 * std::sqrt(variance * static_cast<double>(n)) < 0x1.0p24) break;
+  }
+  return range;
 }
 
 std::uint64_t fingerprint(const float* data, std::size_t count) {

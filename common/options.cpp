@@ -185,6 +185,18 @@ std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, i
   return std::nullopt;
 }
 
+// "a, b,c" -> {"a", "b", "c"}
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(trim(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return items;
+}
+
 std::string join_names(const std::vector<Combine>& combines) {
   std::string s;
   for (auto c : combines) s += (s.empty() ? "" : ", ") + std::string(to_string(c));
@@ -223,6 +235,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   CommonText common;
   std::string size_text = "2^28", block_text = "1024", regime_text = to_string(stage.regimes.front());
   std::string combine_text = to_string(stage.combines.front());
+  const bool has_stream = std::find(stage.regimes.begin(), stage.regimes.end(), Regime::kStream) != stage.regimes.end();
 
   app.add_option("-n,--size", size_text,
                  "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
@@ -230,21 +243,30 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
       ->capture_default_str();
   app.add_option("--block", block_text, "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)")
       ->capture_default_str();
-  app.add_option("--grid", out.grid, "Blocks in the first launch (stream regime); 0 = SMs x resident blocks")
+  // A stage without a stream regime (01) still parses --regime and --grid, to refuse them by name, but does not
+  // list them in its help.
+  const std::string stream_group = has_stream ? "Options" : "";
+  app.add_option("--grid", out.grid,
+                 "Blocks in the first launch (stream regime); 0 = SMs x blocks per SM from the occupancy API")
       ->check(CLI::Range(0u, 2147483647u))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(stream_group);
   app.add_option("--regime", regime_text,
                  "'stream': a grid that fills the GPU, many elements per thread; "
-                 "'tree': one element per thread, grid = n / block")
-      ->check(CLI::IsMember({"stream", "tree"}))
-      ->capture_default_str();
+                 "'tree': one element per thread, grid = n / block; or both: 'stream,tree'")
+      ->capture_default_str()
+      ->group(stream_group);
   app.add_option("--offset", out.offset, "Start the input this many floats past a 256-byte aligned allocation")
       ->check(CLI::Range(0u, 1024u))
       ->capture_default_str();
   app.add_option("--combine", combine_text,
-                 "How block partial sums become one value: relaunch (01..06); atomic, two-pass, last-block "
-                 "(07); a list; or 'all' the stage has")
-      ->capture_default_str();
+                 stage.combines.size() > 1
+                     ? fmt::format("How block partial sums become one value: {}; a list; or 'all'",
+                                   join_names(stage.combines))
+                     : fmt::format("How block partial sums become one value: {} (07_multiblock has others)",
+                                   join_names(stage.combines)))
+      ->capture_default_str()
+      ->group(stage.combines.size() > 1 ? "Options" : "");
   add_common_options(app, out, common);
 
   if (auto ended = run_cli(app, program, argc, argv)) return *ended;
@@ -275,12 +297,21 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
     out.blocks.push_back(static_cast<unsigned>(b));
   }
 
-  out.regime = *lookup(kRegimeNames, regime_text);
-  if (std::find(stage.regimes.begin(), stage.regimes.end(), out.regime) == stage.regimes.end()) {
-    return usage_error(program, fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime",
-                                            regime_text, program, to_string(stage.regimes.front())));
+  out.regimes.clear();
+  for (const auto& item : split_list(regime_text)) {
+    auto regime = lookup(kRegimeNames, item);
+    if (!regime) {
+      return usage_error(program, fmt::format("--regime '{}' is not one of stream, tree (or the list stream,tree)",
+                                              item));
+    }
+    if (std::find(stage.regimes.begin(), stage.regimes.end(), *regime) == stage.regimes.end()) {
+      return usage_error(program, fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime",
+                                              item, program, to_string(stage.regimes.front())));
+    }
+    out.regimes.push_back(*regime);
   }
-  if (out.grid != 0 && out.regime == Regime::kTree) {
+  const bool tree_only = out.regimes.size() == 1 && out.regimes.front() == Regime::kTree;
+  if (out.grid != 0 && tree_only) {
     return usage_error(program, fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); "
                                             "--grid applies to the stream regime",
                                             out.grid));
@@ -290,10 +321,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (combine_text == "all") {
     out.combines = stage.combines;
   } else {
-    std::size_t start = 0;
-    while (start <= combine_text.size()) {
-      const std::size_t comma = std::min(combine_text.find(',', start), combine_text.size());
-      const std::string item = trim(combine_text.substr(start, comma - start));
+    for (const auto& item : split_list(combine_text)) {
       auto c = lookup(kCombineNames, item);
       if (!c) {
         return usage_error(program, fmt::format("--combine '{}' is not one of relaunch, atomic, two-pass, "
@@ -306,7 +334,6 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                                 item, program, join_names(stage.combines)));
       }
       out.combines.push_back(*c);
-      start = comma + 1;
     }
   }
   return {};

@@ -12,8 +12,8 @@
 namespace ladder {
 
 enum class InputMode {
-  kFloat,  // uniform random floats in [0, 1): realistic; checked against a derived tolerance
-  kInt,    // random non-zero integers in [-4, 4]: every sum is exact in float, so checks demand equality
+  kFloat,  // uniform random floats in [0, 1): realistic; the error is measured against a derived bound
+  kInt,    // random non-zero integers in [-R, R]: every sum is exact in float, so checks demand equality
 };
 enum class Format { kTable, kCsv, kJson };
 enum class SelfTest { kNone, kQuick, kFull };
@@ -48,8 +48,8 @@ struct CommonOptions {
 struct ReduceOptions : CommonOptions {
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};  // -n: one size or a list
   std::vector<unsigned> blocks = {1024};                         // --block: one or a list
-  unsigned grid = 0;                                             // 0: from the device (stream regime)
-  Regime regime = Regime::kStream;
+  unsigned grid = 0;                                             // 0: from the occupancy API (stream regime)
+  std::vector<Regime> regimes;                                   // --regime: one or a list
   unsigned offset = 0;                                           // input pointer = allocation + offset floats
   std::vector<Combine> combines;                                 // empty: the stage's default
 };

@@ -1,4 +1,4 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel and launcher.
+// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its grid sizing.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,17 +23,9 @@ namespace {
 constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
 constexpr unsigned kMinBlock = 64;
 constexpr unsigned kSelfTestMaxOffset = 3;
-
-// Blocks that fit on the GPU at once: SMs x (threads per SM / block), capped by the blocks-per-SM limit.
-unsigned resident_grid(const DeviceInfo& d, unsigned block) {
-  const int per_sm = std::max(1, std::min(d.max_threads_per_sm / static_cast<int>(block), d.max_blocks_per_sm));
-  return static_cast<unsigned>(d.sm_count * per_sm);
-}
-
-unsigned grid_limit(const DeviceInfo& d, Regime regime, unsigned requested_grid, unsigned block) {
-  if (regime == Regime::kTree) return kMaxGrid;
-  return requested_grid ? requested_grid : resident_grid(d, block);
-}
+// NaN floats before and after the input (256 bytes each, so the input keeps its alignment): a kernel that
+// reads past either end of [in, in + n) adds a NaN, and NaN never passes a check.
+constexpr std::size_t kGuard = 64;
 
 std::uint64_t first_grid(std::uint64_t n, unsigned block, unsigned limit) {
   return std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, block), limit);
@@ -49,28 +41,52 @@ std::uint64_t cub_depth(std::uint64_t n, const DeviceInfo& d) {
          ceil_div<std::uint64_t>(40ull * d.sm_count, 256);
 }
 
-std::string launch_description(const ReduceOptions& o, const DeviceInfo& d) {
-  if (o.regime == Regime::kTree) return "tree regime: one element per thread, grid = n / block";
-  if (o.grid) return fmt::format("stream regime: grid = min(n / block, --grid {})", o.grid);
-  return fmt::format("stream regime: grid = min(n / block, SMs x resident blocks = {} x (2048 threads / block))",
-                     d.sm_count);
-}
-
+// One launch configuration of a stage, with the grid limit it resolves to.
 struct Config {
   std::uint64_t n;
+  Regime regime;
   unsigned block;
   Combine combine;
-  unsigned limit;  // grid limit
+  unsigned limit;     // grid limit
+  StreamGrid occupancy;  // stream regime without --grid: what the stage's stream_grid() said
 };
 
-// The device side of one stage: input, output, scratch, and the checked run.
+// Resolves the grid limit: the tree regime has none, --grid wins, else the stage's occupancy answer.
+Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
+                   StreamGridFn stream_grid) {
+  Config c{n, regime, block, combine, kMaxGrid, {}};
+  if (regime == Regime::kTree) return c;
+  if (requested_grid) {
+    c.limit = requested_grid;
+    return c;
+  }
+  const ReduceLaunch probe{block, 0, combine, {nullptr, nullptr}, nullptr};
+  c.occupancy = stream_grid(probe);
+  if (c.occupancy.blocks_per_sm < 1 || c.occupancy.sms < 1) {
+    throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on "
+                                 "an SM ({} blocks per SM)",
+                                 block, block, c.occupancy.blocks_per_sm));
+  }
+  c.limit = static_cast<unsigned>(std::min<long long>(
+      static_cast<long long>(c.occupancy.sms) * c.occupancy.blocks_per_sm, kMaxGrid));
+  return c;
+}
+
+std::string launch_words(const Config& c, unsigned requested_grid) {
+  if (c.regime == Regime::kTree) return "one element per thread, grid = n / block";
+  if (requested_grid) return fmt::format("grid = min(n / block, --grid {})", requested_grid);
+  return fmt::format("grid = min(n / block, {} SMs x {} blocks per SM from the occupancy API)", c.occupancy.sms,
+                     c.occupancy.blocks_per_sm);
+}
+
+// The device side of one stage: input (between NaN guards), output, scratch, and the checked run.
 class ReduceBench {
  public:
   ReduceBench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
               std::uint64_t max_partials, unsigned max_offset, bool timing)
       : reduce_(reduce),
         o_(o),
-        input_(max_n + max_offset),
+        input_(kGuard + max_offset + max_n + kGuard),
         out_(1),
         partials0_(max_partials),
         partials1_(max_partials),
@@ -83,7 +99,7 @@ class ReduceBench {
   static std::pair<std::size_t, std::string> memory_needed(const ReduceOptions& o, const DeviceInfo& d,
                                                            std::uint64_t max_n, std::uint64_t max_partials,
                                                            unsigned max_offset, bool timing) {
-    const std::size_t input = (max_n + max_offset) * sizeof(float);
+    const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
     const std::size_t scratch = 2 * max_partials * sizeof(float);
     const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
     std::size_t cub = 0;
@@ -96,10 +112,13 @@ class ReduceBench {
                         human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)))};
   }
 
+  // Fills the whole buffer with NaN, then copies count floats to input(offset).
   void upload(const float* host, std::uint64_t count, unsigned offset) {
-    CUDA_CHECK(cudaMemcpy(input_.get() + offset, host, count * sizeof(float), cudaMemcpyHostToDevice));
+    input_.poison(nullptr);
+    CUDA_CHECK(cudaMemcpy(input_.get() + kGuard + offset, host, count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
   }
-  const float* input(unsigned offset) const { return input_.get() + offset; }
+  const float* input(unsigned offset) const { return input_.get() + kGuard + offset; }
 
   ReduceLaunch launch(const Config& c) const {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get(), partials1_.get()}, ticket_.get()};
@@ -135,19 +154,17 @@ class ReduceBench {
   GpuTimer timer_;
 };
 
-std::uint64_t max_partials_for(const std::vector<std::uint64_t>& sizes, const std::vector<unsigned>& blocks,
-                               const std::vector<unsigned>& limits) {
+std::uint64_t max_partials_for(const std::vector<Config>& configs) {
   std::uint64_t most = 1;
-  for (auto n : sizes) {
-    for (std::size_t i = 0; i < blocks.size(); ++i) most = std::max(most, first_grid(n, blocks[i], limits[i]));
-  }
+  for (const auto& c : configs) most = std::max(most, first_grid(c.n, c.block, c.limit));
   return most;
 }
 
 void require_tree_grid(const ReduceOptions& o) {
+  if (std::find(o.regimes.begin(), o.regimes.end(), Regime::kTree) == o.regimes.end()) return;
   for (auto n : o.sizes) {
     for (auto b : o.blocks) {
-      if (o.regime == Regime::kTree && ceil_div<std::uint64_t>(n, b) > kMaxGrid) {
+      if (ceil_div<std::uint64_t>(n, b) > kMaxGrid) {
         throw UsageError(fmt::format("-n {}: the tree regime would launch {} blocks of {} threads; a grid holds at "
                                      "most 2^31-1 blocks (use a larger --block or the stream regime)",
                                      n, ceil_div<std::uint64_t>(n, b), b));
@@ -156,25 +173,71 @@ void require_tree_grid(const ReduceOptions& o) {
   }
 }
 
-// ---- the benchmark: check, then time the stage and CUB, then report ------------------------------------
+std::vector<Config> all_configs(const ReduceOptions& o, StreamGridFn stream_grid) {
+  std::vector<Config> configs;
+  for (auto n : o.sizes) {
+    for (auto regime : o.regimes) {
+      for (auto block : o.blocks) {
+        for (auto combine : o.combines) configs.push_back(make_config(n, regime, block, combine, o.grid, stream_grid));
+      }
+    }
+  }
+  return configs;
+}
 
-int bench(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d) {
+std::uint64_t depth_of(const Config& c) {
+  return summation_depth(c.n, first_grid(c.n, c.block, c.limit), c.block, c.combine);
+}
+
+std::string input_words(InputMode mode, unsigned int_range) {
+  return mode == InputMode::kFloat ? "float: uniform in [0,1)"
+                                   : fmt::format("int: random non-zero integers in [-{}, {}]", int_range, int_range);
+}
+
+// What the float check says, in a table cell: error / bound, or why there is no bound.
+std::string float_cell(const SumCheck& c, InputMode mode) {
+  if (mode == InputMode::kInt) return "exact";
+  if (!std::isfinite(c.error)) return "NaN";
+  if (!c.bounded) return "no bound";
+  return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
+}
+
+// ---- the benchmark: the exact check, then the float input checked and timed beside CUB, then the report --
+
+int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+          const DeviceInfo& d) {
   require_tree_grid(o);
   const bool timing = !o.check_only;
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
-  std::vector<unsigned> limits;
-  for (auto b : o.blocks) limits.push_back(grid_limit(d, o.regime, o.grid, b));
-  const std::uint64_t max_partials = max_partials_for(o.sizes, o.blocks, limits);
+  const unsigned int_range = exact_int_range(max_n);
+  const std::vector<Config> configs = all_configs(o, stream_grid);
+  const std::uint64_t max_partials = max_partials_for(configs);
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, max_n, max_partials, o.offset, timing);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", max_n));
 
-  progress(fmt::format("{}: generating {} input floats (seed {})", stage.name, max_n, o.seed));
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  generate_input(o.seed, 0, o.input, host.get(), max_n);
-
   ReduceBench bench(reduce, o, d, max_n, max_partials, o.offset, timing);
-  bench.upload(host.get(), max_n, o.offset);
   const float* in = bench.input(o.offset);
+
+  // 1. The exact check: every configuration on the int input, where every partial sum is exact in float.
+  std::vector<SumCheck> exact(configs.size());
+  std::vector<float> exact_results(configs.size());
+  std::map<std::uint64_t, SumReference> exact_refs;
+  if (o.input == InputMode::kFloat) {
+    progress(fmt::format("{}: exact check: {} int floats (range +-{}, seed {})", stage.name, max_n, int_range, o.seed));
+    generate_input(o.seed, 0, InputMode::kInt, host.get(), max_n, int_range);
+    bench.upload(host.get(), max_n, o.offset);
+    for (auto n : o.sizes) exact_refs.emplace(n, reference_sum(host.get(), n));
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      exact_results[i] = bench.run_checked(in, configs[i]);
+      exact[i] = check_sum(exact_results[i], exact_refs.at(configs[i].n), InputMode::kInt, depth_of(configs[i]));
+    }
+  }
+
+  // 2. The input that is measured: float (its error against the bound) or int (then it is the exact check).
+  progress(fmt::format("{}: generating {} input floats (seed {})", stage.name, max_n, o.seed));
+  generate_input(o.seed, 0, o.input, host.get(), max_n, int_range);
+  bench.upload(host.get(), max_n, o.offset);
   std::unique_ptr<CubSum> cub;
   if (timing) cub = std::make_unique<CubSum>(std::vector<std::size_t>(o.sizes.begin(), o.sizes.end()));
 
@@ -183,98 +246,128 @@ int bench(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, con
     SumCheck check;
   };
   std::map<std::uint64_t, CubResult> cub_results;
+  std::map<std::uint64_t, SumReference> refs;
+  std::map<std::uint64_t, std::string> fingerprints;
   std::vector<Record> records;
-  TextTable table({"n", "block", "grid", "combine", "fingerprint", "check", "ms", "min", "max", "GB/s", "% peak",
-                   "CUB ms", "CUB GB/s", "x CUB"});
+  TextTable table({"n", "regime", "block", "grid", "combine", "exact", "error/bound", "check", "ms", "min", "max",
+                   "GB/s", "% peak", "CUB ms", "CUB GB/s", "x CUB"});
   std::vector<std::string> notes;
   bool all_pass = true;
 
-  for (auto n : o.sizes) {
-    const std::string fp = fingerprint_hex(fingerprint(host.get(), n));
-    const SumReference ref = reference_sum(host.get(), n);
-    for (std::size_t bi = 0; bi < o.blocks.size(); ++bi) {
-      for (auto combine : o.combines) {
-        const Config c{n, o.blocks[bi], combine, limits[bi]};
-        const std::uint64_t grid = first_grid(n, c.block, c.limit);
-        progress(fmt::format("{}: n = {}, block {}, {}: checking{}", stage.name, n, c.block, to_string(combine),
-                             timing ? " and timing" : ""));
-        const float result = bench.run_checked(in, c);
-        const SumCheck check = check_sum(result, ref, o.input, summation_depth(n, grid, c.block, combine));
-        all_pass = all_pass && check.pass;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    const std::uint64_t n = c.n;
+    if (!refs.count(n)) {
+      refs.emplace(n, reference_sum(host.get(), n));
+      fingerprints.emplace(n, fingerprint_hex(fingerprint(host.get(), n)));
+    }
+    const SumReference& ref = refs.at(n);
+    const std::uint64_t grid = first_grid(n, c.block, c.limit);
+    const std::uint64_t depth = depth_of(c);
+    progress(fmt::format("{}: n = {}, {} regime, block {}, {}: checking{}", stage.name, n, to_string(c.regime),
+                         c.block, to_string(c.combine), timing ? " and timing" : ""));
+    const float result = bench.run_checked(in, c);
+    const SumCheck check = check_sum(result, ref, o.input, depth);
+    if (o.input == InputMode::kInt) {
+      exact[i] = check;
+      exact_results[i] = result;
+      exact_refs.emplace(n, ref);
+    }
+    const bool pass = exact[i].pass && check.pass;
+    all_pass = all_pass && pass;
 
-        TimingStats t;
-        CubResult* cr = nullptr;
-        if (timing) {
-          t = bench.time_stage(in, c);
-          auto it = cub_results.find(n);
-          if (it == cub_results.end()) {
-            CubResult r;
-            const cudaStream_t s = bench.timer().stream();
-            CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), s));
-            cub->run(in, n, bench.out(), s);
-            CUDA_CHECK(cudaStreamSynchronize(s));
-            float cub_result = 0;
-            CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
-            r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
-            r.t = bench.timer().time([&](cudaStream_t st) { cub->run(in, n, bench.out(), st); }, o.warmup, o.reps);
-            if (!r.check.pass) notes.push_back(fmt::format("CUB FAILED at n = {}: {}", n, r.check.reason));
-            all_pass = all_pass && r.check.pass;
-            it = cub_results.emplace(n, r).first;
-          }
-          cr = &it->second;
-        }
-        const double stage_gbps = timing ? gbps(n, t.median_ms) : NAN;
-        const double cub_gbps = cr ? gbps(n, cr->t.median_ms) : NAN;
-        const double x_cub = cr ? cr->t.median_ms / t.median_ms : NAN;
-        const double peak = d.peak_gbps();
+    TimingStats t;
+    CubResult* cr = nullptr;
+    if (timing) {
+      t = bench.time_stage(in, c);
+      auto it = cub_results.find(n);
+      if (it == cub_results.end()) {
+        CubResult r;
+        const cudaStream_t s = bench.timer().stream();
+        CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), s));
+        cub->run(in, n, bench.out(), s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        float cub_result = 0;
+        CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
+        r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
+        r.t = bench.timer().time([&](cudaStream_t st) { cub->run(in, n, bench.out(), st); }, o.warmup, o.reps);
+        if (!r.check.pass) notes.push_back(fmt::format("CUB FAILED at n = {}: {}", n, r.check.reason));
+        all_pass = all_pass && r.check.pass;
+        it = cub_results.emplace(n, r).first;
+      }
+      cr = &it->second;
+    }
+    const double stage_gbps = timing ? gbps(n, t.median_ms) : NAN;
+    const double cub_gbps = cr ? gbps(n, cr->t.median_ms) : NAN;
+    const double x_cub = cr ? cr->t.median_ms / t.median_ms : NAN;
+    const double peak = d.peak_gbps();
 
-        auto ms = [&](double v) { return timing ? fmt::format("{:.4f}", v) : std::string("-"); };
-        table.add_row({std::to_string(n), std::to_string(c.block), std::to_string(grid), to_string(combine), fp,
-                       check.pass ? "PASS" : "FAIL", ms(t.median_ms), ms(t.min_ms), ms(t.max_ms),
-                       timing ? fmt::format("{:.1f}", stage_gbps) : "-",
-                       timing ? fmt::format("{:.1f}", 100 * stage_gbps / peak) : "-", cr ? ms(cr->t.median_ms) : "-",
-                       cr ? fmt::format("{:.1f}", cub_gbps) : "-", cr ? fmt::format("{:.2f}", x_cub) : "-"});
-        if (!check.pass) {
-          notes.push_back(fmt::format("FAIL n = {}, block {}, {}: {}", n, c.block, to_string(combine), check.reason));
-        } else if (o.sizes.size() * o.blocks.size() * o.combines.size() == 1) {
-          notes.push_back(o.input == InputMode::kInt
-                              ? fmt::format("check: PASS, result {} equals the exact sum", result)
-                              : fmt::format("check: PASS, result {:.9g}, oracle {:.17g}, |error| {:.3g} <= "
-                                            "tolerance {:.3g} (summation depth {})",
-                                            result, ref.sum, check.error, check.tolerance,
-                                            summation_depth(n, grid, c.block, combine)));
-        }
-
-        Record r;
-        add_context_fields(r, stage.name, d, o);
-        r.add("regime", to_string(o.regime))
-            .add("offset", o.offset)
-            .add("n", n)
-            .add("bytes", n * sizeof(float))
-            .add("block", c.block)
-            .add("grid", grid)
-            .add("combine", to_string(combine))
-            .add("fingerprint", fp)
-            .add("result", static_cast<double>(result), 9)
-            .add("reference", ref.sum, 17)
-            .add("abs_error", check.error, 3)
-            .add("tolerance", check.tolerance, 3)
-            .add("check", check.pass ? "PASS" : "FAIL")
-            .add("ms_median", timing ? t.median_ms : NAN)
-            .add("ms_min", timing ? t.min_ms : NAN)
-            .add("ms_max", timing ? t.max_ms : NAN)
-            .add("gbps", stage_gbps)
-            .add("pct_peak", 100 * stage_gbps / peak, 4)
-            .add("cub_ms_median", cr ? cr->t.median_ms : NAN)
-            .add("cub_ms_min", cr ? cr->t.min_ms : NAN)
-            .add("cub_ms_max", cr ? cr->t.max_ms : NAN)
-            .add("cub_gbps", cub_gbps)
-            .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
-            .add("x_cub", x_cub, 4)
-            .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-");
-        records.push_back(std::move(r));
+    auto ms = [&](double v) { return timing ? fmt::format("{:.4f}", v) : std::string("-"); };
+    table.add_row({std::to_string(n), to_string(c.regime), std::to_string(c.block), std::to_string(grid),
+                   to_string(c.combine), exact[i].pass ? "PASS" : "FAIL", float_cell(check, o.input),
+                   pass ? "PASS" : "FAIL", ms(t.median_ms), ms(t.min_ms), ms(t.max_ms),
+                   timing ? fmt::format("{:.1f}", stage_gbps) : "-",
+                   timing ? fmt::format("{:.1f}", 100 * stage_gbps / peak) : "-", cr ? ms(cr->t.median_ms) : "-",
+                   cr ? fmt::format("{:.1f}", cub_gbps) : "-", cr ? fmt::format("{:.2f}", x_cub) : "-"});
+    const std::string where = fmt::format("n = {}, {} regime, block {}, {}", n, to_string(c.regime), c.block,
+                                          to_string(c.combine));
+    if (!exact[i].pass) notes.push_back(fmt::format("FAIL {}: exact check: {}", where, exact[i].reason));
+    if (!check.pass && o.input == InputMode::kFloat) {
+      notes.push_back(fmt::format("FAIL {}: float input: {}", where, check.reason));
+    }
+    if (check.pass && o.input == InputMode::kFloat && !check.bounded) {
+      notes.push_back(fmt::format("{}: the float bound would exceed {:g} of sum|x| at summation depth {}, so the float "
+                                  "result is not judged; the exact check decides",
+                                  where, kMaxRelativeBound, depth));
+    }
+    if (configs.size() == 1 && pass) {
+      notes.push_back(fmt::format("exact check: PASS, the same launch on the int input gave {}, the exact sum",
+                                  exact_results[i]));
+      if (o.input == InputMode::kFloat && check.bounded) {
+        notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
+                                    "{:.3g} (10 sqrt(d) u sum|x|, summation depth d = {})",
+                                    result, ref.sum, check.error, check.error / check.tolerance, check.tolerance,
+                                    depth));
       }
     }
+
+    Record r;
+    add_context_fields(r, stage.name, d, o);
+    r.add("regime", to_string(c.regime))
+        .add("offset", o.offset)
+        .add("n", n)
+        .add("bytes", n * sizeof(float))
+        .add("block", c.block)
+        .add("grid", grid)
+        .add("blocks_per_sm", c.occupancy.blocks_per_sm)
+        .add("combine", to_string(c.combine))
+        .add("fingerprint", fingerprints.at(n))
+        .add("exact_check", exact[i].pass ? "PASS" : "FAIL")
+        .add("exact_result", static_cast<double>(exact_results[i]), 9)
+        .add("exact_sum", exact_refs.count(n) ? exact_refs.at(n).sum : NAN, 17)
+        .add("int_range", int_range)
+        .add("result", static_cast<double>(result), 9)
+        .add("reference", ref.sum, 17)
+        .add("abs_error", check.error, 3)
+        .add("summation_depth", depth)
+        .add("bound", o.input == InputMode::kFloat && check.bounded ? check.tolerance : NAN, 3)
+        .add("float_check", o.input == InputMode::kInt ? "exact" : !check.bounded ? "unbounded"
+                                                                 : check.pass  ? "PASS"
+                                                                               : "FAIL")
+        .add("check", pass ? "PASS" : "FAIL")
+        .add("ms_median", timing ? t.median_ms : NAN)
+        .add("ms_min", timing ? t.min_ms : NAN)
+        .add("ms_max", timing ? t.max_ms : NAN)
+        .add("gbps", stage_gbps)
+        .add("pct_peak", 100 * stage_gbps / peak, 4)
+        .add("cub_ms_median", cr ? cr->t.median_ms : NAN)
+        .add("cub_ms_min", cr ? cr->t.min_ms : NAN)
+        .add("cub_ms_max", cr ? cr->t.max_ms : NAN)
+        .add("cub_gbps", cub_gbps)
+        .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
+        .add("x_cub", x_cub, 4)
+        .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-");
+    records.push_back(std::move(r));
   }
 
   if (o.format != Format::kTable) {
@@ -285,10 +378,17 @@ int bench(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, con
     fmt::print("  device   {}\n", device_line(d));
     fmt::print("  peak     {:.0f} GB/s theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n",
                d.peak_gbps(), d.mem_clock_khz / 1000, d.bus_width_bits);
-    fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats\n",
-               o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "int: random non-zero integers in [-4,4]",
-               o.seed, o.offset);
-    fmt::print("  launch   {}\n", launch_description(o, d));
+    fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats, NaN before and after\n",
+               input_words(o.input, int_range), o.seed, o.offset);
+    std::set<std::string> launches;
+    for (const auto& c : configs) {
+      const std::string line = fmt::format("{} regime, block {}: {}", to_string(c.regime), c.block, launch_words(c, o.grid));
+      if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
+    }
+    fmt::print("  check    PASS = the exact check passed (the same launch on random integers in [-{}, {}], whose sum "
+               "is exact in float, equals the exact sum){}\n",
+               int_range, int_range,
+               o.input == InputMode::kFloat ? " and the float result is within its bound (error/bound <= 1)" : "");
     if (timing) {
       fmt::print("  timing   {}\n", timing_line(o, d));
       fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
@@ -302,17 +402,17 @@ int bench(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, con
 
 // ---- --self-test: every awkward size, block, input mode, launch, alignment and combine ------------------
 
-int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d) {
+int self_test(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+              const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
   const std::vector<std::uint64_t> sizes =
       full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
            : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4, small and large
   const std::vector<unsigned> blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024}
                                             : std::vector<unsigned>{64, 1024};
-  const std::vector<InputMode> modes = full ? std::vector<InputMode>{InputMode::kInt, InputMode::kFloat}
-                                            : std::vector<InputMode>{InputMode::kInt};
+  const std::vector<InputMode> modes = {InputMode::kInt, InputMode::kFloat};
   const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
-  // Stream-regime grids: from the device, and two small ones that make each thread walk far.
+  // Stream-regime grids: from the occupancy API, and two small ones that make each thread walk far.
   const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
 
   struct Launch {
@@ -329,6 +429,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o,
   }
 
   const std::uint64_t max_n = sizes.back();
+  const unsigned int_range = exact_int_range(max_n);
   std::uint64_t max_partials = 1;
   for (auto n : sizes) max_partials = std::max(max_partials, ceil_div<std::uint64_t>(n, kMinBlock));
   ReduceOptions sized = o;
@@ -338,12 +439,12 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o,
   ReduceBench bench(reduce, o, d, max_n, max_partials, kSelfTestMaxOffset, false);
   auto host = host_floats(max_n, "--self-test");
 
-  std::size_t runs = 0, failures = 0;
+  std::size_t runs = 0, failures = 0, unbounded = 0;
   fmt::print("{} self-test ({}): {} sizes x {} blocks x {} input modes x {} launches x {} offsets x {} combines\n",
              stage.name, full ? "full" : "quick", sizes.size(), blocks.size(), modes.size(), launches.size(),
              offsets.size(), stage.combines.size());
   for (auto mode : modes) {
-    generate_input(o.seed, 0, mode, host.get(), max_n);
+    generate_input(o.seed, 0, mode, host.get(), max_n, int_range);
     std::vector<SumReference> refs;
     for (auto n : sizes) refs.push_back(reference_sum(host.get(), n));
     for (auto offset : offsets) {
@@ -354,11 +455,11 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o,
         for (auto block : blocks) {
           for (const auto& l : launches) {
             for (auto combine : stage.combines) {
-              const Config c{n, block, combine, grid_limit(d, l.regime, l.grid, block)};
+              const Config c = make_config(n, l.regime, block, combine, l.grid, stream_grid);
               const float result = bench.run_checked(bench.input(offset), c);
-              const SumCheck check =
-                  check_sum(result, refs[si], mode, summation_depth(n, first_grid(n, block, c.limit), block, combine));
+              const SumCheck check = check_sum(result, refs[si], mode, depth_of(c));
               ++local_runs;
+              unbounded += check.bounded ? 0 : 1;
               if (!check.pass) {
                 ++local_failures;
                 fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
@@ -375,60 +476,67 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o,
       }
     }
   }
-  fmt::print("{} self-test: {} runs, {} failed: {}\n", stage.name, runs, failures, failures ? "FAIL" : "PASS");
+  fmt::print("{} self-test: {} runs ({} float runs without a bound, judged by their int twins), {} failed: {}\n",
+             stage.name, runs, unbounded, failures, failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
 
 // ---- --determinism R: the same reduction R times, compared bit for bit ----------------------------------
 
-int determinism(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d) {
+int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+                const DeviceInfo& d) {
   require_tree_grid(o);
   const std::uint64_t n = o.sizes.front();
-  const unsigned block = o.blocks.front();
-  const unsigned limit = grid_limit(d, o.regime, o.grid, block);
-  const std::uint64_t max_partials = first_grid(n, block, limit);
+  ReduceOptions one = o;
+  one.sizes = {n};
+  one.blocks = {o.blocks.front()};
+  const std::vector<Config> configs = all_configs(one, stream_grid);
+  const std::uint64_t max_partials = max_partials_for(configs);
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, n, max_partials, o.offset, false);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", n));
   auto host = host_floats(n, fmt::format("-n {}", n));
-  generate_input(o.seed, 0, o.input, host.get(), n);
+  generate_input(o.seed, 0, o.input, host.get(), n, exact_int_range(n));
   const SumReference ref = reference_sum(host.get(), n);
   ReduceBench bench(reduce, o, d, n, max_partials, o.offset, false);
   bench.upload(host.get(), n, o.offset);
 
   std::vector<Record> records;
   bool ok = true;
-  for (auto combine : o.combines) {
-    const Config c{n, block, combine, limit};
+  for (const auto& c : configs) {
     std::set<std::uint32_t> distinct;
+    float lo = INFINITY, hi = -INFINITY;
     bool all_pass = true;
     for (int r = 0; r < o.determinism; ++r) {
       const float result = bench.run_checked(bench.input(o.offset), c);
       std::uint32_t bits;
       std::memcpy(&bits, &result, sizeof bits);
       distinct.insert(bits);
-      all_pass = all_pass &&
-                 check_sum(result, ref, o.input, summation_depth(n, first_grid(n, block, limit), block, combine)).pass;
+      lo = std::min(lo, result);
+      hi = std::max(hi, result);
+      all_pass = all_pass && check_sum(result, ref, o.input, depth_of(c)).pass;
     }
-    const bool by_design = combine != Combine::kAtomic;  // atomics add partial sums in arrival order
+    const bool by_design = c.combine != Combine::kAtomic;  // atomics add partial sums in arrival order
     const bool identical = distinct.size() == 1;
     ok = ok && all_pass && (identical || !by_design);
     Record rec;
     add_context_fields(rec, stage.name, d, o);
-    rec.add("regime", to_string(o.regime))
+    rec.add("regime", to_string(c.regime))
         .add("n", n)
-        .add("block", block)
-        .add("grid", first_grid(n, block, limit))
-        .add("combine", to_string(combine))
+        .add("block", c.block)
+        .add("grid", first_grid(n, c.block, c.limit))
+        .add("combine", to_string(c.combine))
         .add("runs", o.determinism)
         .add("distinct_results", static_cast<std::uint64_t>(distinct.size()))
+        .add("min_result", static_cast<double>(lo), 9)
+        .add("max_result", static_cast<double>(hi), 9)
         .add("bitwise_identical", identical)
         .add("deterministic_by_design", by_design)
         .add("check", all_pass ? "PASS" : "FAIL");
     records.push_back(std::move(rec));
     if (o.format == Format::kTable) {
-      fmt::print("{}: n = {}, block {}, {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, n, block,
-                 to_string(combine), o.determinism, distinct.size(), distinct.size() == 1 ? "" : "s",
-                 identical ? "bitwise identical" : "NOT bitwise identical",
+      fmt::print("{}: n = {}, {} regime, block {}, {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, n,
+                 to_string(c.regime), c.block, to_string(c.combine), o.determinism, distinct.size(),
+                 distinct.size() == 1 ? "" : "s", identical ? "bitwise identical" : "NOT bitwise identical",
                  by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
                  all_pass ? "" : "; a result FAILED the check");
     }
@@ -439,7 +547,7 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, const ReduceOptions& 
 
 }  // namespace
 
-int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce) {
+int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid) {
   ReduceOptions o;
   const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
   if (parsed.exit_status) {
@@ -447,9 +555,9 @@ int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn r
     return *parsed.exit_status;
   }
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
-    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, o, d);
-    if (o.determinism > 0) return determinism(stage, reduce, o, d);
-    return bench(stage, reduce, o, d);
+    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, stream_grid, o, d);
+    if (o.determinism > 0) return determinism(stage, reduce, stream_grid, o, d);
+    return bench(stage, reduce, stream_grid, o, d);
   });
 }
 

@@ -12,10 +12,12 @@ Only the Python standard library is used here.
 import argparse
 import csv
 import datetime
+import difflib
 import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -56,9 +58,9 @@ def binary(build: pathlib.Path, stage: str) -> str:
     return str(path)
 
 
-def run_binary(build, stage, args, fmt="json"):
-    """Runs one stage binary with --format fmt; returns its rows (list of dicts) and exit status."""
-    cmd = [binary(build, stage), *args, "--format", fmt]
+def run_binary(build, stage, args, fmt="json", exe=None):
+    """Runs one stage binary (or exe, a variant of it) with --format fmt; returns its rows and exit status."""
+    cmd = [exe or binary(build, stage), *args, "--format", fmt]
     started = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode == 77:
@@ -79,9 +81,14 @@ def common_args(a):
     return args + ["--flush", a.flush]
 
 
-def reduce_regime_args(stage, regime):
-    # 01 has no grid-stride loop: it always runs the tree regime.
-    return ["--regime", "tree" if stage == "01_naive" else regime]
+REGIMES = ("stream", "tree")
+# 07 runs its default combine (atomic) and the fastest deterministic one (last-block) side by side.
+RUN_COMBINES = {"07_multiblock": "atomic,last-block"}
+
+
+def regime_args(stage, regimes=REGIMES):
+    """01 has no grid-stride loop: it runs only the tree regime and takes no --regime."""
+    return [] if stage == REDUCE[0] else ["--regime", ",".join(regimes)]
 
 
 def fmt_num(v, spec):
@@ -147,11 +154,12 @@ def save(directory, name, rows, meta=None):
 
 # ---- run ---------------------------------------------------------------------------------------------
 
-def ladder_rows(a, regime):
+def ladder_rows(a):
     rows = []
     for i, stage in enumerate(REDUCE, 1):
         say(f"[{i}/{len(STAGES)}] {stage}")
-        r, _ = run_binary(a.build, stage, ["-n", a.size, *reduce_regime_args(stage, regime), *common_args(a)])
+        combine = ["--combine", RUN_COMBINES[stage]] if stage in RUN_COMBINES else []
+        r, _ = run_binary(a.build, stage, ["-n", a.size, *regime_args(stage), *combine, *common_args(a)])
         rows.extend(r)
     return rows
 
@@ -164,27 +172,68 @@ def gemm_rows(a):
     return r
 
 
-def print_ladder(rows, regime):
+def ladder_lines(rows):
+    """The comparison, one line per stage (and per combine where a stage runs several), both regimes side by
+    side. Returns (headers, body, cub) with cells as strings; shared by ./ladder run and the docs.
+
+    x prev compares a regime's time with the previous stage's in the same regime; 01 runs only the tree
+    regime (one element per thread), so 02's stream column is compared with 01's one launch, marked '*'."""
+    lines = {}
+    for r in rows:
+        lines.setdefault((r["stage"], r["combine"]), {})[r["regime"]] = r
+    body, prev_stage, prev, current = [], None, {}, {}
+    for (stage, combine), by in lines.items():
+        if stage != prev_stage:
+            prev, current, prev_stage = current, {}, stage
+        label = stage if combine in ("relaunch",) else f"{stage} ({combine})"
+        cells = [label, "PASS" if all(x["check"] == "PASS" for x in by.values()) else "FAIL"]
+        for regime in REGIMES:
+            r = by.get(regime)
+            if r is None:
+                cells += ["-", "-", "-", "-"]
+                continue
+            ms = float(r["ms_median"])
+            base = prev.get(regime) or (prev.get("tree") if regime == "stream" else None)
+            mark = "*" if regime == "stream" and base is not None and base["regime"] == "tree" else ""
+            cells += [f"{ms:.3f}", fmt_num(r["gbps"], ".0f"), fmt_num(r["pct_peak"], ".1f"),
+                      "-" if base is None else f"{float(base['ms_median']) / ms:.2f}{mark}"]
+        stream = by.get("stream") or by.get("tree")
+        cells.append(fmt_num(stream["x_cub"], ".2f"))
+        body.append(cells)
+        current.setdefault("stream", by.get("stream"))
+        current.setdefault("tree", by.get("tree"))
+        current = {k: v for k, v in current.items() if v is not None}
+    cub_ms = statistics.median(float(r["cub_ms_median"]) for r in rows)
+    n, peak = int(rows[0]["n"]), float(rows[0]["peak_gbps"])
+    cub = {"ms": cub_ms, "gbps": n * 4 / (cub_ms * 1e6), "pct_peak": 100 * n * 4 / (cub_ms * 1e6) / peak}
+    headers = ["stage", "check", "stream ms", "GB/s", "% peak", "x prev", "tree ms", "GB/s", "% peak", "x prev",
+               "x CUB"]
+    return headers, body, cub
+
+
+def print_ladder(rows):
     first = rows[0]
     n = int(first["n"])
     print(f"\ncuda-ladder on {first['device']} ({first['sms']} SMs, {float(first['peak_gbps']):.0f} GB/s theoretical), "
           f"driver {first['driver']}, runtime {first['runtime']}")
-    print(f"float sum of n = {n} floats ({n * 4 / 1e9:.2f} GB, input '{first['input']}', seed {first['seed']}), "
-          f"{regime} regime{' (01 always runs the tree regime)' if regime == 'stream' else ''}; median of "
-          f"{first['reps']} reps, L2 flush before each: {first['l2_flush']}\n")
-    base = float(rows[0]["ms_median"])
-    out, prev = [], None
-    for r in rows:
-        ms = float(r["ms_median"])
-        out.append([r["stage"], r["check"], f"{ms:.4f}", fmt_num(r["gbps"], ".1f"), fmt_num(r["pct_peak"], ".1f"),
-                    "-" if prev is None else f"{prev / ms:.2f}", f"{base / ms:.2f}", fmt_num(r["x_cub"], ".2f")])
-        prev = ms
-    cub_ms = statistics.median(float(r["cub_ms_median"]) for r in rows)
-    out.append(["CUB (median of the runs)", "-", f"{cub_ms:.4f}", f"{n * 4 / (cub_ms * 1e6):.1f}",
-                f"{100 * n * 4 / (cub_ms * 1e6) / float(first['peak_gbps']):.1f}", "-", f"{base / cub_ms:.2f}", "1.00"])
-    print(table(["stage", "check", "ms", "GB/s", "% peak", "x prev", "x 01", "x CUB"], out))
-    print("\n  x prev / x 01: speed relative to the previous stage / to 01 (time ratio); x CUB: CUB's time in the same "
-          "run / the stage's (above 1 is faster than CUB)")
+    print(f"float sum of n = {n} floats ({n * 4 / 1e9:.2f} GB, input '{first['input']}', seed {first['seed']}); median "
+          f"of {first['reps']} reps, L2 flush before each: {first['l2_flush']}")
+    print("stream regime: a grid that fills the GPU (from the occupancy API), many elements per thread; "
+          "tree regime: one element per thread, grid = n / block\n")
+    headers, body, cub = ladder_lines(rows)
+    body = body + [["CUB DeviceReduce::Sum", "-", f"{cub['ms']:.3f}", f"{cub['gbps']:.0f}", f"{cub['pct_peak']:.1f}",
+                    "-", "-", "-", "-", "-", "1.00"]]
+    print(table(headers, body))
+    grids = {r["stage"]: r for r in rows if r["regime"] == "stream"}
+    if grids:
+        r = next(iter(grids.values()))
+        per_stage = ", ".join(f"{s[:2]} {g['grid']}" for s, g in grids.items())
+        print(f"\n  stream grid: {per_stage} blocks of {r['block']} threads ({r['sms']} SMs x the blocks per SM "
+              f"the occupancy API gives each kernel)")
+    print("  check: PASS = the exact check (the same launch on random integers, whose sum is exact in float, equals "
+          "the exact sum) and the float result within its bound")
+    print("  x prev: the previous stage's time / this one's, in the same regime (*: against 01, which runs only the "
+          "tree regime); x CUB: CUB's time in the same run / the stage's stream time (above 1 is faster than CUB)")
 
 
 def print_gemm(rows):
@@ -209,14 +258,14 @@ def all_pass(reduce_rows, gemm=()):
 
 def cmd_run(a):
     started = time.time()
-    rows = ladder_rows(a, a.regime)
+    rows = ladder_rows(a)
     grows = [] if a.no_gemm or GEMM is None else gemm_rows(a)
-    print_ladder(rows, a.regime)
+    print_ladder(rows)
     if grows:
         print_gemm(grows)
-    print(f"\n  {len(rows) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
+    print(f"\n  {len(REDUCE) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
     if a.save:
-        save(a.save, f"ladder_{a.regime}", rows, {**meta_from(rows[0]), "commit": git_commit()})
+        save(a.save, "ladder", rows, {**meta_from(rows[0]), "commit": git_commit()})
         if grows:
             save(a.save, f"gemm_{a.gemm_size}", grows)
     return 0 if all_pass(rows, grows) else 1
@@ -258,8 +307,10 @@ def probe_rows(a, regime):
     rows = []
     for i, stage in enumerate(REDUCE, 1):
         say(f"[{i}/{len(REDUCE)}] {stage}: blocks 64..1024")
+        if regime == "stream" and stage == REDUCE[0]:
+            continue  # 01 has no stream regime
         r, _ = run_binary(a.build, stage, ["-n", a.size, "--block", "64,128,256,512,1024",
-                                           *reduce_regime_args(stage, regime), *common_args(a)])
+                                           *regime_args(stage, [regime]), *common_args(a)])
         rows.extend(r)
     return rows
 
@@ -285,24 +336,34 @@ def cmd_probe(a):
 
 # ---- measure: everything the docs use ------------------------------------------------------------------
 
+# The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
+TRY_EXPERIMENTS = [
+    ("06_float4", "kLoadsInFlight=1,2,4,8"),
+    ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384"),
+]
+
+
 def cmd_measure(a):
     out = pathlib.Path(a.save or ROOT / "docs" / "results")
     started = time.time()
     ok = True
     meta = None
-    for regime in ("stream", "tree"):
-        say(f"== the ladder, {regime} regime")
-        t0 = time.time()
-        rows = ladder_rows(a, regime)
-        if regime == "stream":  # what ./ladder run does after the build: the ladder, then the GEMM rung
-            ok &= all_pass(gemm_rows(a))
-            run_seconds = round(time.time() - t0, 1)
-        print_ladder(rows, regime)
-        meta = {**meta_from(rows[0]), "commit": git_commit(),
-                "date": datetime.date.today().isoformat(), "command": "./ladder measure",
-                "ladder_run_s": run_seconds}
-        save(out, f"ladder_{regime}", rows, meta)
-        ok &= all_pass(rows)
+    say("== the ladder, both regimes (what ./ladder run does after the build: the ladder, then the GEMM rung)")
+    t0 = time.time()
+    rows = ladder_rows(a)
+    ok &= all_pass(gemm_rows(a))
+    run_seconds = round(time.time() - t0, 1)
+    print_ladder(rows)
+    meta = {**meta_from(rows[0]), "commit": git_commit(),
+            "date": datetime.date.today().isoformat(), "command": "./ladder measure",
+            "ladder_run_s": run_seconds}
+    save(out, "ladder", rows, meta)
+    ok &= all_pass(rows)
+    for stage, spec in TRY_EXPERIMENTS:
+        say(f"== ./ladder try {stage[:2]} {spec}")
+        a.args = [stage, spec]
+        a.save = str(out)
+        ok &= cmd_try(a) == 0
     say("== 07_multiblock: every combine strategy at the sizes of the targets")
     rows, _ = run_binary(a.build, "07_multiblock", ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
     save(out, "multiblock", rows)
@@ -403,8 +464,8 @@ def cmd_profile(a):
         for stage in REDUCE:
             if stage == "01_naive" and regime == "stream":
                 continue
-            cases.append((stage, regime, [binary(a.build, stage), "--check-only", "-n", a.profile_size,
-                                          *reduce_regime_args(stage, regime)]))
+            cases.append((stage, regime, [binary(a.build, stage), "--check-only", "--input", "int", "-n",
+                                          a.profile_size, *regime_args(stage, [regime])]))
     for pad in ("off", "on"):
         cases.append((GEMM, f"pad {pad}", [binary(a.build, GEMM), "--check-only", "--size", a.profile_gemm,
                                            "--pad", pad]))
@@ -441,7 +502,7 @@ def racecheck(a):
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     runs = [("04_warp_unroll (__syncwarp between steps)",
              [binary(a.build, "04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"]),
-            ("volatile last warp, no __syncwarp (tests/racy_warp_unroll.cu)", [str(a.build / "bin" / "racy_warp_unroll")])]
+            ("volatile last warp, no __syncwarp (tests/racy_warp_unroll.cu)", [str(a.build / "tests" / "bin" / "racy_warp_unroll")])]
     report = []
     for title, cmd in runs:
         say(f"      racecheck: {title}")
@@ -457,12 +518,165 @@ def racecheck(a):
         (pathlib.Path(a.save) / "racecheck.txt").write_text(text)
 
 
+# ---- diff: the code a stage adds, as its page shows it -------------------------------------------------
+
+def stage_file(stage):
+    return ROOT / stage / ("gemm.cu" if (ROOT / stage / "gemm.cu").exists() else "reduce.cu")
+
+
+def header_length(lines):
+    """Lines of the header comment: everything before the first #include."""
+    return next(i for i, l in enumerate(lines) if l.startswith("#include"))
+
+
+HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def stage_diff(before, after, context=2):
+    """The unified diff of two stage files below their header comments, with the files' own line numbers.
+
+    The header comment is left out (it describes the stage, it is not the technique); `diff -u` of the two
+    files shows it too."""
+    a_lines, b_lines = stage_file(before).read_text().splitlines(), stage_file(after).read_text().splitlines()
+    a0, b0 = header_length(a_lines), header_length(b_lines)
+    out = []
+    for line in difflib.unified_diff(a_lines[a0:], b_lines[b0:], f"{before}/{stage_file(before).name}",
+                                     f"{after}/{stage_file(after).name}", n=context, lineterm=""):
+        m = HUNK.match(line)
+        if m:
+            line = f"@@ -{int(m.group(1)) + a0}{m.group(2) or ''} +{int(m.group(3)) + b0}{m.group(4) or ''} @@"
+        out.append(line)
+    return "\n".join(out)
+
+
+def resolve_stage(name):
+    """'06' or '06_float4' -> '06_float4'."""
+    found = [s for s in STAGES if s == name or s.split("_")[0] == name.zfill(2)]
+    if len(found) != 1:
+        raise StageError(f"no stage '{name}': the stages are {', '.join(STAGES)}")
+    return found[0]
+
+
+def cmd_diff(a):
+    if len(a.args) != 2:
+        raise UsageProblem("diff takes two stages, e.g. ./ladder diff 04 05")
+    before, after = resolve_stage(a.args[0]), resolve_stage(a.args[1])
+    print(stage_diff(before, after))
+    return 0
+
+
+# ---- try: a variant of a stage beside the original ---------------------------------------------------
+
+def constant_variant(text, name, value):
+    """The stage source with `constexpr <type> NAME = ...;` set to value; StageError if there is no such line."""
+    pattern = re.compile(r"^(constexpr\s+[\w:]+\s+" + re.escape(name) + r"\s*=\s*)([^;]+)(;.*)$", re.M)
+    found = pattern.findall(text)
+    if len(found) != 1:
+        raise StageError(f"the stage file has {len(found)} lines 'constexpr <type> {name} = ...;', not one")
+    return pattern.sub(lambda m: m.group(1) + value + m.group(3), text), found[0][1].strip()
+
+
+def parse_try(spec):
+    """'NAME=v1,v2' or '--option=v1,v2' -> (name, [values])."""
+    if "=" not in spec:
+        raise UsageProblem(f"'{spec}' is not NAME=v1,v2,... (a constant of the stage file) or --option=v1,v2,...")
+    name, values = spec.split("=", 1)
+    values = [v.strip() for v in values.split(",") if v.strip()]
+    if not name or not values:
+        raise UsageProblem(f"'{spec}' names no values")
+    return name, values
+
+
+def build_variants(a, stage, name, values):
+    """Writes each variant under <build>/try/, adds them to the build and builds them; returns their paths."""
+    src = stage_file(stage)
+    text = src.read_text()
+    original = None
+    targets = []
+    lines = ["# Generated by ./ladder try: variants of a stage with one constant changed."]
+    for v in values:
+        if not re.fullmatch(r"[\w.+-]+", v):
+            raise UsageProblem(f"{name}={v}: a value is a number or a name")
+        variant, original = constant_variant(text, name, v)
+        target = f"try_{stage[:2]}_{name}_{re.sub(r'[^A-Za-z0-9]', '_', v)}"
+        path = a.build / "try" / target / src.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != variant:
+            path.write_text(variant)
+        lines.append(f"ladder_add_variant({target} {path.as_posix()})")
+        targets.append(target)
+    (a.build / "try" / "variants.cmake").write_text("\n".join(lines) + "\n")
+    say(f"ladder: building {len(targets)} variant(s) of {stage} with {name} = {', '.join(values)} "
+        f"(the file says {original})")
+    subprocess.run(["cmake", "-S", str(ROOT), "-B", str(a.build)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(a.build), "--target", *targets], check=True,
+                   stdout=sys.stderr)
+    return [a.build / "try" / "bin" / t for t in targets], original
+
+
+def cmd_try(a):
+    if len(a.args) != 2:
+        raise UsageProblem("try takes a stage and one NAME=v1,v2,... or --option=v1,v2,..., "
+                           "e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
+    stage = resolve_stage(a.args[0])
+    name, values = parse_try(a.args[1])
+    is_gemm = stage == GEMM
+    base = ["--size", a.gemm_size, "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device),
+            "--flush", a.flush] if is_gemm else ["-n", a.size, *regime_args(stage), *common_args(a)]
+    runs = [("as in the file", binary(a.build, stage), [])]
+    if name.startswith("--"):
+        runs += [(f"{name} {v}", binary(a.build, stage), [name, v]) for v in values]
+    else:
+        paths, original = build_variants(a, stage, name, values)
+        runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
+        runs += [(f"{name} = {v}", str(p), []) for v, p in zip(values, paths)]
+    rows = []
+    for label, exe, extra in runs:
+        say(f"      {stage}: {label}")
+        r, _ = run_binary(a.build, stage, [*base, *extra], exe=exe)
+        for row in r:
+            row["variant"] = label
+        rows.extend(r)
+    print_try(stage, name, rows, is_gemm)
+    if a.save:
+        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit()})
+    return 0 if all(r["check"] == "PASS" for r in rows) else 1
+
+
+def try_lines(rows, is_gemm):
+    """One line per variant (and regime): (headers, body). Shared by ./ladder try and the docs."""
+    if is_gemm:
+        base = {r["pad"]: float(r["ms_median"]) for r in rows if r["variant"] == rows[0]["variant"]}
+        body = [[r["variant"], f"tiled {r['tile']}" + (" padded" if r["pad"] == "true" else ""), r["check"],
+                 f"{float(r['ms_median']):.3f}", fmt_num(r["gflops"], ".0f"), fmt_num(r["pct_cublas"], ".1f"),
+                 f"{base[r['pad']] / float(r['ms_median']):.2f}"] for r in rows]
+        return ["variant", "kernel", "check", "ms", "GFLOP/s", "% cuBLAS", "x file"], body
+    base = {r["regime"]: float(r["ms_median"]) for r in rows if r["variant"] == rows[0]["variant"]}
+    body = [[r["variant"], r["regime"], r["grid"], r["check"], f"{float(r['ms_median']):.4f}", fmt_num(r["gbps"], ".0f"),
+             fmt_num(r["pct_peak"], ".1f"), f"{base[r['regime']] / float(r['ms_median']):.2f}", fmt_num(r["x_cub"], ".2f")]
+            for r in rows]
+    return ["variant", "regime", "grid", "check", "ms", "GB/s", "% peak", "x file", "x CUB"], body
+
+
+def print_try(stage, name, rows, is_gemm):
+    headers, body = try_lines(rows, is_gemm)
+    first = rows[0]
+    print(f"\n{stage} with {name} changed, on {first['device']}; median of {first['reps']} reps, L2 flush: "
+          f"{first['l2_flush']}\n")
+    print(table(headers, body))
+    print("\n  x file: the unchanged stage's time / the variant's, in the same regime (above 1: the variant is faster)")
+
+
+class UsageProblem(Exception):
+    pass
+
+
 def main():
     p = argparse.ArgumentParser(prog="ladder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile"])
+    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile", "try", "diff"])
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (default: build)")
     p.add_argument("-n", "--size", default="2^28", help="floats to sum (default 2^28)")
-    p.add_argument("--regime", choices=["stream", "tree"], default="stream")
+    p.add_argument("--regime", choices=["stream", "tree"], default="stream", help="probe: the regime")
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
@@ -478,21 +692,41 @@ def main():
     p.add_argument("--profile-gemm", default="2048")
     p.add_argument("--save", help="directory for the result files (default: <build>/results; measure: docs/results)")
     p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="format of the result files")
-    a = p.parse_args()
+    argv = sys.argv[1:]
+    positional = []
+    if argv and argv[0] in ("try", "diff"):  # their arguments may look like options (--grid=64,128)
+        rest, i = argv[:1], 1
+        while i < len(argv):
+            if argv[i] == "--build" and i + 1 < len(argv):
+                rest += argv[i:i + 2]
+                i += 2
+            elif len(positional) < 2:
+                positional.append(argv[i])
+                i += 1
+            else:
+                rest.append(argv[i])
+                i += 1
+        argv = rest
+    a = p.parse_args(argv)
+    a.args = positional
     global SAVE_FORMAT
     SAVE_FORMAT = a.save_format
     if a.command != "measure" and not a.save:
         a.save = str(a.build / "results")
     if a.command == "measure" and a.save_format != "csv":
         p.error("measure writes CSV: the docs are built from it")
-    commands = {"run": cmd_run, "sweep": cmd_sweep, "probe": cmd_probe, "measure": cmd_measure, "profile": cmd_profile}
+    commands = {"run": cmd_run, "sweep": cmd_sweep, "probe": cmd_probe, "measure": cmd_measure, "profile": cmd_profile,
+                "try": cmd_try, "diff": cmd_diff}
     try:
         return commands[a.command](a)
     except NoGpu as e:
         say(str(e))
         return 77
     except StageError as e:
-        say(f"error: {e}")
+        say(f"ladder: error: {e}")
+        return 2
+    except UsageProblem as e:
+        say(f"ladder: {e}")
         return 2
 
 

@@ -1,4 +1,5 @@
-# Runs EXE with ARGS and checks its exit status (EXPECT_EXIT) and that its output matches EXPECT_OUTPUT.
+# Runs EXE with ARGS and checks its exit status (EXPECT_EXIT), that its output matches EXPECT_OUTPUT and, if
+# REJECT_OUTPUT is given, that it does not match that.
 # A GPU test whose program finds no GPU (exit 77) prints "no usable GPU" and passes, which the test's
 # SKIP_REGULAR_EXPRESSION reports as skipped.
 separate_arguments(args NATIVE_COMMAND "${ARGS}")
@@ -13,5 +14,8 @@ if(NOT rc EQUAL EXPECT_EXIT)
 endif()
 if(NOT all MATCHES "${EXPECT_OUTPUT}")
   message(FATAL_ERROR "output does not match '${EXPECT_OUTPUT}':\n${all}")
+endif()
+if(REJECT_OUTPUT AND all MATCHES "${REJECT_OUTPUT}")
+  message(FATAL_ERROR "output matches '${REJECT_OUTPUT}', which it must not:\n${all}")
 endif()
 message("${all}")

@@ -51,11 +51,11 @@ TEST(Options, DefaultsParse) {
   EXPECT_FALSE(r.exit_status.has_value()) << r.text;
   EXPECT_EQ(o.sizes, std::vector<std::uint64_t>{std::uint64_t{1} << 28});
   EXPECT_EQ(o.blocks, std::vector<unsigned>{1024});
-  EXPECT_EQ(o.regime, Regime::kStream);
+  EXPECT_EQ(o.regimes, std::vector<Regime>{Regime::kStream});
   EXPECT_EQ(o.combines, std::vector<Combine>{Combine::kRelaunch});
   ladder::ReduceOptions t;
   parse(kTreeOnly, {}, &t);
-  EXPECT_EQ(t.regime, Regime::kTree);  // the stage's first regime is its default
+  EXPECT_EQ(t.regimes, std::vector<Regime>{Regime::kTree});  // the stage's first regime is its default
 }
 
 TEST(Options, ListsAndRangesParse) {

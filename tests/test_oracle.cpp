@@ -2,6 +2,8 @@
 // fooled by NaN; and loose enough for the summation orders the kernels really use.
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -83,15 +85,81 @@ TEST(SumOracle, FloatToleranceAcceptsTheTreeRegimeOrder) {
   EXPECT_TRUE(ladder::check_sum(gpu, ref, InputMode::kFloat, ladder::summation_depth(x.size(), grid, 256, Combine::kRelaunch)).pass);
 }
 
-TEST(SumOracle, FloatToleranceAcceptsASequentialAtomicChain) {
+// The order 07's atomic combine really uses: every thread of a grid x block launch adds its strided chain,
+// each block adds its threads' sums in a tree, and the block sums reach *out one after another, in an order
+// the hardware picks. Returns the result and the longest chain of additions any input went through.
+std::pair<float, std::uint64_t> emulate_atomic_sum(const std::vector<float>& x, std::size_t grid, std::size_t block) {
+  const std::size_t threads = grid * block;
+  std::vector<float> partial(threads, 0.0f);
+  std::uint64_t chain = 0;
+  for (std::size_t t = 0; t < threads; ++t) {
+    std::uint64_t len = 0;
+    for (std::size_t i = t; i < x.size(); i += threads, ++len) partial[t] += x[i];
+    chain = std::max(chain, len);
+  }
+  std::vector<float> blocks(grid);
+  std::uint64_t tree = 0;
+  for (std::size_t b = 0; b < grid; ++b) {
+    float* p = &partial[b * block];
+    tree = 0;
+    for (std::size_t width = 1; width < block; width *= 2, ++tree) {
+      for (std::size_t t = 0; t + width < block; t += 2 * width) p[t] += p[t + width];
+    }
+    blocks[b] = p[0];
+  }
+  float total = 0;
+  for (std::size_t b = 0; b < grid; ++b) total += blocks[(b * 389) % grid];  // 389 is prime to grid: a permutation
+  return {total, chain + tree + grid};
+}
+
+TEST(SumOracle, FloatBoundAcceptsTheAtomicOrderAndItsDepthCoversTheChains) {
   const auto x = make(InputMode::kFloat);
   const auto ref = ladder::reference_sum(x.data(), x.size());
-  // Block sums added one after another into one float, as atomicAdd does, in a scrambled order.
-  std::vector<float> blocks(kGrid, 0.0f);
-  for (std::size_t i = 0; i < x.size(); ++i) blocks[(i / 4) % kGrid] += x[i];
-  float total = 0;
-  for (std::size_t b = 0; b < kGrid; ++b) total += blocks[(b * 389) % kGrid];
-  EXPECT_TRUE(ladder::check_sum(total, ref, InputMode::kFloat, ladder::summation_depth(kN, kGrid, kBlock, Combine::kAtomic)).pass);
+  const auto [total, chain] = emulate_atomic_sum(x, kGrid, kBlock);
+  const std::uint64_t depth = ladder::summation_depth(kN, kGrid, kBlock, Combine::kAtomic);
+  EXPECT_LE(chain, depth) << "the depth the harness derives is shallower than the additions really made";
+  const auto c = ladder::check_sum(total, ref, InputMode::kFloat, depth);
+  EXPECT_TRUE(c.bounded);
+  EXPECT_TRUE(c.pass) << c.reason;
+}
+
+TEST(SumOracle, FloatBoundIsNeverVacuous) {
+  const auto x = make(InputMode::kFloat, 1000);
+  const auto ref = ladder::reference_sum(x.data(), x.size());
+  // A depth where the bound would exceed kMaxRelativeBound * sum|x|: the float result is not judged, and the
+  // check says so (bounded = false) instead of claiming a pass that means something.
+  const std::uint64_t deep = 1ull << 40;
+  const auto c = ladder::check_sum(static_cast<float>(ref.sum), ref, InputMode::kFloat, deep);
+  EXPECT_FALSE(c.bounded);
+  // Wherever a bound is reported, it is finite and at most kMaxRelativeBound of sum|x|.
+  for (std::uint64_t d = 1; d < deep; d *= 2) {
+    const auto b = ladder::check_sum(static_cast<float>(ref.sum), ref, InputMode::kFloat, d);
+    if (!b.bounded) break;
+    EXPECT_TRUE(std::isfinite(b.tolerance));
+    EXPECT_LE(b.tolerance, ladder::kMaxRelativeBound * ref.abs_sum) << "depth " << d;
+  }
+}
+
+TEST(SumOracle, ExactIntRangeKeepsEverySumExactAndShrinksWithN) {
+  EXPECT_EQ(ladder::exact_int_range(1), 4096u);
+  EXPECT_GE(ladder::exact_int_range(std::uint64_t{1} << 28), 64u);
+  EXPECT_GE(ladder::exact_int_range(std::uint64_t{1} << 32), 16u);
+  EXPECT_GE(ladder::exact_int_range(std::uint64_t{1} << 36), 1u);
+  for (int e = 10; e <= 40; e += 2) {
+    const std::uint64_t n = std::uint64_t{1} << e;
+    const double r = ladder::exact_int_range(n);
+    // Ten standard deviations of the sum stay below 2^24, so every partial sum is an integer float holds.
+    EXPECT_LT(10 * std::sqrt((r + 1) * (2 * r + 1) / 6 * static_cast<double>(n)), 0x1.0p24) << n;
+    EXPECT_LE(ladder::exact_int_range(2 * n), ladder::exact_int_range(n));
+  }
+  // In range and never zero.
+  std::vector<float> v(100000);
+  ladder::generate_input(3, 0, InputMode::kInt, v.data(), v.size(), 128);
+  for (float e : v) {
+    EXPECT_NE(e, 0.0f);
+    EXPECT_LE(std::fabs(e), 128.0f);
+    EXPECT_EQ(e, std::round(e));
+  }
 }
 
 TEST(SumOracle, NaNAndInfinityNeverPass) {

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Planted bugs: each mutant is a copy of a real stage file with one realistic bug, made at build time.
+
+A check is only as good as the bug it has been seen to catch. Every mutant below must be reported FAIL by
+its stage's default check (exit status 1), or, for a missing barrier, flagged by compute-sanitizer's
+racecheck. A mutant that passes fails the test suite.
+
+Because the copies are made from the current stage files at build time, the mutants follow the code as it
+changes. If the text a mutant replaces is no longer in its stage file exactly once, the mutant is built as a
+program that says so and exits 3, and its test fails: update the table below with the stage.
+
+  mutants.py cmake OUT            write the CMake calls that build and register every mutant
+  mutants.py make NAME SRC OUT    write the mutated copy of SRC for mutant NAME
+  mutants.py list                 print the table (name, stage, bug, command)
+"""
+import pathlib
+import sys
+from typing import NamedTuple
+
+
+class Mutant(NamedTuple):
+    name: str      # mutant_<name> is the program
+    stage: str     # the stage directory whose file is copied
+    find: str      # text that must occur exactly once in the stage file
+    replace: str   # what it becomes
+    args: str      # the stage's default check, at a size and launch where the bug matters
+    expect: str    # "fail": exit 1 with FAIL printed; "racecheck": compute-sanitizer racecheck reports a hazard
+    bug: str       # the bug, in words
+
+
+MUTANTS = [
+    Mutant("01_bound", "01_naive",
+           "float sum = i < n ? in[i] : 0.0f;", "float sum = i + 1 < n ? in[i] : 0.0f;",
+           "--check-only -n 1000003", "fail",
+           "off-by-one bound: the last element of every pass is dropped"),
+    Mutant("01_barrier", "01_naive",
+           "    if (index < blockDim.x) smem[index] += smem[index + s];\n    __syncthreads();\n",
+           "    if (index < blockDim.x) smem[index] += smem[index + s];\n",
+           "--check-only -n 4097 --block 256", "racecheck",
+           "missing barrier: the tree's __syncthreads() removed"),
+    Mutant("02_stride_skip", "02_grid_stride",
+           "i < n; i += stride) sum += in[i];", "i < n; i += 2 * stride) sum += in[i];",
+           "--check-only", "fail",
+           "skipped grid-stride step: every other stride of the input is never read (n = 2^28)"),
+    Mutant("02_stride_double", "02_grid_stride",
+           "const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;",
+           "const std::size_t stride = std::size_t{gridDim.x} * blockDim.x / 2;",
+           "--check-only -n 2^24", "fail",
+           "doubled grid-stride step: a stride of half the grid, so most elements are added twice"),
+    Mutant("03_tree_short", "03_padding",
+           "for (unsigned s = 1; s < blockDim.x; s *= 2) {", "for (unsigned s = 1; s < blockDim.x / 2; s *= 2) {",
+           "--check-only -n 2^24 --regime tree", "fail",
+           "tree one step short: the second half of every block is lost"),
+    Mutant("04_syncwarp", "04_warp_unroll",
+           "      if (step < 5) __syncwarp();  // the next step reads what this step's lanes wrote\n", "",
+           "--check-only -n 4097 --regime tree", "racecheck",
+           "missing barrier: the __syncwarp() between the unrolled warp steps removed"),
+    Mutant("04_warp_steps", "04_warp_unroll",
+           "for (int step = 0; step < 6; ++step, s *= 2) {", "for (int step = 0; step < 5; ++step, s *= 2) {",
+           "--check-only -n 2^24 --regime tree --block 128", "fail",
+           "one warp step short: the last addition of every block is missing"),
+    Mutant("05_shuffle_offset", "05_shuffle",
+           "for (int offset = 16; offset > 0; offset /= 2)", "for (int offset = 8; offset > 0; offset /= 2)",
+           "--check-only -n 2^24", "fail",
+           "shuffle starts at offset 8: lanes 16-31 of every warp are dropped"),
+    Mutant("05_warp_count", "05_shuffle",
+           "lane < blockDim.x / 32 ? smem[lane]", "lane < blockDim.x / 64 ? smem[lane]",
+           "--check-only -n 2^20 --regime tree", "fail",
+           "wrong warp count: the sums of the second half of the warps are dropped"),
+    Mutant("06_tail", "06_float4",
+           "  if (tid < tail) sum += in[n - tail + tid];\n", "",
+           "--check-only -n 268435459", "fail",
+           "dropped tail: the last n % 4 elements are never added (n = 2^28 + 3)"),
+    Mutant("06_head", "06_float4",
+           "  if (tid < head) sum += in[tid];\n", "",
+           "--check-only -n 2^24 --offset 1", "fail",
+           "dropped head: the elements before the first 16-byte boundary are never added"),
+    Mutant("06_overread", "06_float4",
+           "  if (tid < tail) sum += in[n - tail + tid];", "  if (tid <= tail) sum += in[n - tail + tid];",
+           "--check-only -n 1000003", "fail",
+           "over-read: the tail reads one element past the end, in[n]"),
+    Mutant("07_atomic_block0", "07_multiblock",
+           "if (threadIdx.x == 0) atomicAdd(out, sum);", "if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(out, sum);",
+           "--check-only --combine atomic --regime tree --block 64 -n 2^30", "fail",
+           "lost blocks (atomic): only block 0 adds its sum (n = 2^30, 16.7 million blocks)"),
+    Mutant("07_twopass_lost", "07_multiblock",
+           "(launch.partials[0], grid, out, nullptr, nullptr)", "(launch.partials[0], grid - 1, out, nullptr, nullptr)",
+           "--check-only --combine two-pass -n 2^24", "fail",
+           "lost block (two-pass): the second pass reads one partial sum too few"),
+    Mutant("07_lastblock_lost", "07_multiblock",
+           "for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)",
+           "for (unsigned b = threadIdx.x; b + 1 < gridDim.x; b += blockDim.x)",
+           "--check-only --combine last-block -n 2^24", "fail",
+           "lost block (last-block): the last block adds one partial sum too few"),
+    Mutant("08_k_tile", "08_gemm_tiled",
+           "for (int k0 = 0; k0 < K; k0 += kTile) {", "for (int k0 = 0; k0 + kTile <= K; k0 += kTile) {",
+           "--check-only --size 1000", "fail",
+           "missed K tile: the last, partial tile of K is skipped (K = 1000)"),
+    Mutant("08_edge_row", "08_gemm_tiled",
+           "a_tile[ty][tx] = row < M && k0 + tx < K", "a_tile[ty][tx] = row < M - 1 && k0 + tx < K",
+           "--check-only", "fail",
+           "edge row: the last row of A is loaded as zeros (4096 x 4096 x 4096, where the oracle samples)"),
+    Mutant("08_one_element", "08_gemm_tiled",
+           "C[std::size_t(row) * N + col] = sum;", "C[std::size_t(row) * N + col] = row == M / 2 && col == N / 3 ? sum + 1.0f : sum;",
+           "--check-only", "fail",
+           "one wrong element of C, off by 1, at a size where the oracle samples (4096 x 4096 x 4096)"),
+    Mutant("08_barrier", "08_gemm_tiled",
+           "    __syncthreads();  // everyone is done with them before the next tiles overwrite them\n", "",
+           "--check-only --size 100", "racecheck",
+           "missing barrier: the tiles are overwritten while other threads still read them"),
+]
+
+
+def stage_file(root: pathlib.Path, stage: str) -> pathlib.Path:
+    gemm = root / stage / "gemm.cu"
+    return gemm if gemm.exists() else root / stage / "reduce.cu"
+
+
+def make(name: str, src: pathlib.Path, out: pathlib.Path) -> None:
+    m = next(m for m in MUTANTS if m.name == name)
+    text = src.read_text()
+    count = text.count(m.find)
+    if count == 1:
+        body = f"// Mutant {m.name}, made from {m.stage}/{src.name} at build time: {m.bug}.\n" + text.replace(m.find, m.replace)
+    else:
+        problem = f"mutant {m.name}: the text it replaces occurs {count} times in {m.stage}/{src.name}, not once: " \
+                  f"update tests/mutants.py"
+        body = f'#include <cstdio>\nint main() {{\n  std::fputs("{problem}\\n", stderr);\n  return 3;\n}}\n'
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text() != body:
+        out.write_text(body)
+
+
+def cmake(out: pathlib.Path) -> None:
+    root = pathlib.Path(__file__).resolve().parent.parent
+    lines = ["# Generated by tests/mutants.py: one call per planted bug."]
+    for m in MUTANTS:
+        lines.append(f'ladder_mutant({m.name} {m.stage} {stage_file(root, m.stage).name} {m.expect} "{m.args}")')
+    text = "\n".join(lines) + "\n"
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+
+
+def main(argv) -> int:
+    if len(argv) == 3 and argv[1] == "cmake":
+        cmake(pathlib.Path(argv[2]))
+    elif len(argv) == 5 and argv[1] == "make":
+        make(argv[2], pathlib.Path(argv[3]), pathlib.Path(argv[4]))
+    elif len(argv) == 2 and argv[1] == "list":
+        for m in MUTANTS:
+            print(f"{m.name:18} {m.stage:15} {m.expect:9} {m.args:55} {m.bug}")
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
