@@ -18,6 +18,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -336,6 +337,35 @@ def cmd_probe(a):
 
 # ---- measure: everything the docs use ------------------------------------------------------------------
 
+def mutant_rows(a):
+    """Runs every planted bug (tests/mutants.py) as its test does; records the verdict and the line it printed."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mutants import MUTANTS
+    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    rows = []
+    for m in MUTANTS:
+        exe = a.build / "tests" / "bin" / f"mutant_{m.name}"
+        if not exe.exists():
+            raise StageError(f"{exe} does not exist: build the target 'mutants' first")
+        cmd = [str(exe), *shlex.split(m.args)]
+        if m.expect == "racecheck":
+            cmd = [sanitizer, "--tool", "racecheck", "--error-exitcode", "99", "--print-limit", "1", *cmd]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        text = proc.stdout + proc.stderr
+        if proc.returncode == 77:
+            raise NoGpu(text.strip())
+        if m.expect == "racecheck":
+            caught = proc.returncode == 99
+            line = next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
+        else:
+            caught = proc.returncode == 1 and "FAIL" in text
+            line = next((l.strip() for l in text.splitlines() if "FAIL" in l), "")
+        say(f"      mutant {m.name}: {'caught' if caught else 'NOT CAUGHT'} (exit {proc.returncode})")
+        rows.append({"mutant": m.name, "stage": m.stage, "expect": m.expect, "args": m.args, "exit": proc.returncode,
+                     "verdict": "caught" if caught else "NOT CAUGHT", "line": line.replace("=========", "").strip()})
+    return rows
+
+
 # The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
 TRY_EXPERIMENTS = [
     ("06_float4", "kLoadsInFlight=1,2,4,8"),
@@ -364,6 +394,10 @@ def cmd_measure(a):
         a.args = [stage, spec]
         a.save = str(out)
         ok &= cmd_try(a) == 0
+    say("== planted bugs: every mutant must be caught")
+    rows = mutant_rows(a)
+    save(out, "mutants", rows)
+    ok &= all(r["verdict"] == "caught" for r in rows)
     say("== 07_multiblock: every combine strategy at the sizes of the targets")
     rows, _ = run_binary(a.build, "07_multiblock", ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
     save(out, "multiblock", rows)

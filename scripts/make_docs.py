@@ -24,13 +24,18 @@ RESULTS = DOCS / "results"
 TEMPLATES = DOCS / "templates"
 IMG = DOCS / "img"
 sys.path.insert(0, str(ROOT / "scripts"))
-from ladder import STAGES, REDUCE, GEMM  # noqa: E402  (the syllabus, from CMakeLists.txt)
+from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, TRY_EXPERIMENTS  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
+from mutants import MUTANTS  # noqa: E402
 
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
 REQUIRED = {
-    "ladder_stream": ["stage", "n", "block", "grid", "combine", "check", "ms_median", "gbps", "pct_peak",
-                      "cub_ms_median", "cub_gbps", "x_cub"],
-    "ladder_tree": ["stage", "n", "block", "grid", "combine", "check", "ms_median", "gbps", "pct_peak", "x_cub"],
+    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
+               "float_check", "abs_error", "bound", "summation_depth", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps",
+               "x_cub"],
+    "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
+    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
+    "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
     "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
     "determinism": ["combine", "runs", "distinct_results", "bitwise_identical", "deterministic_by_design", "check"],
     "sweep": ["stage", "n", "gbps", "cub_gbps", "check"],
@@ -55,7 +60,23 @@ class DocsError(Exception):
 _cache = {}
 
 
+# What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
+# regime, its one launch, and stands in both; 07 at its default combine, atomic).
+LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
+
+
+def ladder_view(regime):
+    out = []
+    for stage in REDUCE:
+        mine = [r for r in rows("ladder") if r["stage"] == stage and r["combine"] in ("relaunch", "atomic")]
+        pick = [r for r in mine if r["regime"] == regime] or mine
+        out.append(pick[0])
+    return out
+
+
 def rows(name):
+    if name in LADDER_VIEWS:
+        return ladder_view(LADDER_VIEWS[name])
     if name not in _cache:
         path = RESULTS / f"{name}.csv"
         if not path.exists():
@@ -94,9 +115,9 @@ def num(name, field, fmt=".1f", **match):
     return format(f(select(name, **match)[field]), fmt)
 
 
-def ratio(name, field, a, b, fmt=".2f", key="stage"):
+def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
     """Row a's field over row b's: ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
-    return format(f(select(name, **{key: a})[field]) / f(select(name, **{key: b})[field]), fmt)
+    return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
 
 
 def pct_change(name, field, a, b, key="stage", **match):
@@ -140,37 +161,77 @@ def link(stage, page_dir):
     return f"[{stage}]({prefix}{stage}.md)"
 
 
-def ladder_table(regime, page_dir="."):
-    data = rows(f"ladder_{regime}")
-    base = f(data[0]["ms_median"])
-    body, prev = [], None
-    for r in data:
-        ms = f(r["ms_median"])
-        body.append([link(r["stage"], page_dir), r["check"], f"{ms:.3f}", f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
-                     "" if prev is None else f"{prev / ms:.2f}", f"{base / ms:.2f}", f"{f(r['x_cub']):.2f}"])
-        prev = ms
-    cub = statistics.median(f(r["cub_ms_median"]) for r in data)
-    n = int(data[0]["n"])
-    peak = f(data[0]["peak_gbps"])
-    body.append(["CUB `DeviceReduce::Sum` (median of the runs)", "", f"{cub:.3f}", f"{n * 4 / (cub * 1e6):.0f}",
-                 f"{100 * n * 4 / (cub * 1e6) / peak:.1f}", "", f"{base / cub:.2f}", "1.00"])
-    return md_table(["stage", "check", "ms", "GB/s", "% of peak", "× prev", "× 01", "× CUB"], body)
+def ladder_table(page_dir="."):
+    """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
+    headers, body, cub = ladder_lines(rows("ladder"))
+    out = []
+    for cells in body:
+        stage = cells[0].split(" ")[0]
+        out.append([link(stage, page_dir) + cells[0][len(stage):], *cells[1:]])
+    out.append(["CUB `DeviceReduce::Sum` (median of the runs)", "", f"{cub['ms']:.3f}", f"{cub['gbps']:.0f}",
+                f"{cub['pct_peak']:.1f}", "", "", "", "", "", "1.00"])
+    headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "× prev", "tree ms", "GB/s", "% of peak", "× prev",
+               "× CUB"]
+    return md_table(headers, out)
+
+
+def stream_grid_line():
+    """The stream grid each stage got, as the occupancy API answered."""
+    data = [r for r in rows("ladder") if r["regime"] == "stream"]
+    grids = ", ".join(f"{r['stage'][:2]}{' ' + r['combine'] if r['combine'] not in ('relaunch', 'atomic') else ''}: "
+                      f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
+    return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
+
+
+def try_table(name):
+    data = rows(name)
+    headers, body = try_lines(data, "gflops" in data[0])
+    return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
+
+
+def float_error_table():
+    body = []
+    for r in rows("ladder"):
+        bounded = r["float_check"] != "unbounded"
+        body.append([r["stage"], r["regime"], r["combine"], r["summation_depth"], r["abs_error"],
+                     r["bound"] if bounded else "no bound",
+                     f"{f(r['abs_error']) / f(r['bound']):.2g}" if bounded else "", r["exact_check"], r["check"]])
+    return md_table(["stage", "regime", "combine", "depth d", "abs error", "bound", "error / bound", "exact check",
+                     "verdict"], body, ["---"] * 3 + ["---:"] * 4 + ["---"] * 2)
+
+
+def mutant_table():
+    body = []
+    for r in rows("mutants"):
+        m = next(m for m in MUTANTS if m.name == r["mutant"])
+        how = "racecheck" if m.expect == "racecheck" else "default check"
+        body.append([f"`{m.name}`", link(m.stage, "stages"), m.bug, f"`{m.args}`", how, r["verdict"],
+                     "`" + r["line"].replace("|", "\\|") + "`"])
+    return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
+                    body, ["---"] * 7)
+
+
+def mutants_caught():
+    data = rows("mutants")
+    return f"{sum(r['verdict'] == 'caught' for r in data)} of {len(data)}"
 
 
 def stage_table(stage):
     """This stage in both regimes, with the stage before it for comparison."""
     i = REDUCE.index(stage)
     body = []
-    for regime in ("stream", "tree"):
+    for regime in REGIMES:
         for st in ([REDUCE[i - 1]] if i else []) + [stage]:
             r = select(f"ladder_{regime}", stage=st)
+            if st == REDUCE[0] and regime == "stream":
+                continue  # 01 has no stream regime
             prev = select(f"ladder_{regime}", stage=REDUCE[REDUCE.index(st) - 1]) if REDUCE.index(st) else None
-            body.append([regime, st if st != stage else f"**{st}**", f"{f(r['ms_median']):.3f}", f"{f(r['gbps']):.0f}",
-                         f"{f(r['pct_peak']):.1f}",
+            body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
+                         f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
                          "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}",
                          f"{f(r['x_cub']):.2f}"])
-    return md_table(["regime", "stage", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
-                    ["---", "---", "---:", "---:", "---:", "---:", "---:"])
+    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
+                    ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
 
 
 def multiblock_table():
@@ -183,10 +244,11 @@ def multiblock_table():
 
 
 def determinism_table():
-    body = [[f"`{r['combine']}`", r["runs"], r["distinct_results"], "yes" if r["bitwise_identical"] == "true" else "no",
+    body = [[f"`{r['combine']}`", r["runs"], r["distinct_results"], r.get("min_result", ""), r.get("max_result", ""),
+             "yes" if r["bitwise_identical"] == "true" else "no",
              "yes" if r["deterministic_by_design"] == "true" else "no", r["check"]] for r in rows("determinism")]
-    return md_table(["combine", "runs", "distinct results", "bitwise identical", "deterministic by design",
-                     "every result checked"], body)
+    return md_table(["combine", "runs", "distinct results", "smallest", "largest", "bitwise identical",
+                     "deterministic by design", "every result checked"], body)
 
 
 def sweep_table(step=2):
@@ -307,14 +369,11 @@ def code_lines(stage):
 
 
 def diff(stage):
-    """The unified diff of the code (below the header comment) from the previous reduce stage."""
+    """The code this stage adds to the previous reduce stage: exactly what `./ladder diff` prints."""
     i = REDUCE.index(stage)
     if i == 0:
         raise DocsError(f"{stage} has no previous stage")
-    prev = REDUCE[i - 1]
-    out = difflib.unified_diff(code_lines(prev), code_lines(stage), f"{prev}/reduce.cu", f"{stage}/reduce.cu",
-                               n=2, lineterm="")
-    return "```diff\n" + "\n".join(out) + "\n```"
+    return "```diff\n" + stage_diff(REDUCE[i - 1], stage) + "\n```"
 
 
 def excerpt(stage, start, end):
@@ -439,7 +498,7 @@ def render(template):
                min=min, max=max, round=round, str=str)
     env["link"] = lambda stage: link(stage, page_dir)
     env["img"] = lambda name, alt: img(name, alt, page_dir)
-    env["ladder_table"] = lambda regime: ladder_table(regime, page_dir)
+    env["ladder_table"] = lambda: ladder_table(page_dir)
 
     def expand(m):
         try:
@@ -464,7 +523,7 @@ def check_structure():
     for stage in STAGES:
         if not (TEMPLATES / "stages" / f"{stage}.md").exists():
             problems.append(f"stage {stage} has no page (docs/templates/stages/{stage}.md)")
-    for name in REQUIRED:
+    for name in list(REQUIRED) + list(LADDER_VIEWS):
         try:
             rows(name)
         except DocsError as e:
