@@ -6,6 +6,9 @@
   probe    GB/s against the block size (64..1024) for every reduce stage
   measure  everything the docs are built from, written to docs/results/ (or --save)
   profile  Nsight Compute counters (bank conflicts, shared-memory traffic, DRAM bytes) per stage
+  try      a stage with a constant (NAME=v1,v2) or an option (--opt=v1,v2) changed, beside the original
+  diff     the code a stage adds to the previous one, as its docs page shows it
+  mutants  every planted bug of tests/mutants.py, run as its test runs it, with what the stage printed
 
 Only the Python standard library is used here.
 """
@@ -359,11 +362,20 @@ def mutant_rows(a):
             line = next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
         else:
             caught = proc.returncode == 1 and "FAIL" in text
-            line = next((l.strip() for l in text.splitlines() if "FAIL" in l), "")
+            line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ")), "")
         say(f"      mutant {m.name}: {'caught' if caught else 'NOT CAUGHT'} (exit {proc.returncode})")
         rows.append({"mutant": m.name, "stage": m.stage, "expect": m.expect, "args": m.args, "exit": proc.returncode,
                      "verdict": "caught" if caught else "NOT CAUGHT", "line": line.replace("=========", "").strip()})
     return rows
+
+
+def cmd_mutants(a):
+    rows = mutant_rows(a)
+    print(table(["mutant", "verdict", "exit", "what the stage printed"],
+                [[r["mutant"], r["verdict"], str(r["exit"]), r["line"][:110]] for r in rows]))
+    if a.save:
+        save(a.save, "mutants", rows)
+    return 0 if all(r["verdict"] == "caught" for r in rows) else 1
 
 
 # The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
@@ -707,7 +719,7 @@ class UsageProblem(Exception):
 
 def main():
     p = argparse.ArgumentParser(prog="ladder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile", "try", "diff"])
+    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile", "try", "diff", "mutants"])
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (default: build)")
     p.add_argument("-n", "--size", default="2^28", help="floats to sum (default 2^28)")
     p.add_argument("--regime", choices=["stream", "tree"], default="stream", help="probe: the regime")
@@ -750,7 +762,7 @@ def main():
     if a.command == "measure" and a.save_format != "csv":
         p.error("measure writes CSV: the docs are built from it")
     commands = {"run": cmd_run, "sweep": cmd_sweep, "probe": cmd_probe, "measure": cmd_measure, "profile": cmd_profile,
-                "try": cmd_try, "diff": cmd_diff}
+                "try": cmd_try, "diff": cmd_diff, "mutants": cmd_mutants}
     try:
         return commands[a.command](a)
     except NoGpu as e:
