@@ -373,7 +373,11 @@ def diff(stage):
     i = REDUCE.index(stage)
     if i == 0:
         raise DocsError(f"{stage} has no previous stage")
-    return "```diff\n" + stage_diff(REDUCE[i - 1], stage) + "\n```"
+    prev = REDUCE[i - 1]
+    return ("```diff\n" + stage_diff(prev, stage) + "\n```\n\n"
+            f"`./ladder diff {prev[:2]} {stage[:2]}` prints exactly this, with the files' own line numbers. It leaves out "
+            f"the header comment, which says in words what changed and why; `diff -u {prev}/reduce.cu "
+            f"{stage}/reduce.cu` shows that too.")
 
 
 def excerpt(stage, start, end):
