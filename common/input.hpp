@@ -23,7 +23,8 @@ void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, fl
                     unsigned int_range = kDefaultIntRange);
 
 // The widest int range R for a sum of n elements that stays exact in float: ten standard deviations of the
-// sum (and so, with overwhelming probability, of every partial sum in any order) stay below 2^24. A wider
+// sum (and so, with overwhelming probability, of every partial sum in any order fixed independently of the
+// data) stay below 2^24. A wider
 // range makes an element read from the wrong place more likely to change the sum (it goes unseen only
 // when the two values are equal: probability 1/(2R)).
 unsigned exact_int_range(std::uint64_t n);

@@ -187,10 +187,12 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
                      std::uint64_t K, InputMode mode, std::uint64_t seed) {
   GemmCheck out;
   // NaN and Inf never pass, wherever they are.
+  // In the int mode every element must also be a whole number, so every error is one and the double sums of
+  // Freivalds' test below stay exact: one wrong element then cannot vanish in rounding.
   for (std::uint64_t e = 0; e < M * N; ++e) {
-    if (!std::isfinite(C[e])) {
+    if (!std::isfinite(C[e]) || (mode == InputMode::kInt && C[e] != std::nearbyint(C[e]))) {
       out.reason = fmt::format("C[{}][{}] = {}", e / N, e % N, C[e]);
-      out.method = "scan for NaN/Inf";
+      out.method = mode == InputMode::kInt ? "scan for NaN/Inf and non-integers" : "scan for NaN/Inf";
       return out;
     }
   }

@@ -5,7 +5,8 @@
 //
 // A reduce stage's verdict has two parts (docs/method.md, "What the check proves"):
 //  - the exact check: the same launch on an int input whose every partial sum is exact in float, compared
-//    for equality. Dropping, repeating or misplacing any element changes that sum, at any n;
+//    for equality. Dropping or repeating one element changes that sum, at any n; a misplaced element goes
+//    unseen only when the two values are equal (probability 1/(2R), see exact_int_range);
 //  - the float check: the float input's error against a realistic bound. If the rounding errors of the
 //    additions behave as independent random variables of mean zero (Higham and Mary, "A New Approach to
 //    Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), 2019), a sum in which no input

@@ -117,6 +117,24 @@ class ReduceBench {
     input_.poison(nullptr);
     CUDA_CHECK(cudaMemcpy(input_.get() + kGuard + offset, host, count * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
+    host_ = host;
+    uploaded_ = fenced_ = count;
+    offset_ = offset;
+  }
+
+  // Makes the kGuard floats after element n - 1 NaN, for a size n below the uploaded count (the uploaded data
+  // continues there), and puts back the data the previous fence covered.
+  void fence(std::uint64_t n) {
+    float* in = input_.get() + kGuard + offset_;
+    if (fenced_ < uploaded_) {
+      const std::uint64_t count = std::min<std::uint64_t>(kGuard, uploaded_ - fenced_);
+      CUDA_CHECK(cudaMemcpy(in + fenced_, host_ + fenced_, count * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    if (n < uploaded_) {
+      CUDA_CHECK(cudaMemset(in + n, 0xFF, std::min<std::uint64_t>(kGuard, uploaded_ - n) * sizeof(float)));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    fenced_ = n;
   }
   const float* input(unsigned offset) const { return input_.get() + kGuard + offset; }
 
@@ -152,6 +170,9 @@ class ReduceBench {
   DeviceBuffer<float> input_, out_, partials0_, partials1_;
   DeviceBuffer<unsigned> ticket_;
   GpuTimer timer_;
+  const float* host_ = nullptr;  // what upload() copied, for fence() to put back
+  std::uint64_t uploaded_ = 0, fenced_ = 0;
+  unsigned offset_ = 0;
 };
 
 std::uint64_t max_partials_for(const std::vector<Config>& configs) {
@@ -229,6 +250,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
     bench.upload(host.get(), max_n, o.offset);
     for (auto n : o.sizes) exact_refs.emplace(n, reference_sum(host.get(), n));
     for (std::size_t i = 0; i < configs.size(); ++i) {
+      bench.fence(configs[i].n);
       exact_results[i] = bench.run_checked(in, configs[i]);
       exact[i] = check_sum(exact_results[i], exact_refs.at(configs[i].n), InputMode::kInt, depth_of(configs[i]));
     }
@@ -264,6 +286,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
     const SumReference& ref = refs.at(n);
     const std::uint64_t grid = first_grid(n, c.block, c.limit);
     const std::uint64_t depth = depth_of(c);
+    bench.fence(n);
     progress(fmt::format("{}: n = {}, {} regime, block {}, {}: checking{}", stage.name, n, to_string(c.regime),
                          c.block, to_string(c.combine), timing ? " and timing" : ""));
     const float result = bench.run_checked(in, c);
@@ -451,6 +474,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_gri
       bench.upload(host.get(), max_n, offset);
       for (std::size_t si = 0; si < sizes.size(); ++si) {
         const std::uint64_t n = sizes[si];
+        bench.fence(n);
         std::size_t local_runs = 0, local_failures = 0;
         for (auto block : blocks) {
           for (const auto& l : launches) {
@@ -495,17 +519,27 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_g
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, n, max_partials, o.offset, false);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", n));
   auto host = host_floats(n, fmt::format("-n {}", n));
+  ReduceBench bench(reduce, o, d, n, max_partials, o.offset, false);
+  // The exact check first, as in the default run: a float result without a bound proves nothing.
+  std::vector<bool> exact_pass;
+  generate_input(o.seed, 0, InputMode::kInt, host.get(), n, exact_int_range(n));
+  const SumReference exact_ref = reference_sum(host.get(), n);
+  bench.upload(host.get(), n, o.offset);
+  for (const auto& c : configs) {
+    exact_pass.push_back(
+        check_sum(bench.run_checked(bench.input(o.offset), c), exact_ref, InputMode::kInt, depth_of(c)).pass);
+  }
   generate_input(o.seed, 0, o.input, host.get(), n, exact_int_range(n));
   const SumReference ref = reference_sum(host.get(), n);
-  ReduceBench bench(reduce, o, d, n, max_partials, o.offset, false);
   bench.upload(host.get(), n, o.offset);
 
   std::vector<Record> records;
   bool ok = true;
-  for (const auto& c : configs) {
+  for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+    const Config& c = configs[ci];
     std::set<std::uint32_t> distinct;
     float lo = INFINITY, hi = -INFINITY;
-    bool all_pass = true;
+    bool all_pass = exact_pass[ci];
     for (int r = 0; r < o.determinism; ++r) {
       const float result = bench.run_checked(bench.input(o.offset), c);
       std::uint32_t bits;
