@@ -83,16 +83,12 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
 // Shared memory of one block.
 std::size_t smem_bytes(unsigned block) { return block / 32 * sizeof(float); }
 
-// The stream regime's grid: as many blocks as the GPU holds at once. The occupancy API answers for this
-// kernel at this block size, its registers and shared memory included.
-ladder::StreamGrid stream_grid(const ladder::ReduceLaunch& launch) {
-  int device = 0;
-  ladder::StreamGrid g;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocks_per_sm, reduce_kernel, launch.block,
-                                                           smem_bytes(launch.block)));
-  return g;
+// The stream regime's grid is the SM count times this: how many blocks of this kernel one SM holds at once,
+// as the occupancy API answers for its registers and shared memory at this block size.
+int blocks_per_sm(const ladder::ReduceLaunch& launch) {
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reduce_kernel, launch.block, smem_bytes(launch.block)));
+  return blocks;
 }
 
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
@@ -111,5 +107,5 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
 
 int main(int argc, char** argv) {
   const ladder::ReduceStage stage{"06_float4", {Regime::kStream, Regime::kTree}, {Combine::kRelaunch}};
-  return ladder::run_reduce_stage(argc, argv, stage, reduce, stream_grid);
+  return ladder::run_reduce_stage(argc, argv, stage, reduce, blocks_per_sm);
 }

@@ -71,8 +71,6 @@ DeviceLookup find_device(int index) {
   d.cc_minor = prop.minor;
   d.sm_count = prop.multiProcessorCount;
   d.l2_bytes = prop.l2CacheSize;
-  d.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
-  d.max_blocks_per_sm = attribute(cudaDevAttrMaxBlocksPerMultiprocessor, index);
   d.mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, index);
   d.bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index);
   d.total_bytes = prop.totalGlobalMem;

@@ -12,8 +12,6 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int l2_bytes = 0;
-  int max_threads_per_sm = 0;
-  int max_blocks_per_sm = 0;
   int mem_clock_khz = 0;     // cudaDevAttrMemoryClockRate (CUDA 13 removed cudaDeviceProp::memoryClockRate)
   int bus_width_bits = 0;    // cudaDevAttrGlobalMemoryBusWidth
   std::uint64_t total_bytes = 0;

@@ -1,4 +1,4 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its grid sizing.
+// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -48,35 +48,33 @@ struct Config {
   unsigned block;
   Combine combine;
   unsigned limit;     // grid limit
-  StreamGrid occupancy;  // stream regime without --grid: what the stage's stream_grid() said
+  int blocks_per_sm;  // stream regime without --grid: what the stage's blocks_per_sm() said; else 0
 };
 
-// Resolves the grid limit: the tree regime has none, --grid wins, else the stage's occupancy answer.
+// Resolves the grid limit: the tree regime has none, --grid wins, else SMs x the stage's occupancy answer.
 Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
-                   StreamGridFn stream_grid) {
-  Config c{n, regime, block, combine, kMaxGrid, {}};
+                   BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
+  Config c{n, regime, block, combine, kMaxGrid, 0};
   if (regime == Regime::kTree) return c;
   if (requested_grid) {
     c.limit = requested_grid;
     return c;
   }
-  const ReduceLaunch probe{block, 0, combine, {nullptr, nullptr}, nullptr};
-  c.occupancy = stream_grid(probe);
-  if (c.occupancy.blocks_per_sm < 1 || c.occupancy.sms < 1) {
+  c.blocks_per_sm = blocks_per_sm(ReduceLaunch{block, 0, combine, {nullptr, nullptr}, nullptr});
+  if (c.blocks_per_sm < 1) {
     throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on "
-                                 "an SM ({} blocks per SM)",
-                                 block, block, c.occupancy.blocks_per_sm));
+                                 "an SM",
+                                 block, block));
   }
-  c.limit = static_cast<unsigned>(std::min<long long>(
-      static_cast<long long>(c.occupancy.sms) * c.occupancy.blocks_per_sm, kMaxGrid));
+  c.limit = static_cast<unsigned>(std::min<long long>(static_cast<long long>(d.sm_count) * c.blocks_per_sm, kMaxGrid));
   return c;
 }
 
-std::string launch_words(const Config& c, unsigned requested_grid) {
+std::string launch_words(const Config& c, unsigned requested_grid, const DeviceInfo& d) {
   if (c.regime == Regime::kTree) return "one element per thread, grid = n / block";
   if (requested_grid) return fmt::format("grid = min(n / block, --grid {})", requested_grid);
-  return fmt::format("grid = min(n / block, {} SMs x {} blocks per SM from the occupancy API)", c.occupancy.sms,
-                     c.occupancy.blocks_per_sm);
+  return fmt::format("grid = min(n / block, {} SMs x {} blocks per SM from the occupancy API)", d.sm_count,
+                     c.blocks_per_sm);
 }
 
 // The device side of one stage: input (between NaN guards), output, scratch, and the checked run.
@@ -112,7 +110,7 @@ class ReduceBench {
                         human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)))};
   }
 
-  // Fills the whole buffer with NaN, then copies count floats to input(offset).
+  // Fills the whole buffer with NaN, then copies count floats to input(), offset floats past its alignment.
   void upload(const float* host, std::uint64_t count, unsigned offset) {
     input_.poison(nullptr);
     CUDA_CHECK(cudaMemcpy(input_.get() + kGuard + offset, host, count * sizeof(float), cudaMemcpyHostToDevice));
@@ -125,6 +123,7 @@ class ReduceBench {
   // Makes the kGuard floats after element n - 1 NaN, for a size n below the uploaded count (the uploaded data
   // continues there), and puts back the data the previous fence covered.
   void fence(std::uint64_t n) {
+    if (n == fenced_) return;
     float* in = input_.get() + kGuard + offset_;
     if (fenced_ < uploaded_) {
       const std::uint64_t count = std::min<std::uint64_t>(kGuard, uploaded_ - fenced_);
@@ -136,28 +135,29 @@ class ReduceBench {
     CUDA_CHECK(cudaDeviceSynchronize());
     fenced_ = n;
   }
-  const float* input(unsigned offset) const { return input_.get() + kGuard + offset; }
+  const float* input() const { return input_.get() + kGuard + offset_; }  // where upload() put element 0
 
   ReduceLaunch launch(const Config& c) const {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get(), partials1_.get()}, ticket_.get()};
   }
 
-  // Poisons the output and the scratch, runs the stage once, returns the result.
-  float run_checked(const float* in, const Config& c) {
+  // Poisons the output and the scratch, runs the stage once on input(), returns the result.
+  float run_checked(const Config& c) {
     const cudaStream_t s = timer_.stream();
     out_.poison(s);
     const std::size_t scratch = first_grid(c.n, c.block, c.limit) * sizeof(float);
     CUDA_CHECK(cudaMemsetAsync(partials0_.get(), 0xFF, scratch, s));
     CUDA_CHECK(cudaMemsetAsync(partials1_.get(), 0xFF, scratch, s));
-    reduce_(in, c.n, out_.get(), launch(c), s);
+    reduce_(input(), c.n, out_.get(), launch(c), s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     float result = 0;
     CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(float), cudaMemcpyDeviceToHost));
     return result;
   }
 
-  TimingStats time_stage(const float* in, const Config& c) {
+  TimingStats time_stage(const Config& c) {
     const ReduceLaunch l = launch(c);
+    const float* in = input();
     return timer_.time([&](cudaStream_t s) { reduce_(in, c.n, out_.get(), l, s); }, o_.warmup, o_.reps);
   }
 
@@ -194,12 +194,12 @@ void require_tree_grid(const ReduceOptions& o) {
   }
 }
 
-std::vector<Config> all_configs(const ReduceOptions& o, StreamGridFn stream_grid) {
+std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
   std::vector<Config> configs;
   for (auto n : o.sizes) {
     for (auto regime : o.regimes) {
       for (auto block : o.blocks) {
-        for (auto combine : o.combines) configs.push_back(make_config(n, regime, block, combine, o.grid, stream_grid));
+        for (auto combine : o.combines) configs.push_back(make_config(n, regime, block, combine, o.grid, blocks_per_sm, d));
       }
     }
   }
@@ -225,20 +225,19 @@ std::string float_cell(const SumCheck& c, InputMode mode) {
 
 // ---- the benchmark: the exact check, then the float input checked and timed beside CUB, then the report --
 
-int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
   require_tree_grid(o);
   const bool timing = !o.check_only;
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
   const unsigned int_range = exact_int_range(max_n);
-  const std::vector<Config> configs = all_configs(o, stream_grid);
+  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
   const std::uint64_t max_partials = max_partials_for(configs);
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, max_n, max_partials, o.offset, timing);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", max_n));
 
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
   ReduceBench bench(reduce, o, d, max_n, max_partials, o.offset, timing);
-  const float* in = bench.input(o.offset);
 
   // 1. The exact check: every configuration on the int input, where every partial sum is exact in float.
   std::vector<SumCheck> exact(configs.size());
@@ -251,7 +250,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
     for (auto n : o.sizes) exact_refs.emplace(n, reference_sum(host.get(), n));
     for (std::size_t i = 0; i < configs.size(); ++i) {
       bench.fence(configs[i].n);
-      exact_results[i] = bench.run_checked(in, configs[i]);
+      exact_results[i] = bench.run_checked(configs[i]);
       exact[i] = check_sum(exact_results[i], exact_refs.at(configs[i].n), InputMode::kInt, depth_of(configs[i]));
     }
   }
@@ -289,7 +288,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
     bench.fence(n);
     progress(fmt::format("{}: n = {}, {} regime, block {}, {}: checking{}", stage.name, n, to_string(c.regime),
                          c.block, to_string(c.combine), timing ? " and timing" : ""));
-    const float result = bench.run_checked(in, c);
+    const float result = bench.run_checked(c);
     const SumCheck check = check_sum(result, ref, o.input, depth);
     if (o.input == InputMode::kInt) {
       exact[i] = check;
@@ -302,18 +301,18 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
     TimingStats t;
     CubResult* cr = nullptr;
     if (timing) {
-      t = bench.time_stage(in, c);
+      t = bench.time_stage(c);
       auto it = cub_results.find(n);
       if (it == cub_results.end()) {
         CubResult r;
         const cudaStream_t s = bench.timer().stream();
         CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), s));
-        cub->run(in, n, bench.out(), s);
+        cub->run(bench.input(), n, bench.out(), s);
         CUDA_CHECK(cudaStreamSynchronize(s));
         float cub_result = 0;
         CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
         r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
-        r.t = bench.timer().time([&](cudaStream_t st) { cub->run(in, n, bench.out(), st); }, o.warmup, o.reps);
+        r.t = bench.timer().time([&](cudaStream_t st) { cub->run(bench.input(), n, bench.out(), st); }, o.warmup, o.reps);
         if (!r.check.pass) notes.push_back(fmt::format("CUB FAILED at n = {}: {}", n, r.check.reason));
         all_pass = all_pass && r.check.pass;
         it = cub_results.emplace(n, r).first;
@@ -362,7 +361,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
         .add("bytes", n * sizeof(float))
         .add("block", c.block)
         .add("grid", grid)
-        .add("blocks_per_sm", c.occupancy.blocks_per_sm)
+        .add("blocks_per_sm", c.blocks_per_sm)
         .add("combine", to_string(c.combine))
         .add("fingerprint", fingerprints.at(n))
         .add("exact_check", exact[i].pass ? "PASS" : "FAIL")
@@ -405,7 +404,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
                input_words(o.input, int_range), o.seed, o.offset);
     std::set<std::string> launches;
     for (const auto& c : configs) {
-      const std::string line = fmt::format("{} regime, block {}: {}", to_string(c.regime), c.block, launch_words(c, o.grid));
+      const std::string line = fmt::format("{} regime, block {}: {}", to_string(c.regime), c.block, launch_words(c, o.grid, d));
       if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
     }
     fmt::print("  check    PASS = the exact check passed (the same launch on random integers in [-{}, {}], whose sum "
@@ -425,7 +424,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, c
 
 // ---- --self-test: every awkward size, block, input mode, launch, alignment and combine ------------------
 
-int self_test(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
               const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
   const std::vector<std::uint64_t> sizes =
@@ -479,8 +478,8 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_gri
         for (auto block : blocks) {
           for (const auto& l : launches) {
             for (auto combine : stage.combines) {
-              const Config c = make_config(n, l.regime, block, combine, l.grid, stream_grid);
-              const float result = bench.run_checked(bench.input(offset), c);
+              const Config c = make_config(n, l.regime, block, combine, l.grid, blocks_per_sm, d);
+              const float result = bench.run_checked(c);
               const SumCheck check = check_sum(result, refs[si], mode, depth_of(c));
               ++local_runs;
               unbounded += check.bounded ? 0 : 1;
@@ -507,14 +506,14 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_gri
 
 // ---- --determinism R: the same reduction R times, compared bit for bit ----------------------------------
 
-int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid, const ReduceOptions& o,
+int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
                 const DeviceInfo& d) {
   require_tree_grid(o);
   const std::uint64_t n = o.sizes.front();
   ReduceOptions one = o;
   one.sizes = {n};
   one.blocks = {o.blocks.front()};
-  const std::vector<Config> configs = all_configs(one, stream_grid);
+  const std::vector<Config> configs = all_configs(one, blocks_per_sm, d);
   const std::uint64_t max_partials = max_partials_for(configs);
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, n, max_partials, o.offset, false);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", n));
@@ -527,7 +526,7 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_g
   bench.upload(host.get(), n, o.offset);
   for (const auto& c : configs) {
     exact_pass.push_back(
-        check_sum(bench.run_checked(bench.input(o.offset), c), exact_ref, InputMode::kInt, depth_of(c)).pass);
+        check_sum(bench.run_checked(c), exact_ref, InputMode::kInt, depth_of(c)).pass);
   }
   generate_input(o.seed, 0, o.input, host.get(), n, exact_int_range(n));
   const SumReference ref = reference_sum(host.get(), n);
@@ -541,7 +540,7 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_g
     float lo = INFINITY, hi = -INFINITY;
     bool all_pass = exact_pass[ci];
     for (int r = 0; r < o.determinism; ++r) {
-      const float result = bench.run_checked(bench.input(o.offset), c);
+      const float result = bench.run_checked(c);
       std::uint32_t bits;
       std::memcpy(&bits, &result, sizeof bits);
       distinct.insert(bits);
@@ -581,7 +580,7 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_g
 
 }  // namespace
 
-int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, StreamGridFn stream_grid) {
+int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
   ReduceOptions o;
   const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
   if (parsed.exit_status) {
@@ -589,9 +588,9 @@ int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn r
     return *parsed.exit_status;
   }
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
-    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, stream_grid, o, d);
-    if (o.determinism > 0) return determinism(stage, reduce, stream_grid, o, d);
-    return bench(stage, reduce, stream_grid, o, d);
+    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, blocks_per_sm, o, d);
+    if (o.determinism > 0) return determinism(stage, reduce, blocks_per_sm, o, d);
+    return bench(stage, reduce, blocks_per_sm, o, d);
   });
 }
 

@@ -30,7 +30,7 @@ enum class Combine {
 // Which launches a stage can run.
 //   tree:   one element per thread, grid = n / block, as in 01: the block-level tree dominates.
 //   stream: a grid that just fills the GPU (SMs x the blocks of this kernel one SM holds, as the stage's
-//           stream_grid() asks the occupancy API), each thread looping over many elements: the kernel
+//           blocks_per_sm() asks the occupancy API), each thread looping over many elements: the kernel
 //           streams memory, and the tree is a small part of the time.
 enum class Regime { kStream, kTree };
 
@@ -43,7 +43,7 @@ struct ReduceStage {
 // Everything a launcher needs besides the input and the output.
 struct ReduceLaunch {
   unsigned block;        // threads per block: a power of two from 64 to 1024
-  unsigned grid_limit;   // the most blocks one launch may use (stream: from stream_grid() or --grid; tree: 2^31-1)
+  unsigned grid_limit;   // the most blocks one launch may use (stream: SMs x blocks_per_sm() or --grid; tree: 2^31-1)
   Combine combine;       // how partial sums are combined (one of the stage's combines)
   float* partials[2];    // device scratch, each room for ceil(n / block) floats
   unsigned* ticket;      // a device counter the harness zeroes once, when it allocates it (last-block pattern)
@@ -53,18 +53,15 @@ struct ReduceLaunch {
 using ReduceFn = void (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
                           cudaStream_t stream);
 
-// What a stage with a stream regime says of its first kernel: the grid that fills the GPU is
-// sms x blocks_per_sm, blocks_per_sm as cudaOccupancyMaxActiveBlocksPerMultiprocessor answers it.
-struct StreamGrid {
-  int sms = 0;
-  int blocks_per_sm = 0;
-};
-using StreamGridFn = StreamGrid (*)(const ReduceLaunch& launch);  // uses launch.block and launch.combine
+// What a stage with a stream regime says of its first kernel: how many of its blocks one SM holds at once,
+// as cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for launch.block (and launch.combine). The grid
+// that fills the GPU is the SM count times that.
+using BlocksPerSmFn = int (*)(const ReduceLaunch& launch);
 
 // Runs the stage as a program: parse options, check, time, report. Returns the process exit status:
 // 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU. A stage without a stream regime
-// (01) passes no stream_grid.
+// (01) passes no blocks_per_sm.
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce,
-                     StreamGridFn stream_grid = nullptr);
+                     BlocksPerSmFn blocks_per_sm = nullptr);
 
 }  // namespace ladder

@@ -189,7 +189,7 @@ def ladder_lines(rows):
     for (stage, combine), by in lines.items():
         if stage != prev_stage:
             prev, current, prev_stage = current, {}, stage
-        label = stage if combine in ("relaunch",) else f"{stage} ({combine})"
+        label = stage if combine == "relaunch" else f"{stage} ({combine})"
         cells = [label, "PASS" if all(x["check"] == "PASS" for x in by.values()) else "FAIL"]
         for regime in REGIMES:
             r = by.get(regime)
@@ -204,9 +204,8 @@ def ladder_lines(rows):
         stream = by.get("stream") or by.get("tree")
         cells.append(fmt_num(stream["x_cub"], ".2f"))
         body.append(cells)
-        current.setdefault("stream", by.get("stream"))
-        current.setdefault("tree", by.get("tree"))
-        current = {k: v for k, v in current.items() if v is not None}
+        for regime, r in by.items():
+            current.setdefault(regime, r)  # the stage's first combine is what the next stage compares with
     cub_ms = statistics.median(float(r["cub_ms_median"]) for r in rows)
     n, peak = int(rows[0]["n"]), float(rows[0]["peak_gbps"])
     cub = {"ms": cub_ms, "gbps": n * 4 / (cub_ms * 1e6), "pct_peak": 100 * n * 4 / (cub_ms * 1e6) / peak}

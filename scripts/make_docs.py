@@ -24,7 +24,7 @@ RESULTS = DOCS / "results"
 TEMPLATES = DOCS / "templates"
 IMG = DOCS / "img"
 sys.path.insert(0, str(ROOT / "scripts"))
-from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, TRY_EXPERIMENTS  # noqa: E402
+from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests"))
 from mutants import MUTANTS  # noqa: E402
 
