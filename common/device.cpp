@@ -1,5 +1,6 @@
 #include "device.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -73,6 +74,7 @@ DeviceLookup find_device(int index) {
   d.l2_bytes = prop.l2CacheSize;
   d.mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, index);
   d.bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index);
+  d.clock_khz = attribute(cudaDevAttrClockRate, index);
   d.total_bytes = prop.totalGlobalMem;
   d.driver_version = driver;
   d.runtime_version = runtime;
@@ -85,6 +87,26 @@ DeviceLookup find_device(int index) {
   }
   out.ok = true;
   return out;
+}
+
+int DeviceInfo::fp32_lanes_per_sm() const {
+  switch (cc_major * 10 + cc_minor) {
+    case 75:  // Turing
+    case 80:  // A100
+      return 64;
+    case 86:
+    case 87:
+    case 89:
+    case 90:  // H100, H200
+      return 128;
+    default:
+      return cc_major >= 10 ? 128 : 0;  // Blackwell
+  }
+}
+
+double DeviceInfo::fp32_peak_gflops() const {
+  const int lanes = fp32_lanes_per_sm();
+  return lanes > 0 ? 2.0 * lanes * sm_count * (clock_khz * 1e3) / 1e9 : NAN;
 }
 
 int list_devices(const char* program) {

@@ -185,7 +185,9 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
         .add("cublas_check", timing ? (cublas_check.pass ? "PASS" : "FAIL") : "-")
         .add("cublas_math", CublasSgemm::math_mode())
         .add("pct_cublas", timing ? 100 * cublas_t.median_ms / t.median_ms : NAN, 4)
-        .add("x_naive", timing ? naive_t.median_ms / t.median_ms : NAN, 4);
+        .add("x_naive", timing ? naive_t.median_ms / t.median_ms : NAN, 4)
+        .add("pct_fp32_peak", timing ? 100 * gflops(s, t.median_ms) / d.fp32_peak_gflops() : NAN, 4)
+        .add("cublas_pct_fp32_peak", timing ? 100 * gflops(s, cublas_t.median_ms) / d.fp32_peak_gflops() : NAN, 4);
     records.push_back(std::move(r));
     if (pass && o.pads.size() == 1) {
       notes.push_back(fmt::format("exact check: PASS on int inputs ({}; {} elements compared one by one)",
@@ -230,6 +232,8 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
       fmt::print("  timing   {}\n", timing_line(o, d));
       fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
       fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
+      fmt::print("  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from device "
+                 "attributes\n", d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
     }
     fmt::print("\n{}", table.str());
     for (const auto& note : notes) fmt::print("  {}\n", note);

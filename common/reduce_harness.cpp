@@ -101,13 +101,16 @@ class ReduceBench {
     const std::size_t scratch = 2 * max_partials * sizeof(float);
     const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
     std::size_t cub = 0;
+    std::size_t copy = 0;
     if (timing) {
       for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));
+      copy = SpeedOfLight::bytes(max_n, d.sm_count);
     }
-    return {input + scratch + flush + cub + 64,
-            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}",
+    return {input + scratch + flush + cub + copy + 64,
+            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, copy destination {}",
                         human_bytes(static_cast<double>(input)), human_bytes(static_cast<double>(scratch)),
-                        human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)))};
+                        human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)),
+                        human_bytes(static_cast<double>(copy)))};
   }
 
   // Fills the whole buffer with NaN, then copies count floats to input(), offset floats past its alignment.
@@ -260,18 +263,24 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   generate_input(o.seed, 0, o.input, host.get(), max_n, int_range);
   bench.upload(host.get(), max_n, o.offset);
   std::unique_ptr<CubSum> cub;
-  if (timing) cub = std::make_unique<CubSum>(std::vector<std::size_t>(o.sizes.begin(), o.sizes.end()));
+  std::unique_ptr<SpeedOfLight> sol;
+  if (timing) {
+    cub = std::make_unique<CubSum>(std::vector<std::size_t>(o.sizes.begin(), o.sizes.end()));
+    sol = std::make_unique<SpeedOfLight>(d.sm_count, max_n);
+  }
 
+  // The references of one size: CUB (checked), and the speed of light (a read-only kernel and a copy).
   struct CubResult {
     TimingStats t;
     SumCheck check;
+    TimingStats read, copy;
   };
   std::map<std::uint64_t, CubResult> cub_results;
   std::map<std::uint64_t, SumReference> refs;
   std::map<std::uint64_t, std::string> fingerprints;
   std::vector<Record> records;
   TextTable table({"n", "regime", "block", "grid", "combine", "exact", "error/bound", "check", "ms", "min", "max",
-                   "GB/s", "% peak", "CUB ms", "CUB GB/s", "x CUB"});
+                   "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
   std::vector<std::string> notes;
   bool all_pass = true;
 
@@ -313,6 +322,17 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
         r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
         r.t = bench.timer().time([&](cudaStream_t st) { cub->run(bench.input(), n, bench.out(), st); }, o.warmup, o.reps);
+        sol->read(bench.input(), n, s);
+        const SumCheck read_check = check_sum(static_cast<float>(sol->sum_of_last_read()), ref, o.input,
+                                              (n + sol->threads() - 1) / sol->threads() + 64);
+        if (!read_check.pass) notes.push_back(fmt::format("FAIL speed-of-light read at n = {}: {}", n, read_check.reason));
+        all_pass = all_pass && read_check.pass;
+        r.read = bench.timer().time([&](cudaStream_t st) { sol->read(bench.input(), n, st); }, o.warmup, o.reps);
+        r.copy = bench.timer().time([&](cudaStream_t st) { sol->copy(bench.input(), n, st); }, o.warmup, o.reps);
+        notes.push_back(fmt::format("speed of light at n = {}: a kernel that only reads the input {:.0f} GB/s ({:.1f}% of "
+                                    "peak); cudaMemcpy device to device {:.0f} GB/s, counting bytes read and written",
+                                    n, gbps(n, r.read.median_ms), 100 * gbps(n, r.read.median_ms) / d.peak_gbps(),
+                                    2 * gbps(n, r.copy.median_ms)));
         if (!r.check.pass) notes.push_back(fmt::format("CUB FAILED at n = {}: {}", n, r.check.reason));
         all_pass = all_pass && r.check.pass;
         it = cub_results.emplace(n, r).first;
@@ -322,6 +342,8 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
     const double stage_gbps = timing ? gbps(n, t.median_ms) : NAN;
     const double cub_gbps = cr ? gbps(n, cr->t.median_ms) : NAN;
     const double x_cub = cr ? cr->t.median_ms / t.median_ms : NAN;
+    const double read_gbps = cr ? gbps(n, cr->read.median_ms) : NAN;
+    const double copy_gbps = cr ? 2 * gbps(n, cr->copy.median_ms) : NAN;  // every byte read and written
     const double peak = d.peak_gbps();
 
     auto ms = [&](double v) { return timing ? fmt::format("{:.4f}", v) : std::string("-"); };
@@ -329,7 +351,8 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
                    to_string(c.combine), exact[i].pass ? "PASS" : "FAIL", float_cell(check, o.input),
                    pass ? "PASS" : "FAIL", ms(t.median_ms), ms(t.min_ms), ms(t.max_ms),
                    timing ? fmt::format("{:.1f}", stage_gbps) : "-",
-                   timing ? fmt::format("{:.1f}", 100 * stage_gbps / peak) : "-", cr ? ms(cr->t.median_ms) : "-",
+                   timing ? fmt::format("{:.1f}", 100 * stage_gbps / peak) : "-",
+                   cr ? fmt::format("{:.1f}", 100 * stage_gbps / read_gbps) : "-", cr ? ms(cr->t.median_ms) : "-",
                    cr ? fmt::format("{:.1f}", cub_gbps) : "-", cr ? fmt::format("{:.2f}", x_cub) : "-"});
     const std::string where = fmt::format("n = {}, {} regime, block {}, {}", n, to_string(c.regime), c.block,
                                           to_string(c.combine));
@@ -388,7 +411,15 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         .add("cub_gbps", cub_gbps)
         .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
         .add("x_cub", x_cub, 4)
-        .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-");
+        .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-")
+        .add("read_ms_median", cr ? cr->read.median_ms : NAN)
+        .add("read_gbps", read_gbps)
+        .add("read_pct_peak", 100 * read_gbps / peak, 4)
+        .add("pct_read", 100 * stage_gbps / read_gbps, 4)
+        .add("read_grid", sol ? sol->grid() : 0)
+        .add("copy_ms_median", cr ? cr->copy.median_ms : NAN)
+        .add("copy_gbps", copy_gbps)
+        .add("copy_pct_peak", 100 * copy_gbps / peak, 4);
     records.push_back(std::move(r));
   }
 
@@ -415,6 +446,9 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
       fmt::print("  timing   {}\n", timing_line(o, d));
       fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
                  "(above 1: faster than CUB)\n");
+      fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, "
+                 "four 16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n",
+                 sol->grid());
     }
     fmt::print("\n{}", table.str());
     for (const auto& note : notes) fmt::print("  {}\n", note);

@@ -25,6 +25,30 @@ class CubSum {
   std::size_t bytes_ = 0;
 };
 
+// The speed of light of a sum, timed beside every stage: a kernel that only reads the same n floats (16-byte
+// loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
+// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. The first is what a sum can
+// hope for; the second is the figure most bandwidth tests report.
+class SpeedOfLight {
+ public:
+  SpeedOfLight(int sm_count, std::size_t max_n);  // allocates a copy destination of max_n floats
+  ~SpeedOfLight();
+  SpeedOfLight(const SpeedOfLight&) = delete;
+  SpeedOfLight& operator=(const SpeedOfLight&) = delete;
+
+  void read(const float* in, std::size_t n, cudaStream_t stream);
+  void copy(const float* in, std::size_t n, cudaStream_t stream);
+  double sum_of_last_read() const;  // the per-thread sums of the last read, added in double (synchronises)
+  int grid() const { return grid_; }
+  std::size_t threads() const;
+  static std::size_t bytes(std::size_t max_n, int sm_count);  // device memory it allocates, at most
+
+ private:
+  float* copy_ = nullptr;
+  float* sums_ = nullptr;
+  int grid_ = 0;
+};
+
 // The naive GEMM: one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and
 // stores of C), every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);

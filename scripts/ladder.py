@@ -194,24 +194,42 @@ def ladder_lines(rows):
         for regime in REGIMES:
             r = by.get(regime)
             if r is None:
-                cells += ["-", "-", "-", "-"]
+                cells += ["-", "-", "-", "-", "-"]
                 continue
             ms = float(r["ms_median"])
             base = prev.get(regime) or (prev.get("tree") if regime == "stream" else None)
             mark = "*" if regime == "stream" and base is not None and base["regime"] == "tree" else ""
             cells += [f"{ms:.3f}", fmt_num(r["gbps"], ".0f"), fmt_num(r["pct_peak"], ".1f"),
+                      fmt_num(r.get("pct_read", "nan"), ".1f"),
                       "-" if base is None else f"{float(base['ms_median']) / ms:.2f}{mark}"]
         stream = by.get("stream") or by.get("tree")
         cells.append(fmt_num(stream["x_cub"], ".2f"))
         body.append(cells)
         for regime, r in by.items():
             current.setdefault(regime, r)  # the stage's first combine is what the next stage compares with
-    cub_ms = statistics.median(float(r["cub_ms_median"]) for r in rows)
+    headers = ["stage", "check", "stream ms", "GB/s", "% peak", "% read", "x prev", "tree ms", "GB/s", "% peak",
+               "% read", "x prev", "x CUB"]
+    return headers, body, reference_lines(rows)
+
+
+def reference_lines(rows):
+    """CUB, the read-only kernel and the device-to-device copy, each the median over the stages' runs (each
+    stage times them again in its own process): {name: {ms, gbps, pct_peak, pct_read}}."""
     n, peak = int(rows[0]["n"]), float(rows[0]["peak_gbps"])
-    cub = {"ms": cub_ms, "gbps": n * 4 / (cub_ms * 1e6), "pct_peak": 100 * n * 4 / (cub_ms * 1e6) / peak}
-    headers = ["stage", "check", "stream ms", "GB/s", "% peak", "x prev", "tree ms", "GB/s", "% peak", "x prev",
-               "x CUB"]
-    return headers, body, cub
+    read_ms = statistics.median(float(r.get("read_ms_median", "nan")) for r in rows)
+    out = {}
+    for name, field, bytes_moved in [("cub", "cub_ms_median", 4 * n), ("read", "read_ms_median", 4 * n),
+                                     ("copy", "copy_ms_median", 8 * n)]:
+        if field not in rows[0]:
+            continue  # results from before the reference was timed
+        ms = statistics.median(float(r[field]) for r in rows)
+        gbps = bytes_moved / (ms * 1e6)
+        out[name] = {"ms": ms, "gbps": gbps, "pct_peak": 100 * gbps / peak, "pct_read": 100 * read_ms / ms}
+    return out
+
+
+REFERENCE_NAMES = {"cub": "CUB DeviceReduce::Sum", "read": "read-only kernel (speed of light)",
+                   "copy": "cudaMemcpy device to device (read + write)"}
 
 
 def print_ladder(rows):
@@ -223,9 +241,11 @@ def print_ladder(rows):
           f"of {first['reps']} reps, L2 flush before each: {first['l2_flush']}")
     print("stream regime: a grid that fills the GPU (from the occupancy API), many elements per thread; "
           "tree regime: one element per thread, grid = n / block\n")
-    headers, body, cub = ladder_lines(rows)
-    body = body + [["CUB DeviceReduce::Sum", "-", f"{cub['ms']:.3f}", f"{cub['gbps']:.0f}", f"{cub['pct_peak']:.1f}",
-                    "-", "-", "-", "-", "-", "1.00"]]
+    headers, body, refs = ladder_lines(rows)
+    for key, ref in refs.items():
+        body.append([REFERENCE_NAMES[key], "-", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}", f"{ref['pct_peak']:.1f}",
+                     f"{ref['pct_read']:.1f}" if key != "copy" else "-", "-", "-", "-", "-", "-", "-",
+                     "1.00" if key == "cub" else "-"])
     print(table(headers, body))
     grids = {r["stage"]: r for r in rows if r["regime"] == "stream"}
     if grids:
@@ -235,6 +255,8 @@ def print_ladder(rows):
               f"the occupancy API gives each kernel)")
     print("  check: PASS = the exact check (the same launch on random integers, whose sum is exact in float, equals "
           "the exact sum) and the float result within its bound")
+    print("  % read: GB/s over the read-only kernel's, timed in the same process: how close the stage is to what "
+          "this GPU reaches reading the same bytes (the copy counts bytes read and written)")
     print("  x prev: the previous stage's time / this one's, in the same regime (*: against 01, which runs only the "
           "tree regime); x CUB: CUB's time in the same run / the stage's stream time (above 1 is faster than CUB)")
 
@@ -413,6 +435,11 @@ def cmd_measure(a):
     rows, _ = run_binary(a.build, "07_multiblock", ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
     save(out, "multiblock", rows)
     ok &= all_pass(rows)
+    say("== 07_multiblock in the tree regime: every combine at small blocks (one atomic or ticket per block)")
+    rows, _ = run_binary(a.build, "07_multiblock", ["-n", a.size, "--regime", "tree", "--block", "64,128,256,1024",
+                                                    "--combine", "all", *common_args(a)])
+    save(out, "combine_tree", rows)
+    ok &= all_pass(rows)
     say("== the L2 flush: 07_multiblock and CUB timed after each kind of flush")
     frows = []
     for flush in ("clean", "write", "none"):
@@ -458,36 +485,76 @@ def cmd_measure(a):
 
 # ---- profile: Nsight Compute counters ------------------------------------------------------------------
 
-METRICS = [
-    "gpu__time_duration.sum",
+# The Nsight Compute sections every case collects (they name their metrics per GPU, so nothing here breaks on
+# another chip), plus the shared-memory and instruction counters the pages cite. ./ladder profile keeps the
+# columns below; the pages name each by its ncu metric, so a reader can ask ncu for the same one.
+NCU_SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "InstructionStats", "SourceCounters"]
+NCU_METRICS = [
     "dram__bytes_read.sum",
-    "smsp__inst_executed.sum",
     "smsp__inst_executed_op_shared_ld.sum",
     "smsp__inst_executed_op_shared_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
 ]
+NCU_COLUMNS = {
+    "gpu__time_duration.sum": "duration (ns)",
+    "dram__bytes_read.sum": "DRAM bytes read",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "DRAM throughput, % of peak",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory throughput, % of peak",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM throughput, % of peak",
+    "launch__registers_per_thread": "registers per thread",
+    "sm__maximum_warps_per_active_cycle_pct": "theoretical occupancy, %",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy, %",
+    "smsp__inst_executed.sum": "warp instructions",
+    "smsp__thread_inst_executed_per_inst_executed.ratio": "active threads per instruction",
+    "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": "threads with predicate on per instruction",
+    "smsp__sass_branch_targets_threads_divergent.sum": "divergent branch targets",
+    "smsp__inst_executed_op_shared_ld.sum": "shared-load instructions",
+    "smsp__inst_executed_op_shared_st.sum": "shared-store instructions",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared-load wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared-store wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "bank conflicts, loads",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "bank conflicts, stores",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": "FMA pipe active, % of peak",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "tensor pipe active, % of peak",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": "FFMA thread instructions",
+}
+STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
+TOP_STALLS = 3
 
 
-def parse_ncu_csv(text):
-    """Rows of ncu --csv (one per kernel launch and metric) -> {(process, launch id): {metric: value}}."""
+def parse_ncu_raw(text):
+    """ncu --page raw --csv: a header row, a units row, then one row per profiled kernel -> [{column: value}]."""
     lines = [l for l in text.splitlines() if l.startswith('"')]
-    if not lines:
-        return {}
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
-    kernels = {}
-    for row in reader:
-        key = (row.get("Process Name", ""), int(row.get("Process ID", 0)), int(row["ID"]))
-        entry = kernels.setdefault(key, {"kernel": row.get("Kernel Name", ""), "grid": row.get("Grid Size", ""),
-                                         "block": row.get("Block Size", "")})
-        value = row["Metric Value"].replace(",", "")
-        try:
-            entry[row["Metric Name"]] = float(value)
-        except ValueError:
-            entry[row["Metric Name"]] = value
-    return kernels
+    if len(lines) < 3:
+        return []
+    table_rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    header = table_rows[0]
+    return [dict(zip(header, r)) for r in table_rows[2:]]
+
+
+def ncu_number(value):
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return ""
+
+
+def ncu_row(stage, variant, size, kernel):
+    """One profiled kernel -> the row ./ladder profile keeps: the columns above and the top stall reasons (warps
+    stalled per issued instruction, WarpStateStats; "selected" is issuing, not a stall)."""
+    row = {"stage": stage, "variant": variant, "n_or_size": size, "kernel": kernel.get("Kernel Name", ""),
+           "grid": kernel.get("Grid Size", ""), "block": kernel.get("Block Size", "")}
+    row.update({m: ncu_number(kernel.get(m, "")) for m in NCU_COLUMNS})
+    stalls = sorted(((ncu_number(v), STALL.match(k).group(1)) for k, v in kernel.items()
+                     if STALL.match(k) and STALL.match(k).group(1) != "selected" and ncu_number(v) != ""), reverse=True)
+    for i in range(TOP_STALLS):
+        value, name = stalls[i] if i < len(stalls) else ("", "")
+        row[f"stall_{i + 1}"], row[f"stall_{i + 1}_per_issue"] = name, value
+    return row
 
 
 def find_ncu():
@@ -497,47 +564,78 @@ def find_ncu():
     return None
 
 
+def ncu_command(ncu, cmd, kernel_regex, launch_count=None):
+    sections = [x for s in NCU_SECTIONS for x in ("--section", s)]
+    count = ["--launch-count", str(launch_count)] if launch_count else []
+    return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), "--page", "raw", "--csv",
+            "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
+
+
+def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
+    full = ncu_command(ncu, cmd, kernel_regex, launch_count)
+    proc = subprocess.run(full, capture_output=True, text=True)
+    kernels = parse_ncu_raw(proc.stdout)
+    if proc.returncode != 0 or not kernels:
+        raise StageError(f"ncu failed for {' '.join(cmd)} (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
+                         f"{proc.stderr[-2000:]}")
+    return kernels
+
+
+# The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
+def profile_command(stage, variant, size):
+    if stage == GEMM:
+        return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats --kernel-name regex:gemm "
+                f"build/bin/{GEMM} --size {size} --pad both --reps 1 --warmup 0")
+    return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section Occupancy "
+            f"--kernel-name regex:reduce_kernel --launch-count 1 build/bin/{stage} --check-only --input int -n {size}"
+            + (f" --regime {variant}" if stage != REDUCE[0] else ""))
+
+
+GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k), ("tiled padded", lambda k: "gemm_kernel<" in k and ", 1>" in k),
+                ("naive", lambda k: "gemm_naive_kernel" in k),
+                ("cuBLAS", lambda k: "gemm_kernel<" not in k and "gemm_naive_kernel" not in k)]
+
+
 def cmd_profile(a):
     ncu = find_ncu()
     if not ncu:
-        say("ncu (Nsight Compute) not found")
+        say("ladder: ncu (Nsight Compute) not found: install Nsight Compute or put its directory on PATH")
         return 2
-    # One check-only run per case; ncu profiles every kernel launch, the first launch of each run is the one
-    # that reads the input (the later ones add up partial sums).
-    cases = []
-    for regime in ("stream", "tree"):
-        for stage in REDUCE:
-            if stage == "01_naive" and regime == "stream":
-                continue
-            cases.append((stage, regime, [binary(a.build, stage), "--check-only", "--input", "int", "-n",
-                                          a.profile_size, *regime_args(stage, [regime])]))
-    for pad in ("off", "on"):
-        cases.append((GEMM, f"pad {pad}", [binary(a.build, GEMM), "--check-only", "--size", a.profile_gemm,
-                                           "--pad", pad]))
+    # Reduce: one --check-only run on the int input per stage and regime; the first launch is the one that reads
+    # the input (later launches add partial sums). GEMM: one timed run with one repetition, every kernel of it.
     rows = []
-    for stage, variant, cmd in cases:
-        say(f"      ncu: {stage} ({variant})")
-        proc = subprocess.run([ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(METRICS),
-                               "--kernel-name", "regex:reduce_kernel|gemm_kernel", *cmd],
-                              capture_output=True, text=True)
-        kernels = parse_ncu_csv(proc.stdout)
-        if proc.returncode != 0 or not kernels:
-            raise StageError(f"ncu failed for {' '.join(cmd)} (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
-                             f"{proc.stderr[-2000:]}")
-        first = kernels[min(kernels)]
-        rows.append({"stage": stage, "variant": variant, "n_or_size": a.profile_gemm if stage == GEMM else a.profile_size,
-                     "kernel": first["kernel"], "grid": first["grid"], "block": first["block"],
-                     "launches": len(kernels), **{m: first.get(m, "") for m in METRICS}})
+    for regime in REGIMES:
+        for stage in REDUCE:
+            if stage == REDUCE[0] and regime == "stream":
+                continue
+            say(f"      ncu: {stage} ({regime} regime, n = {a.profile_size})")
+            cmd = [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+                   *regime_args(stage, [regime])]
+            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
+            rows.append(ncu_row(stage, regime, a.profile_size, kernel))
+    say(f"      ncu: {GEMM} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
+    cmd = [binary(a.build, GEMM), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
+    kernels = run_ncu(ncu, cmd, "gemm")
+    for variant, match in GEMM_KERNELS:
+        found = [k for k in kernels if match(k.get("Kernel Name", ""))]
+        if not found:
+            raise StageError(f"ncu: no {variant} kernel among {sorted({k.get('Kernel Name') for k in kernels})}")
+        rows.append(ncu_row(GEMM, variant, a.profile_gemm, found[-1]))  # the last: after any check runs
     out = []
     for r in rows:
-        out.append([f"{r['stage']} ({r['variant']})", fmt_num(r["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], ".0f"),
+        out.append([f"{r['stage']} ({r['variant']})", fmt_num(r["gpu__time_duration.sum"], ".0f"),
+                    fmt_num(r["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"], ".1f"),
+                    fmt_num(r["sm__warps_active.avg.pct_of_peak_sustained_active"], ".1f"),
+                    fmt_num(r["launch__registers_per_thread"], ".0f"), fmt_num(r["smsp__inst_executed.sum"], ".3g"),
+                    fmt_num(r["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], ".0f"),
                     fmt_num(r["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], ".0f"),
-                    fmt_num(r["smsp__inst_executed_op_shared_ld.sum"], ".0f"),
-                    fmt_num(r["dram__bytes_read.sum"], ".3g"), fmt_num(r["gpu__time_duration.sum"], ".0f")])
-    print(f"\nNsight Compute, first kernel of each run (reduce: n = {a.profile_size}; GEMM: {a.profile_gemm}^3)\n")
-    print(table(["run", "conflicts ld", "conflicts st", "shared ld instr", "DRAM bytes read", "ns"], out))
+                    f"{r['stall_1']} {fmt_num(r['stall_1_per_issue'], '.1f')}"])
+    print(f"\nNsight Compute, first kernel of each reduce run (n = {a.profile_size}); GEMM {a.profile_gemm}^3\n")
+    print(table(["run", "ns", "DRAM %", "occupancy %", "regs", "warp instr", "conflicts ld", "conflicts st",
+                 "top stall (warps per issue)"], out))
     if a.save:
-        save(a.save, "ncu", rows, {"ncu": subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()})
+        version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()
+        save(a.save, "ncu", rows, {"ncu": version, "sections": NCU_SECTIONS, "metrics": NCU_METRICS})
     racecheck(a)
     return 0
 

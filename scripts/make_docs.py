@@ -163,15 +163,19 @@ def link(stage, page_dir):
 
 def ladder_table(page_dir="."):
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
-    headers, body, cub = ladder_lines(rows("ladder"))
+    headers, body, refs = ladder_lines(rows("ladder"))
     out = []
     for cells in body:
         stage = cells[0].split(" ")[0]
         out.append([link(stage, page_dir) + cells[0][len(stage):], *cells[1:]])
-    out.append(["CUB `DeviceReduce::Sum` (median of the runs)", "", f"{cub['ms']:.3f}", f"{cub['gbps']:.0f}",
-                f"{cub['pct_peak']:.1f}", "", "", "", "", "", "1.00"])
-    headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "× prev", "tree ms", "GB/s", "% of peak", "× prev",
-               "× CUB"]
+    names = {"cub": "CUB `DeviceReduce::Sum`", "read": "[read-only kernel](" + {"stages": "../", "root": "docs/"}.get(
+        page_dir, "") + "method.md#speed-of-light)", "copy": "`cudaMemcpy` device to device (read + write)"}
+    for key, ref in refs.items():
+        out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
+                    f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
+                    "1.00" if key == "cub" else ""])
+    headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
+               "% of peak", "% of read", "× prev", "× CUB"]
     return md_table(headers, out)
 
 

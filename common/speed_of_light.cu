@@ -1,0 +1,81 @@
+// The speed of light of a sum on this GPU: what reading the same bytes costs when reading is all a kernel does.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "references.hpp"
+
+namespace ladder {
+
+namespace {
+constexpr int kBlock = 512;
+constexpr int kUnroll = 4;  // float4 loads issued per thread before the first is used
+
+// Reads in[0, n) once: scalar loads up to the first 16-byte boundary and after the last, float4 loads in
+// between, kUnroll of them in flight per thread. Each thread stores its sum (one coalesced store per thread,
+// a few hundred KB in all), so no load can be dropped and the harness can check that every element was read.
+__global__ void read_only(const float* __restrict__ in, std::size_t n, float* __restrict__ sums) {
+  const std::size_t misalign = (reinterpret_cast<std::uintptr_t>(in) / sizeof(float)) % 4;
+  const std::size_t head = misalign == 0 ? 0 : (n < 4 - misalign ? n : 4 - misalign);
+  const std::size_t vecs = (n - head) / 4;
+  const float4* body = reinterpret_cast<const float4*>(in + head);
+  const std::size_t tid = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  float acc = 0.0f;
+  std::size_t i = tid;
+  for (; i + (kUnroll - 1) * stride < vecs; i += kUnroll * stride) {
+    float4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = body[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+  }
+  for (; i < vecs; i += stride) {
+    const float4 v = body[i];
+    acc += (v.x + v.y) + (v.z + v.w);
+  }
+  if (tid < head) acc += in[tid];
+  const std::size_t tail = head + 4 * vecs;
+  if (tid < n - tail) acc += in[tail + tid];
+  sums[tid] = acc;
+}
+}  // namespace
+
+SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
+  grid_ = sm_count * (per_sm > 0 ? per_sm : 1);
+  CUDA_CHECK(cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&sums_, threads() * sizeof(float)));
+}
+
+std::size_t SpeedOfLight::threads() const { return static_cast<std::size_t>(grid_) * kBlock; }
+
+double SpeedOfLight::sum_of_last_read() const {
+  std::vector<float> sums(threads());
+  CUDA_CHECK(cudaMemcpy(sums.data(), sums_, sums.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  double total = 0;
+  for (float s : sums) total += s;
+  return total;
+}
+
+SpeedOfLight::~SpeedOfLight() {
+  cudaFree(copy_);
+  cudaFree(sums_);
+}
+
+std::size_t SpeedOfLight::bytes(std::size_t max_n, int sm_count) {
+  return (std::max<std::size_t>(max_n, 1) + std::size_t{2048} * sm_count) * sizeof(float);  // copy, sums
+}
+
+void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
+  read_only<<<grid_, kBlock, 0, stream>>>(in, n, sums_);
+  LADDER_CHECK_LAUNCH();
+}
+
+void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+}
+
+}  // namespace ladder
