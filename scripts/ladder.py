@@ -568,7 +568,7 @@ def ncu_command(ncu, cmd, kernel_regex, launch_count=None):
     sections = [x for s in NCU_SECTIONS for x in ("--section", s)]
     count = ["--launch-count", str(launch_count)] if launch_count else []
     return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), "--page", "raw", "--csv",
-            "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
+            "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
 
 
 def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
@@ -584,7 +584,8 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
 # The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
 def profile_command(stage, variant, size):
     if stage == GEMM:
-        return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats --kernel-name regex:gemm "
+        return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats "
+                f"--kernel-name-base demangled --kernel-name regex:gemm "
                 f"build/bin/{GEMM} --size {size} --pad both --reps 1 --warmup 0")
     return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section Occupancy "
             f"--kernel-name regex:reduce_kernel --launch-count 1 build/bin/{stage} --check-only --input int -n {size}"
