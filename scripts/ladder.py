@@ -554,6 +554,7 @@ def ncu_row(stage, variant, size, kernel):
     for i in range(TOP_STALLS):
         value, name = stalls[i] if i < len(stalls) else ("", "")
         row[f"stall_{i + 1}"], row[f"stall_{i + 1}_per_issue"] = name, value
+    row.update({f"stall_{name}": value for value, name in sorted(stalls, key=lambda s: s[1])})
     return row
 
 
@@ -637,8 +638,43 @@ def cmd_profile(a):
     if a.save:
         version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()
         save(a.save, "ncu", rows, {"ncu": version, "sections": NCU_SECTIONS, "metrics": NCU_METRICS})
+        save_sass(a)
     racecheck(a)
     return 0
+
+
+SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+
+
+def save_sass(a):
+    """The machine code of each reduce stage's kernel (cuobjdump -sass, instructions only), as the pages quote it."""
+    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+    for stage in REDUCE:
+        proc = subprocess.run([cuobjdump, "-sass", binary(a.build, stage)], capture_output=True, text=True)
+        lines, inside = [], False
+        for line in proc.stdout.splitlines():
+            if "Function :" in line:
+                inside = "reduce_kernel" in line
+                continue
+            m = SASS_LINE.match(line)
+            if inside and m:
+                lines.append(f"/*{m.group(1)}*/ {m.group(2)}")
+        if lines:
+            (pathlib.Path(a.save) / f"sass_{stage}.txt").write_text("\n".join(lines) + "\n")
+    # GEMM: every instantiation of the tiled kernel, each under its "Function : <mangled name>" line.
+    proc = subprocess.run([cuobjdump, "-sass", binary(a.build, GEMM)], capture_output=True, text=True)
+    lines, inside = [], False
+    for line in proc.stdout.splitlines():
+        if "Function :" in line:
+            inside = "gemm_kernel" in line and "naive" not in line
+            if inside:
+                lines.append(line.strip())
+            continue
+        m = SASS_LINE.match(line)
+        if inside and m:
+            lines.append(f"/*{m.group(1)}*/ {m.group(2)}")
+    if lines:
+        (pathlib.Path(a.save) / f"sass_{GEMM}.txt").write_text("\n".join(lines) + "\n")
 
 
 def racecheck(a):

@@ -4,8 +4,12 @@
 
   python3 scripts/make_docs.py           render the pages, draw the charts (charts need matplotlib)
   python3 scripts/make_docs.py --check   fail if a page differs from what the templates and results give,
-                                         a stage has no page, a result file does not parse, or a chart
-                                         is missing (standard library only: this is a CPU test)
+                                         a stage has no page, a result file does not parse, a chart is
+                                         missing, a template types a fact of the GPU or a comparative word,
+                                         or a page rendered from a synthetic second GPU (tests/
+                                         synthetic_gpu.py) keeps a fact of the first or says "N× faster"
+                                         with N below 1 (standard library only: this is a CPU test)
+  python3 scripts/make_docs.py --self-test   plant such claims and demand that the checks catch each
 
 Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below.
 """
@@ -31,6 +35,7 @@ from mutants import MUTANTS  # noqa: E402
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
 REQUIRED = {
     "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
+               "read_ms_median", "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops",
                "float_check", "abs_error", "bound", "summation_depth", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps",
                "x_cub"],
     "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
@@ -42,13 +47,17 @@ REQUIRED = {
     "probe_stream": ["stage", "block", "gbps", "check"],
     "probe_tree": ["stage", "block", "gbps", "check"],
     "gemm": ["m", "tile", "pad", "check", "ms_median", "gflops", "pct_cublas", "x_naive", "naive_ms_median",
-             "naive_gflops", "cublas_ms_median", "cublas_gflops", "cublas_math", "check_method"],
+             "naive_gflops", "cublas_ms_median", "cublas_gflops", "cublas_math", "check_method", "pct_fp32_peak",
+             "cublas_pct_fp32_peak", "fp32_peak_gflops"],
     "flush": ["l2_flush", "n", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "cub_pct_peak"],
-    "ncu": ["stage", "variant", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "combine_tree": ["block", "combine", "grid", "check", "ms_median", "gbps"],
+    "ncu": ["stage", "variant", "stall_1", "stall_1_per_issue", "launch__registers_per_thread",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
             "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
 }
-CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png"]
+CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png"]
 
 
 class DocsError(Exception):
@@ -127,10 +136,180 @@ def pct_change(name, field, a, b, key="stage", **match):
     return format(100 * (ta / tb - 1), ".0f")
 
 
+# ---- comparisons: the only place a page's comparative words come from ----------------------------------------
+
+SAME = 0.02  # two times within 2% of each other are "the same speed": about the spread of repeated runs here
+
+
+def speed_words(before_ms, after_ms):
+    """How the second time compares with the first, in words that agree with the numbers."""
+    r = float(before_ms) / float(after_ms)
+    if abs(r - 1) < SAME:
+        return f"the same speed ({r:.2f}×)"
+    return f"{r:.2f}× faster" if r > 1 else f"{1 / r:.2f}× slower"
+
+
+def speedup(name, field, a, b, key="stage", **match):
+    """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding") -> '1.13× faster'."""
+    return speed_words(select(name, **{key: a}, **match)[field], select(name, **{key: b}, **match)[field])
+
+
+def than_cub(stage, regime="stream", combine=None):
+    """A ladder row against CUB in the same run: 'x.xx× CUB's speed, faster than CUB' and so on."""
+    match = {"combine": combine} if combine else {}
+    r = select("ladder", stage=stage, regime=regime, **match) if combine else select(f"ladder_{regime}", stage=stage)
+    return speed_words(r["cub_ms_median"], r["ms_median"]) + " than CUB"
+
+
+def which(pred, yes, no):
+    """A word chosen by the data: which(x > y, "above", "below")."""
+    return yes if pred else no
+
+
 NCU_SHORT = {"conflicts_ld": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
              "conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
              "shared_ld": "smsp__inst_executed_op_shared_ld.sum", "shared_st": "smsp__inst_executed_op_shared_st.sum",
              "instructions": "smsp__inst_executed.sum", "ns": "gpu__time_duration.sum", "dram": "dram__bytes_read.sum"}
+
+
+NCU_SHORT.update({
+    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "mem_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "theoretical_occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "regs": "launch__registers_per_thread",
+    "threads": "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "pred_on": "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+    "divergent": "smsp__sass_branch_targets_threads_divergent.sum",
+    "wavefronts_ld": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "wavefronts_st": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "fma_pct": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "ffma": "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+})
+
+
+def size_value(text):
+    """'2^24' or '16777216' -> 16777216."""
+    base, _, exp = str(text).partition("^")
+    return int(base) ** int(exp) if exp else int(base)
+
+
+def median_of(name, field):
+    return statistics.median(f(r[field]) for r in rows(name))
+
+
+def ncu_value(stage, variant, metric):
+    return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
+
+
+def ncu_change(stage_a, stage_b, variant, metric):
+    """How much metric falls (or rises) from stage a to stage b, in words: '16% fewer' / '3% more'."""
+    a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant, metric)
+    pct = 100 * (b - a) / a
+    return f"{abs(pct):.0f}% {'fewer' if pct < 0 else 'more'}"
+
+
+def stalls(stage, variant, k=3):
+    """The top warp stall reasons of a profiled kernel, with warps stalled per issued instruction."""
+    r = select("ncu", stage=stage, variant=variant)
+    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1)
+                     if r.get(f"stall_{i}"))
+
+
+def stall_value(stage, variant, reason):
+    """Warps stalled for one reason per issued instruction, if it is among the top stalls kept; else 0."""
+    r = select("ncu", stage=stage, variant=variant)
+    if f"stall_{reason}" not in r:
+        raise DocsError(f"ncu.csv has no column stall_{reason}: run ./ladder profile")
+    return f(r[f"stall_{reason}"])
+
+
+def largest_step(regime):
+    """The stage with the largest × prev in a regime (02 against 01's only launch in the stream regime)."""
+    best, best_r = None, 0
+    for i in range(1, len(REDUCE)):
+        prev = select(f"ladder_{regime}", stage=REDUCE[i - 1])
+        r = f(prev["ms_median"]) / f(select(f"ladder_{regime}", stage=REDUCE[i])["ms_median"])
+        if r > best_r:
+            best, best_r = REDUCE[i], r
+    return best
+
+
+def top_stall(stage, variant):
+    return "`" + select("ncu", stage=stage, variant=variant)["stall_1"] + "`"
+
+
+PROFILE_COLUMNS = [("µs", "ns", lambda v: f"{v / 1e3:.1f}"), ("DRAM % of peak", "dram_pct", lambda v: f"{v:.1f}"),
+                   ("achieved occupancy %", "occupancy", lambda v: f"{v:.1f}"), ("registers", "regs", lambda v: f"{v:.0f}"),
+                   ("warp instructions", "instructions", lambda v: f"{v:,.0f}"),
+                   ("threads on per instruction", "pred_on", lambda v: f"{v:.1f}"),
+                   ("shared-load wavefronts", "wavefronts_ld", lambda v: f"{v:,.0f}"),
+                   ("bank conflicts (ld + st)", None, None)]
+
+
+def profile_table(cases):
+    """Nsight Compute's view of the first launch of each case [(stage, variant)], as ./ladder profile saved it."""
+    body = []
+    for stage, variant in cases:
+        r = select("ncu", stage=stage, variant=variant)
+        cells = [f"{stage} ({variant})"]
+        for _, short, fmt_ in PROFILE_COLUMNS:
+            if short is None:
+                cells.append(f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}")
+            else:
+                cells.append(fmt_(f(r[NCU_SHORT[short]])))
+        cells.append(stalls(stage, variant))
+        body.append(cells)
+    return md_table(["kernel (first launch)", *[c[0] for c in PROFILE_COLUMNS], "top stalls (warps per issue)"], body)
+
+
+def profile_command(stage, variant):
+    """The command that repeats one profile row, in a code block."""
+    from ladder import profile_command as command
+    size = select("ncu", stage=stage, variant=variant)["n_or_size"]
+    return "```\n" + command(stage, variant, size) + "\n```"
+
+
+def per_block_ns(stage, block, regime="tree"):
+    """Time per block of a probe row: median ms / (n / block), in ns."""
+    r = select(f"probe_{regime}", stage=stage, block=block)
+    return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
+
+
+def per_block_range(stages, block):
+    vals = [per_block_ns(s, block) for s in stages]
+    return f"{min(vals):.2f}–{max(vals):.2f} ns"
+
+
+def combine_tree_table():
+    body = []
+    for r in rows("combine_tree"):
+        blocks = int(r["grid"])
+        body.append([r["block"], f"`{r['combine']}`", f"{blocks:,}", r["check"], f"{f(r['ms_median']):.3f}",
+                     f"{f(r['gbps']):.0f}", f"{f(r['ms_median']) * 1e6 / blocks:.2f}"])
+    return md_table(["block", "combine", "blocks", "check", "ms", "GB/s", "ns per block"], body)
+
+
+def multiblock_range(n):
+    vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
+    return f"{min(vals):.0f}–{max(vals):.0f}%"
+
+
+def than_cub_multiblock(n, combine):
+    r = select("multiblock", n=n, combine=combine)
+    return speed_words(r["cub_ms_median"], r["ms_median"]) + " than CUB"
+
+
+def per_block(combine, block):
+    r = select("combine_tree", combine=combine, block=block)
+    return f(r["ms_median"]) * 1e6 / int(r["grid"])
+
+
+def per_block_spread(combine, blocks):
+    vals = [per_block(combine, b) for b in blocks]
+    return f"{min(vals):.2f}–{max(vals):.2f} ns"
 
 
 def ncu_ratio(stage, variant, a, b, fmt=".2f"):
@@ -139,12 +318,7 @@ def ncu_ratio(stage, variant, a, b, fmt=".2f"):
 
 
 def ncu(stage, variant, metric, fmt=",.0f"):
-    short = {"conflicts_ld": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-             "conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-             "shared_ld": "smsp__inst_executed_op_shared_ld.sum",
-             "instructions": "smsp__inst_executed.sum", "ns": "gpu__time_duration.sum",
-             "dram": "dram__bytes_read.sum"}
-    return format(f(select("ncu", stage=stage, variant=variant)[short.get(metric, metric)]), fmt)
+    return format(ncu_value(stage, variant, metric), fmt)
 
 
 # ---- tables -------------------------------------------------------------------------------------------
@@ -347,6 +521,118 @@ def ncu_table(cases):
                      "shared-load instructions", "instructions", "µs"], body)
 
 
+def sass_lines(stage):
+    path = RESULTS / f"sass_{stage}.txt"
+    if not path.exists():
+        raise DocsError(f"{path.relative_to(RESULTS.parent.parent) if RESULTS.is_relative_to(ROOT) else path.name} is "
+                        f"missing: run ./ladder profile on a GPU")
+    return path.read_text().splitlines()
+
+
+def sass_span(stage, start, end, last=False):
+    """From the first instruction containing start to the first (or last) after it containing end."""
+    lines = sass_lines(stage)
+    a = next(i for i, l in enumerate(lines) if start in l)
+    after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
+    return lines[a:(after[-1] if last else after[0]) + 1]
+
+
+def sass(stage, start, end, last=False):
+    return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
+
+
+def sass_tree(stage):
+    """The shared-memory tree of a stage's kernel: from the first block barrier to the last."""
+    return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
+
+
+def lds_predicated(stage):
+    """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
+    return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
+
+
+def loads_per_iteration(stage):
+    """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
+    return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
+
+
+def gemm_lds(tile, pad):
+    """The shared-load instructions of one tiled-kernel instantiation, by width: '16 LDS and 4 LDS.128'."""
+    lines, inside = sass_lines(GEMM), False
+    counts = {}
+    for line in lines:
+        if line.startswith("Function :"):
+            inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
+            continue
+        m = re.search(r"\b(LDS(?:\.\d+)?)\b", line)
+        if inside and m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
+
+
+def gemm_steps(variant):
+    """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
+    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
+    return (size // 16) ** 2 * 8 * (size // 16)
+
+
+def gemm_per_warp_step(variant, metric):
+    return ncu_value(GEMM, variant, metric) / gemm_steps(variant)
+
+
+def gemm_ffma_per_mac(variant):
+    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
+    return ncu_value(GEMM, variant, "ffma") / size ** 3
+
+
+def cublas_kernel():
+    name = select("ncu", stage=GEMM, variant="cuBLAS")["kernel"]
+    return re.sub(r"^void ", "", name)
+
+
+def gemm_profile_table():
+    return profile_table([(GEMM, v) for v in ("tiled", "naive", "cuBLAS")]) + "\n\n" + md_table(
+        ["kernel", "FMA pipe busy, %", "tensor pipe busy, %", "FFMA thread instructions", "per multiply-add"],
+        [[v, ncu(GEMM, v, "fma_pct", ".1f"), ncu(GEMM, v, "tensor_pct", ".1f"), ncu(GEMM, v, "ffma"),
+          f"{gemm_ffma_per_mac(v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
+
+
+def padding_cost(kind):
+    """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
+    key = "wavefronts_ld" if kind == "ld" else "wavefronts_st"
+    return ncu_value(GEMM, "tiled padded", key) - ncu_value(GEMM, "tiled", key)
+
+
+def fp32_peak():
+    return f(rows("gemm")[0]["fp32_peak_gflops"])
+
+
+def ridge():
+    return fp32_peak() / f(meta()["peak_gbps"])
+
+
+def roofline_points():
+    """(name, FLOP per byte, GFLOP/s attained) for every reduce stage (stream, 07 atomic) and GEMM kernel at 4096³."""
+    pts = []
+    for r in rows("ladder_stream"):
+        pts.append((r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"])))
+    g = select("gemm", m="4096", tile="16", pad="false")
+    ai = 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)
+    pts += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
+            ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
+    return pts
+
+
+def roofline_table():
+    bw = f(meta()["peak_gbps"])
+    body = []
+    for name, ai, gf in roofline_points():
+        roof = min(fp32_peak(), ai * bw)
+        body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
+                     which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
+    return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
+
+
 def racecheck():
     text = (RESULTS / "racecheck.txt").read_text().strip()
     return "```\n" + text + "\n```"
@@ -445,52 +731,109 @@ def draw_charts():
     fig.savefig(IMG / "ladder.png")
     plt.close(fig)
 
-    # The size sweep.
-    fig, ax = plt.subplots(figsize=(8, 4))
+    # The size sweep: GB/s over all sizes, and % of the theoretical peak where the stages separate.
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     data = rows("sweep")
-    for stage in dict.fromkeys(r["stage"] for r in data):
-        pts = sorted((int(r["n"]), f(r["gbps"])) for r in data if r["stage"] == stage)
+    stages = list(dict.fromkeys(r["stage"] for r in data))
+    big = sorted({int(r["n"]) for r in data})[-6:]
+    for stage in stages:
+        pts = sorted((int(r["n"]), f(r["gbps"]), f(r["pct_peak"])) for r in data if r["stage"] == stage)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=stage)
-    last = list(dict.fromkeys(r["stage"] for r in data))[-1]
-    pts = sorted((int(r["n"]), f(r["cub_gbps"])) for r in data if r["stage"] == last)
+        ax2.plot([p[0] for p in pts if p[0] in big], [p[2] for p in pts if p[0] in big], marker="o", label=stage)
+    pts = sorted((int(r["n"]), f(r["cub_gbps"])) for r in data if r["stage"] == stages[-1])
     ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black", linestyle=":", marker="x", label="CUB")
+    ax2.plot([p[0] for p in pts if p[0] in big], [100 * p[1] / peak for p in pts if p[0] in big], color="black",
+             linestyle=":", marker="x", label="CUB")
+    if "read_gbps" in data[0]:
+        pts = sorted((int(r["n"]), f(r["read_pct_peak"])) for r in data if r["stage"] == stages[-1])
+        ax2.plot([p[0] for p in pts if p[0] in big], [p[1] for p in pts if p[0] in big], color="gray",
+                 linestyle="--", label="read-only kernel")
     ax.axhline(peak, color="gray", linestyle="--", linewidth=1, label="theoretical peak")
-    finish_log_log(fig, ax, "n (floats)", "GB/s", f"GB/s against n, stream regime, L2 flushed ({title_gpu})",
-                   "sweep.png")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (floats)")
+    ax.set_ylabel("GB/s")
+    ax.set_title("GB/s against n, stream regime, L2 flushed")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    ax2.set_xscale("log", base=2)
+    ax2.set_xticks(big, [f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n) for n in big])
+    ax2.set_xlabel("n (floats)")
+    ax2.set_ylabel("% of theoretical peak")
+    ax2.set_title(f"the largest sizes")
+    ax2.grid(True, alpha=0.3)
+    fig.suptitle(title_gpu)
+    fig.tight_layout()
+    fig.savefig(IMG / "sweep.png")
+    plt.close(fig)
 
-    # The block-size probe.
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)
+    # The block-size probe; one legend for both panels, below them, covering nothing.
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for ax, regime in zip(axes, ["stream", "tree"]):
         data = rows(f"probe_{regime}")
         for stage in dict.fromkeys(r["stage"] for r in data):
             pts = sorted((int(r["block"]), f(r["gbps"])) for r in data if r["stage"] == stage)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=stage)
+        blocks = sorted({int(r["block"]) for r in data})
         ax.set_xscale("log", base=2)
-        ax.set_xticks([64, 128, 256, 512, 1024], ["64", "128", "256", "512", "1024"])
+        ax.set_xticks(blocks, [str(b) for b in blocks])
         ax.set_xlabel("threads per block")
         ax.set_ylabel("GB/s")
         ax.set_title(f"{regime} regime, n = 2^28")
         ax.grid(True, alpha=0.3)
-    axes[1].legend(fontsize=7)
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7, frameon=False)
     fig.suptitle(f"Block-size probe ({title_gpu})")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(IMG / "probe.png")
     plt.close(fig)
 
-    # GEMM.
-    fig, ax = plt.subplots(figsize=(7, 3.8))
-    data = [r for r in rows("gemm") if r["tile"] == "16"]
-    sizes = list(dict.fromkeys(int(r["m"]) for r in data))
-    series = {
-        "tiled 16×16": [f(r["gflops"]) for r in data if r["pad"] == "false"],
-        "tiled 16×17 (padded)": [f(r["gflops"]) for r in data if r["pad"] == "true"],
-        "naive": [f(r["naive_gflops"]) for r in data if r["pad"] == "false"],
-        "cuBLAS (FP32, no TF32)": [f(r["cublas_gflops"]) for r in data if r["pad"] == "false"],
-    }
-    for name, vals in series.items():
-        ax.plot(sizes, vals, marker="o", label=name)
-    finish_log_log(fig, ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})",
-                   "gemm.png", xticks=sizes)
+    # GEMM: every kernel and tile against size, the FP32 peak as a line.
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    data = rows("gemm")
+    sizes = sorted({int(r["m"]) for r in data})
+    fp32 = fp32_peak()
+    for tile in sorted({r["tile"] for r in data}, key=int):
+        for pad in ("false", "true"):
+            pts = sorted((int(r["m"]), f(r["gflops"])) for r in data if r["tile"] == tile and r["pad"] == pad)
+            if pts:
+                name = f"tiled {tile}×{int(tile) + (pad == 'true')}" + (" (padded)" if pad == "true" else "")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if tile == "16" else "s",
+                        linestyle="-" if tile == "16" else "none", label=name)
+    base = sorted({int(r["m"]): r for r in data if r["tile"] == "16" and r["pad"] == "false"}.items())
+    ax.plot([m for m, _ in base], [f(r["naive_gflops"]) for _, r in base], marker="o", label="naive")
+    ax.plot([m for m, _ in base], [f(r["cublas_gflops"]) for _, r in base], marker="o", label="cuBLAS (FP32, no TF32)")
+    ax.axhline(fp32, color="black", linestyle="--", linewidth=1, label=f"FP32 peak {fp32:,.0f} GFLOP/s")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(s) for s in sizes])
+    ax.set_yscale("log")
+    ax.set_ylim(min(f(r["naive_gflops"]) for r in data) / 2, fp32 * 2)
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(IMG / "gemm.png")
+    plt.close(fig)
+
+    # The roofline.
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    bw = peak
+    xs = [2 ** (i / 4) for i in range(-12, 48)]
+    ax.plot(xs, [min(fp32, x * bw) for x in xs], color="black", linewidth=1.5, label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
+    for name, ai, gf in roofline_points():
+        ax.plot([ai], [gf], marker="o" if ai < 1 else "s", linestyle="none", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"Roofline ({title_gpu})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(IMG / "roofline.png")
+    plt.close(fig)
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
@@ -542,10 +885,149 @@ def check_structure():
     return problems
 
 
+# ---- claims: what a template may say in its own words, and the second GPU it must stay true on ----------------
+
+# Words that compare two measurements. A template may not type them: they come from speed_words(), which() and the
+# other helpers above, so they change when the numbers do. ALLOWED lists the phrases that use such a word to
+# describe, not to claim, each with its reason.
+COMPARATIVE = re.compile(r"\b(faster|slower|fastest|slowest|largest|smallest|beats?|outperforms?|no measurable|"
+                         r"nothing measurable|no faster|no slower|no change|better|worse|doubles|halves|"
+                         r"more than|less than|above CUB|below CUB|ahead of)\b", re.I)
+ALLOWED = {
+    "the fastest of each row in bold",  # how a table marks its maximum, computed by probe_table()
+    "above 1 is faster than",  # the definition of the × CUB column
+    "above 1: faster than",  # the same definition as ./ladder run prints it
+}
+FACT = r"(?<!\w)(?<!\d[.,]){}(?!\w)(?![.,]\d)"  # a fact as a whole number or word, not inside 1,320 or 2.64
+SPEED_CLAIM = re.compile(r"(\d+(?:\.\d+)?)× (faster|slower)")
+
+
+def hardware_literals():
+    """The facts of the GPU the results were measured on, as a page would print them: none may be typed into a
+    template, and none may survive a rendering from another GPU's results."""
+    m = meta()
+    facts = {m["device"], m["device"].split()[-1], str(m["sms"]), f"{int(m['l2_bytes']) / 1e6:.0f} MB",
+             f"{f(m['peak_gbps']):.0f}", f"{f(m['peak_gbps']) / 1e3:.1f} TB/s"}
+    first = rows("ladder")[0]
+    if "fp32_peak_gflops" in first:
+        facts |= {f"{f(first['fp32_peak_gflops']):.0f}", f"{f(first['fp32_peak_gflops']) / 1e3:.1f} TFLOP/s",
+                  f"{int(first['clock_mhz'])} MHz"}
+    facts |= {r["grid"] for r in rows("ladder") if r["regime"] == "stream"}
+    return {x for x in facts if x}
+
+
+def outside_placeholders(text):
+    return PLACEHOLDER.sub(" ", text)
+
+
+def lint_template(rel, text, facts):
+    """A template's own words: no hardware fact, no comparative word outside ALLOWED."""
+    problems = []
+    body = outside_placeholders(text)
+    for lineno, line in enumerate(body.splitlines(), 1):
+        clean = line
+        for phrase in ALLOWED:
+            clean = clean.replace(phrase, "")
+        for m in COMPARATIVE.finditer(clean):
+            problems.append(f"{rel}:{lineno}: the comparative '{m.group(0)}' is typed, not generated: use "
+                            f"speed_words() or which() so it follows the numbers")
+        for fact in facts:
+            if re.search(FACT.format(re.escape(fact)), line):
+                problems.append(f"{rel}:{lineno}: '{fact}' is a fact of the measured GPU typed into the template")
+    return problems
+
+
+def lint_rendered(rel, text):
+    """A rendered page: every 'N× faster' or 'N× slower' has N above 1."""
+    return [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
+            for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
+
+
+def use_results(directory):
+    global RESULTS
+    RESULTS = pathlib.Path(directory)
+    _cache.clear()
+
+
+def check_claims():
+    """The template lint on the real results, then every page rendered from a synthetic second GPU."""
+    problems = []
+    facts = hardware_literals()
+    for out, template in pages().items():
+        rel = template.relative_to(ROOT)
+        problems += lint_template(rel, template.read_text(), facts)
+        problems += lint_rendered(out.relative_to(ROOT), render(template))
+    real = RESULTS
+    import tempfile
+    import synthetic_gpu
+    with tempfile.TemporaryDirectory() as tmp:
+        synthetic_gpu.write(real, pathlib.Path(tmp))
+        use_results(tmp)
+        try:
+            for out, template in pages().items():
+                rel = out.relative_to(ROOT)
+                text = render(template)
+                problems += [f"{rel} (synthetic GPU): {p}" for p in lint_rendered(rel, text)]
+                for fact in facts:
+                    if re.search(FACT.format(re.escape(fact)), outside_code(text)):
+                        problems.append(f"{rel} (synthetic GPU): '{fact}', a fact of the measured GPU, survives a "
+                                        f"rendering from another GPU's results")
+        except DocsError as e:
+            problems.append(f"rendering from the synthetic GPU's results failed: {e}")
+        finally:
+            use_results(real)
+    return problems
+
+
+def outside_code(text):
+    """A page's prose: without fenced code, inline code and table rows (diffs and commands hold numbers that are
+    not GPU facts, and a measured cell of a table can equal one by chance; tables come from helpers, which the
+    rendering exercises, and the prose around them is what a hand could get wrong)."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|"))
+    return re.sub(r"`[^`]*`", " ", text)
+
+
+def self_test():
+    """Planted claims the checks must catch: a typed GPU fact, a typed comparative, a 'faster' whose ratio turns
+    below 1 on the synthetic GPU, and a helper that hard-codes a fact. Exit 0 only if every one is caught."""
+    import tempfile
+    import synthetic_gpu
+    facts = hardware_literals()
+    sms, grid = str(meta()["sms"]), next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
+    planted = {
+        "a typed SM count": lint_template("planted.md", f"The GPU has {sms} SMs.", facts),
+        "a typed grid": lint_template("planted.md", f"The stream grid is {grid} blocks.", facts),
+        "a typed comparative": lint_template("planted.md", "03 is faster than 02 in the tree regime.", facts),
+    }
+    real = RESULTS
+    with tempfile.TemporaryDirectory() as tmp:
+        synthetic_gpu.write(real, pathlib.Path(tmp))
+        use_results(tmp)
+        try:
+            text = f'03 runs {ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")}× faster than 02.'
+            planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", text)
+            text = outside_code(f"The stream grid is {{}} blocks.".format(grid))  # a helper returning a constant
+            planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
+        finally:
+            use_results(real)
+    missed = [name for name, found in planted.items() if not found]
+    for name, found in planted.items():
+        print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
+    return 1 if missed else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="compare instead of writing")
+    p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
     a = p.parse_args()
+    if a.self_test:
+        try:
+            return self_test()
+        except DocsError as e:
+            print(f"docs: {e}", file=sys.stderr)
+            return 1
     try:
         problems = check_structure()
         rendered = {out: render(t) for out, t in pages().items()}
@@ -553,6 +1035,7 @@ def main():
         print(f"docs: {e}", file=sys.stderr)
         return 1
     if a.check:
+        problems += check_claims()
         for out, text in rendered.items():
             rel = out.relative_to(ROOT)
             if not out.exists():
