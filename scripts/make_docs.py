@@ -846,7 +846,7 @@ def render(template):
     page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
     env = {name: obj for name, obj in globals().items() if callable(obj)}
     env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
-               min=min, max=max, round=round, str=str)
+               min=min, max=max, round=round, str=str, abs=abs)
     env["link"] = lambda stage: link(stage, page_dir)
     env["img"] = lambda name, alt: img(name, alt, page_dir)
     env["ladder_table"] = lambda: ladder_table(page_dir)
