@@ -18,15 +18,18 @@ if(NOT GTest_FOUND)
   find_package(GTest QUIET)
 endif()
 if(NOT GTest_FOUND)
-  message(STATUS "cuda-ladder: GoogleTest not found (apt-get install libgtest-dev): the host unit tests are left out")
+  message(STATUS "cuda-ladder: GoogleTest not found (apt-get install libgtest-dev): the host unit tests are registered as skipped")
 endif()
 
 # Optional: the sanitizer tests need compute-sanitizer from the CUDA Toolkit.
 find_program(LADDER_COMPUTE_SANITIZER compute-sanitizer
   HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../compute-sanitizer")
 if(NOT LADDER_COMPUTE_SANITIZER)
-  message(STATUS "cuda-ladder: compute-sanitizer not found: the sanitizer tests are left out")
+  message(STATUS "cuda-ladder: compute-sanitizer not found: the sanitizer tests are registered as skipped")
 endif()
+
+# Optional: the profiler test needs Nsight Compute.
+find_program(LADDER_NCU ncu HINTS "${CUDAToolkit_BIN_DIR}")
 
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(NOT Python3_Interpreter_FOUND)

@@ -22,9 +22,19 @@ function(ladder_gpu_test name)
   set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
 endfunction()
 
+# A test that cannot run on this machine (a tool or library is missing): registered anyway, so that CTest
+# reports it as skipped and `./ladder test` prints the reason, instead of the test silently not existing.
+function(ladder_skipped_test name labels reason)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: ${reason}")
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endfunction()
+
+set(LADDER_NO_SANITIZER "compute-sanitizer not found (it ships with the CUDA Toolkit; or configure with -DLADDER_COMPUTE_SANITIZER=/path/to/compute-sanitizer)")
+
 # A GPU test run under compute-sanitizer (memcheck, racecheck, synccheck, initcheck). Skipped without a GPU.
 function(ladder_sanitizer_test target tool)
   if(NOT LADDER_COMPUTE_SANITIZER)
+    ladder_skipped_test(${target}.${tool} "gpu;sanitizer" "${LADDER_NO_SANITIZER}")
     return()
   endif()
   string(REPLACE ";" " " args "${ARGN}")

@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "ladder_version.hpp"
+
 namespace ladder {
 
 const char* to_string(InputMode mode) { return mode == InputMode::kFloat ? "float" : "int"; }
@@ -121,57 +123,116 @@ const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRel
                                                       {"two-pass", Combine::kTwoPass},
                                                       {"last-block", Combine::kLastBlock}};
 
-// The options every stage has. The string-valued ones are mapped to enums after parsing.
+// The options every stage has, read as text by CLI11 and checked here, so that every wrong value gets one line
+// in the same words: the option, the value, and what is accepted.
 struct CommonText {
   std::string input = "float", format = "table", self_test, flush = "clean";
+  std::string reps, warmup, seed, device, determinism;
   bool hot = false;
 };
 
-void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t) {
-  app.add_option("--reps", o.reps, "Timed repetitions (the median is reported)")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("--warmup", o.warmup, "Untimed runs before timing")->check(CLI::Range(0, 10000))->capture_default_str();
-  app.add_option("--seed", o.seed, "Input seed: the same seed gives bitwise the same input in every stage")
-      ->capture_default_str();
-  app.add_option("--input", t.input,
-                 "Input: 'float' = uniform random in [0,1), checked within a derived tolerance; "
-                 "'int' = random non-zero integers in [-4,4], checked for exact equality")
-      ->check(CLI::IsMember({"float", "int"}))
-      ->capture_default_str();
-  auto* flush = app.add_option("--flush", t.flush,
-                               "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; "
-                               "'write' = only overwrite (dirty lines are written back during the timed run); "
-                               "'none' = no flush")
-                    ->check(CLI::IsMember({"clean", "write", "none"}))
-                    ->capture_default_str();
-  app.add_flag("--hot", t.hot, "Same as --flush none")->excludes(flush);
-  app.add_option("--device", o.device, "CUDA device index")->check(CLI::Range(0, 1023))->capture_default_str();
-  app.add_option("--format", t.format, "Output: a human-readable table, CSV or JSON")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  auto* check_only = app.add_flag("--check-only", o.check_only, "Check the result once; skip timing and the reference");
-  auto* self_test = app.add_option("--self-test", t.self_test,
-                                   "Check every awkward size, block, input mode and launch this stage supports "
-                                   "('quick': a small set for the sanitizers)")
-                        ->check(CLI::IsMember({"quick", "full"}));
-  auto* determinism = app.add_option("--determinism", o.determinism,
-                                     "Run the reduction this many times on one input and report whether the "
-                                     "results are bitwise identical")
-                          ->check(CLI::Range(2, 100000));
-  self_test->excludes(check_only);
-  determinism->excludes(self_test);
-  app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
+// "--reps 'x'": a whole number in [lo, hi], or the message that says why not.
+std::optional<std::string> read_number(const char* name, const std::string& text, std::uint64_t lo, std::uint64_t hi,
+                                       std::uint64_t& out) {
+  const std::string s = trim(text);
+  const auto v = parse_digits(s);
+  if (!v && all_digits(s)) {  // more digits than 64 bits hold
+    return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, s, lo, hi);
+  }
+  if (!v) return fmt::format("{} '{}' is not a whole number: give one from {} to {}", name, text, lo, hi);
+  if (*v < lo || *v > hi) {
+    return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, *v, lo, hi);
+  }
+  out = *v;
+  return std::nullopt;
 }
 
-void finish_common(CommonOptions& o, const CommonText& t) {
+template <typename T>
+std::optional<std::string> read_number_as(const char* name, const std::string& text, std::uint64_t lo,
+                                          std::uint64_t hi, T& out) {
+  std::uint64_t v = 0;
+  if (auto error = read_number(name, text, lo, hi, v)) return error;
+  out = static_cast<T>(v);
+  return std::nullopt;
+}
+
+std::optional<std::string> read_choice(const char* name, const std::string& text,
+                                       const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), text) != choices.end()) return std::nullopt;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  return fmt::format("{} '{}' is not one of {}", name, text, list);
+}
+
+void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool reduction) {
+  t.reps = std::to_string(o.reps);
+  t.warmup = std::to_string(o.warmup);
+  t.seed = std::to_string(o.seed);
+  t.device = std::to_string(o.device);
+  app.add_option("--reps", t.reps, "Timed repetitions, 1 to 100000 (the median is reported)")->capture_default_str();
+  app.add_option("--warmup", t.warmup, "Untimed runs before timing, 0 to 10000")->capture_default_str();
+  app.add_option("--seed", t.seed, "Input seed, a whole number: the same seed gives bitwise the same input in every "
+                                   "stage")
+      ->capture_default_str();
+  app.add_option("--input", t.input,
+                 reduction ? "Input: 'float' = uniform random in [0,1), checked within a derived bound; "
+                             "'int' = random non-zero integers, checked for exact equality"
+                           : "Input: 'float' = uniform random in [0,1), checked within a derived bound; "
+                             "'int' = random non-zero integers in [-4,4], checked for exact equality")
+      ->capture_default_str();
+  app.add_option("--flush", t.flush,
+                 "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; "
+                 "'write' = only overwrite (dirty lines are written back during the timed run); 'none' = no flush")
+      ->capture_default_str();
+  app.add_flag("--hot", t.hot, "Same as --flush none");
+  app.add_option("--device", t.device, "CUDA device index")->capture_default_str();
+  app.add_option("--format", t.format, "Output: 'table' (for people), 'csv' or 'json'")->capture_default_str();
+  app.add_flag("--check-only", o.check_only, "Check the result once; skip timing and the references");
+  app.add_option("--self-test", t.self_test,
+                 "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' "
+                 "(a small set for the sanitizers)");
+  if (reduction) {
+    app.add_option("--determinism", t.determinism,
+                   "Run the reduction this many times (2 to 100000) on one input and report whether the results "
+                   "are bitwise identical");
+  }
+  app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
+  app.set_version_flag("--version", fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT),
+                       "Print the project version and the commit this program was built from");
+}
+
+// The checks CLI11 does not do for us; the first problem found, in the project's words.
+std::optional<std::string> finish_common(const CLI::App& app, CommonOptions& o, const CommonText& t) {
+  if (auto e = read_number_as("--reps", t.reps, 1, 100000, o.reps)) return e;
+  if (auto e = read_number_as("--warmup", t.warmup, 0, 10000, o.warmup)) return e;
+  if (auto e = read_number("--seed", t.seed, 0, std::numeric_limits<std::uint64_t>::max(), o.seed)) return e;
+  if (auto e = read_number_as("--device", t.device, 0, 1023, o.device)) return e;
+  if (!t.determinism.empty()) {
+    if (auto e = read_number_as("--determinism", t.determinism, 2, 100000, o.determinism)) return e;
+  }
+  if (auto e = read_choice("--input", t.input, {"float", "int"})) return e;
+  if (auto e = read_choice("--flush", t.flush, {"clean", "write", "none"})) return e;
+  if (auto e = read_choice("--format", t.format, {"table", "csv", "json"})) return e;
+  if (!t.self_test.empty()) {
+    if (auto e = read_choice("--self-test", t.self_test, {"quick", "full"})) return e;
+  }
+  if (t.hot && app.count("--flush") > 0) return std::string("--hot and --flush: give one (--hot is --flush none)");
+  if (!t.self_test.empty() && o.check_only) {
+    return std::string("--self-test and --check-only: give one (--self-test checks and never times)");
+  }
+  if (!t.self_test.empty() && !t.determinism.empty()) return std::string("--self-test and --determinism: give one");
   o.input = *lookup(kInputNames, t.input);
   o.format = *lookup(kFormatNames, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : *lookup(kSelfTestNames, t.self_test);
   o.flush = t.hot ? Flush::kNone : *lookup(kFlushNames, t.flush);
+  return std::nullopt;
 }
 
-// Runs CLI11; returns an outcome when parsing ended the program (help or error).
+// "--reps: 1 required TEXT missing" -> "--reps"; the option a CLI11 message begins with.
+std::string leading_option(const std::string& what) { return what.substr(0, what.find(':')); }
+
+// Runs CLI11; returns an outcome when parsing ended the program (help, version or error). CLI11's own
+// messages are put in the project's words for the errors a person makes: an unknown option, a missing value.
 std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
@@ -179,6 +240,15 @@ std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, i
     return ParseOutcome{0, app.help()};
   } catch (const CLI::CallForAllHelp&) {
     return ParseOutcome{0, app.help("", CLI::AppFormatMode::All)};
+  } catch (const CLI::CallForVersion& e) {
+    return ParseOutcome{0, fmt::format("{}: {}", program, e.what())};
+  } catch (const CLI::ExtrasError&) {
+    const auto extras = app.remaining();
+    const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& x) { return x[0] == '-'; });
+    if (option != extras.end()) return usage_error(program, fmt::format("{}: {} has no such option", *option, program));
+    return usage_error(program, fmt::format("'{}': {} takes options only, no other arguments", extras.front(), program));
+  } catch (const CLI::ArgumentMismatch& e) {
+    return usage_error(program, fmt::format("{} needs a value", leading_option(e.what())));
   } catch (const CLI::ParseError& e) {
     return usage_error(program, e.what());
   }
@@ -246,9 +316,9 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   // A stage without a stream regime (01) still parses --regime and --grid, to refuse them by name, but does not
   // list them in its help.
   const std::string stream_group = has_stream ? "Options" : "";
-  app.add_option("--grid", out.grid,
+  std::string grid_text = "0", offset_text = "0";
+  app.add_option("--grid", grid_text,
                  "Blocks in the first launch (stream regime); 0 = SMs x blocks per SM from the occupancy API")
-      ->check(CLI::Range(0u, 2147483647u))
       ->capture_default_str()
       ->group(stream_group);
   app.add_option("--regime", regime_text,
@@ -256,8 +326,8 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                  "'tree': one element per thread, grid = n / block; or both: 'stream,tree'")
       ->capture_default_str()
       ->group(stream_group);
-  app.add_option("--offset", out.offset, "Start the input this many floats past a 256-byte aligned allocation")
-      ->check(CLI::Range(0u, 1024u))
+  app.add_option("--offset", offset_text, "Start the input this many floats (0 to 1024) past a 256-byte aligned "
+                                         "allocation")
       ->capture_default_str();
   app.add_option("--combine", combine_text,
                  stage.combines.size() > 1
@@ -267,13 +337,24 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                    join_names(stage.combines)))
       ->capture_default_str()
       ->group(stage.combines.size() > 1 ? "Options" : "");
-  add_common_options(app, out, common);
+  add_common_options(app, out, common, true);
 
   if (auto ended = run_cli(app, program, argc, argv)) return *ended;
-  finish_common(out, common);
+  if (auto error = finish_common(app, out, common)) return usage_error(program, *error);
+  if (auto e = read_number_as("--grid", grid_text, 0, 2147483647, out.grid)) return usage_error(program, *e);
+  if (auto e = read_number_as("--offset", offset_text, 0, 1024, out.offset)) return usage_error(program, *e);
 
   auto sizes = parse_count_list(size_text);
   if (!sizes || sizes->empty()) {
+    // A number too large for 64 bits is out of range like any other too-large size, not "not a size".
+    for (const auto& item : split_list(size_text)) {
+      const bool numeric = !item.empty() && std::all_of(item.begin(), item.end(), [](unsigned char c) {
+        return std::isdigit(c) || c == '^' || c == '*' || c == 'e' || c == 'E' || c == '.';
+      }) && std::isdigit(static_cast<unsigned char>(item.front()));
+      if (numeric && !parse_count_list(item) && item.find("..") == std::string::npos) {
+        return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", item));
+      }
+    }
     return usage_error(program, fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 "
                                             "(268435456, 2^28, 1e6), a list, or a range like 2^10..2^30",
                                             size_text));
@@ -353,18 +434,23 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   app.add_option("-n", n_text, "Columns of B and C")->capture_default_str();
   app.add_option("-k", k_text, "Columns of A, rows of B")->capture_default_str();
   app.add_option("--size", size_text, "Set M = N = K at once");
-  app.add_option("--tile", out.tile, "Shared-memory tile edge (threads per block = tile x tile)")
-      ->check(CLI::IsMember({16, 32}))
+  std::string tile_text = std::to_string(out.tile);
+  app.add_option("--tile", tile_text, "Shared-memory tile edge, 16 or 32 (threads per block = tile x tile)")
       ->capture_default_str();
   std::string pad_text = "off";
   app.add_option("--pad", pad_text,
                  "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)")
-      ->check(CLI::IsMember({"off", "on", "both"}))
       ->capture_default_str();
-  add_common_options(app, out, common);
+  add_common_options(app, out, common, false);
 
   if (auto ended = run_cli(app, program, argc, argv)) return *ended;
-  finish_common(out, common);
+  if (auto error = finish_common(app, out, common)) return usage_error(program, *error);
+  if (auto e = read_choice("--tile", tile_text, {"16", "32"})) return usage_error(program, *e);
+  out.tile = std::stoi(tile_text);
+  if (auto e = read_choice("--pad", pad_text, {"off", "on", "both"})) return usage_error(program, *e);
+  if (!size_text.empty() && (app.count("-m") + app.count("-n") + app.count("-k")) > 0) {
+    return usage_error(program, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
+  }
 
   out.pads = pad_text == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad_text == "on"};
   if (!size_text.empty()) m_text = n_text = k_text = size_text;

@@ -598,11 +598,31 @@ GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k), ("tile
                 ("cuBLAS", lambda k: "gemm_kernel<" not in k and "gemm_naive_kernel" not in k)]
 
 
+def ncu_check(a, ncu, stage):
+    """The test profile_metrics: one stage's first launch through the very sections and metrics of cmd_profile;
+    every kept column must be a number and the stall reasons present."""
+    probe = subprocess.run([binary(a.build, stage), "--check-only", "-n", "1"], capture_output=True, text=True)
+    if probe.returncode == 77:
+        print(probe.stderr.strip())  # "...: no usable GPU: ..." marks the test skipped
+        return 0
+    kernel = run_ncu(ncu, [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+                           *regime_args(stage, ["tree"])], "reduce_kernel", launch_count=1)[0]
+    row = ncu_row(stage, "tree", a.profile_size, kernel)
+    missing = [m for m in NCU_COLUMNS if row[m] == ""] + ([] if row["stall_1"] else ["stall reasons"])
+    if missing:
+        say(f"ladder: profile row of {stage} lacks {', '.join(missing)}")
+        return 1
+    print(f"profile row of {stage}: {len(NCU_COLUMNS)} columns, top stall {row['stall_1']} {row['stall_1_per_issue']}")
+    return 0
+
+
 def cmd_profile(a):
     ncu = find_ncu()
     if not ncu:
         say("ladder: ncu (Nsight Compute) not found: install Nsight Compute or put its directory on PATH")
         return 2
+    if a.ncu_check:
+        return ncu_check(a, ncu, a.ncu_check)
     # Reduce: one --check-only run on the int input per stage and regime; the first launch is the one that reads
     # the input (later launches add partial sums). GEMM: one timed run with one repetition, every kernel of it.
     rows = []
@@ -870,6 +890,8 @@ def main():
     p.add_argument("--sweep", default="2^10..2^30", help="sweep: sizes (default 2^10..2^30)")
     p.add_argument("--profile-size", default="2^24")
     p.add_argument("--profile-gemm", default="2048")
+    p.add_argument("--ncu-check", metavar="STAGE", help="profile: check that one stage's profile row is complete "
+                   "(the test profile_metrics), save nothing")
     p.add_argument("--save", help="directory for the result files (default: <build>/results; measure: docs/results)")
     p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="format of the result files")
     argv = sys.argv[1:]

@@ -118,10 +118,10 @@ TEST(Options, BadChoices) {
   expect_usage_error(parse(kStreaming, {"--combine", "atomic"}), "05_shuffle combines partial sums by relaunch only");
   expect_usage_error(parse(kMulti, {"--combine", "relaunch"}), "--combine relaunch");
   expect_usage_error(parse(kMulti, {"--combine", "fastest"}), "--combine 'fastest' is not one of");
-  expect_usage_error(parse(kStreaming, {"--self-test", "full", "--check-only"}), "excludes");
+  expect_usage_error(parse(kStreaming, {"--self-test", "full", "--check-only"}), "--self-test and --check-only: give one");
   expect_usage_error(parse(kStreaming, {"--unknown"}), "--unknown");
   expect_usage_error(parse(kStreaming, {"--flush", "maybe"}), "--flush");
-  expect_usage_error(parse(kStreaming, {"--hot", "--flush", "write"}), "excludes");
+  expect_usage_error(parse(kStreaming, {"--hot", "--flush", "write"}), "--hot and --flush: give one");
 }
 
 TEST(Options, FlushModes) {
