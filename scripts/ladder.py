@@ -871,9 +871,65 @@ class UsageProblem(Exception):
     pass
 
 
+SKIP_REASON = re.compile(r"^(?:SKIPPED: (.*)|.*?: (no usable GPU)\b.*)$", re.M)
+
+
+def cmd_skipped(a):
+    """After ./ladder test: the tests CTest skipped (its summary, saved in <build>/ctest.out), grouped by the reason
+    their output gives (LastTest.log); printed on stderr."""
+    build = pathlib.Path(a.build)
+    summary, log = build / "ctest.out", build / "Testing" / "Temporary" / "LastTest.log"
+    if not summary.exists() or not log.exists():
+        return 0
+    skipped = re.findall(r"^\s*\d+ - (\S+) \(Skipped\)", summary.read_text(errors="replace"), re.M)
+    outputs = {}
+    for block in re.split(r"\n(?=\d+/\d+ Testing: )", log.read_text(errors="replace")):
+        head = re.match(r"\d+/\d+ Testing: (\S+)", block)
+        if head:
+            outputs[head.group(1)] = block.split("Output:", 1)[-1]
+    reasons = {}
+    for test in skipped:
+        m = SKIP_REASON.search(outputs.get(test, ""))
+        reason = (m.group(1) or "no usable GPU (no driver, no device, or compute capability below 7.5)") if m \
+            else "see its output in " + str(log)
+        reasons.setdefault(reason, []).append(test)
+    if reasons:
+        say(f"ladder: {len(skipped)} tests skipped:")
+        for reason, tests in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+            say(f"  {len(tests):3d} because {reason}: {', '.join(tests[:3])}{', ...' if len(tests) > 3 else ''}")
+    return 0
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors in the project's one-line form instead of a usage block."""
+
+    def error(self, message):
+        command = next((x for x in sys.argv[1:2] if not x.startswith("-")), "")
+        say(f"ladder: error: {message} (see ./ladder {command + ' ' if command else ''}--help)")
+        sys.exit(2)
+
+
+def check_args(a):
+    """What ./ladder checks before it builds anything: the options parsed already; the stage names and specs."""
+    if a.command == "try":
+        if len(a.args) != 2:
+            raise UsageProblem("try takes a stage and one NAME=v1,v2,... or --option=v1,v2,..., "
+                               "e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
+        resolve_stage(a.args[0])
+        parse_try(a.args[1])
+    if a.command == "diff":
+        if len(a.args) != 2:
+            raise UsageProblem("diff takes two stages, e.g. ./ladder diff 04 05")
+        resolve_stage(a.args[0]), resolve_stage(a.args[1])
+    if a.ncu_check:
+        resolve_stage(a.ncu_check)
+    return 0
+
+
 def main():
-    p = argparse.ArgumentParser(prog="ladder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile", "try", "diff", "mutants"])
+    p = OneLineParser(prog="./ladder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["run", "sweep", "probe", "measure", "profile", "try", "diff", "mutants",
+                                        "skipped"])
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (default: build)")
     p.add_argument("-n", "--size", default="2^28", help="floats to sum (default 2^28)")
     p.add_argument("--regime", choices=["stream", "tree"], default="stream", help="probe: the regime")
@@ -894,6 +950,7 @@ def main():
                    "(the test profile_metrics), save nothing")
     p.add_argument("--save", help="directory for the result files (default: <build>/results; measure: docs/results)")
     p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="format of the result files")
+    p.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)  # ./ladder: validate, before building
     argv = sys.argv[1:]
     positional = []
     if argv and argv[0] in ("try", "diff"):  # their arguments may look like options (--grid=64,128)
@@ -918,8 +975,10 @@ def main():
     if a.command == "measure" and a.save_format != "csv":
         p.error("measure writes CSV: the docs are built from it")
     commands = {"run": cmd_run, "sweep": cmd_sweep, "probe": cmd_probe, "measure": cmd_measure, "profile": cmd_profile,
-                "try": cmd_try, "diff": cmd_diff, "mutants": cmd_mutants}
+                "try": cmd_try, "diff": cmd_diff, "mutants": cmd_mutants, "skipped": cmd_skipped}
     try:
+        if a.check_args:
+            return check_args(a)
         return commands[a.command](a)
     except NoGpu as e:
         say(str(e))
