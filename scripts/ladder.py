@@ -203,7 +203,7 @@ def ladder_lines(rows):
                       fmt_num(r.get("pct_read", "nan"), ".1f"),
                       "-" if base is None else f"{float(base['ms_median']) / ms:.2f}{mark}"]
         stream = by.get("stream") or by.get("tree")
-        cells.append(fmt_num(stream["x_cub"], ".2f"))
+        cells.append(fmt_num(stream["x_cub"], ".2f") + ("*" if stream["regime"] == "tree" else ""))
         body.append(cells)
         for regime, r in by.items():
             current.setdefault(regime, r)  # the stage's first combine is what the next stage compares with
@@ -258,7 +258,8 @@ def print_ladder(rows):
     print("  % read: GB/s over the read-only kernel's, timed in the same process: how close the stage is to what "
           "this GPU reaches reading the same bytes (the copy counts bytes read and written)")
     print("  x prev: the previous stage's time / this one's, in the same regime (*: against 01, which runs only the "
-          "tree regime); x CUB: CUB's time in the same run / the stage's stream time (above 1 is faster than CUB)")
+          "tree regime); x CUB: CUB's time in the same run / the stage's stream time (*: 01's tree time; above 1 is "
+          "faster than CUB)")
 
 
 def print_gemm(rows):
@@ -443,7 +444,7 @@ def cmd_measure(a):
     say("== the L2 flush: 07_multiblock and CUB timed after each kind of flush")
     frows = []
     for flush in ("clean", "write", "none"):
-        r, _ = run_binary(a.build, "07_multiblock", ["-n", "2^24,2^28", *common_args(a)[:-2], "--flush", flush])
+        r, _ = run_binary(a.build, "07_multiblock", ["-n", "2^22,2^24,2^28", *common_args(a)[:-2], "--flush", flush])
         frows.extend(r)
     save(out, "flush", frows)
     ok &= all_pass(frows)
@@ -584,13 +585,14 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
 
 # The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
 def profile_command(stage, variant, size):
+    """Exactly what cmd_profile runs for one row (less --csv --page raw), broken over lines for a page."""
+    sections = " ".join(f"--section {s}" for s in NCU_SECTIONS)
+    head = f"ncu --clock-control none {sections} \\\n    --metrics {','.join(NCU_METRICS)} \\\n    "
     if stage == GEMM:
-        return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats "
-                f"--kernel-name-base demangled --kernel-name regex:gemm "
+        return (head + "--kernel-name-base demangled --kernel-name regex:gemm \\\n    "
                 f"build/bin/{GEMM} --size {size} --pad both --reps 1 --warmup 0")
-    return (f"ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section Occupancy "
-            f"--kernel-name regex:reduce_kernel --launch-count 1 build/bin/{stage} --check-only --input int -n {size}"
-            + (f" --regime {variant}" if stage != REDUCE[0] else ""))
+    return (head + f"--kernel-name regex:reduce_kernel --launch-count 1 \\\n    build/bin/{stage} --check-only --input int "
+            f"-n {size}" + (f" --regime {variant}" if stage != REDUCE[0] else ""))
 
 
 GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k), ("tiled padded", lambda k: "gemm_kernel<" in k and ", 1>" in k),

@@ -138,27 +138,37 @@ def pct_change(name, field, a, b, key="stage", **match):
 
 # ---- comparisons: the only place a page's comparative words come from ----------------------------------------
 
-SAME = 0.02  # two times within 2% of each other are "the same speed": about the spread of repeated runs here
+def _times(r, prefix=""):
+    median = f(r[prefix + "ms_median"])
+    return median, f(r.get(prefix + "ms_min") or median), f(r.get(prefix + "ms_max") or median)
 
 
-def speed_words(before_ms, after_ms):
-    """How the second time compares with the first, in words that agree with the numbers."""
-    r = float(before_ms) / float(after_ms)
-    if abs(r - 1) < SAME:
-        return f"the same speed ({r:.2f}×)"
-    return f"{r:.2f}× faster" if r > 1 else f"{1 / r:.2f}× slower"
+def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
+    """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
+    <other>', 'N× slower than <other>', or 'as fast as <other> (1.00×)'; when the two runs' min-max ranges overlap,
+    it says so, since the repetitions then cannot tell the two apart."""
+    ma, lo_a, hi_a = _times(a, a_prefix)
+    mb, lo_b, hi_b = _times(b, b_prefix)
+    r = ma / mb
+    tail = f" than {other}" if other else ""
+    if f"{r:.2f}" == "1.00" or f"{1 / r:.2f}" == "1.00":
+        return (f"as fast as {other}" if other else "the same speed") + " (1.00×)"
+    words = f"{r:.2f}× faster{tail}" if r > 1 else f"{1 / r:.2f}× slower{tail}"
+    if lo_a <= hi_b and lo_b <= hi_a:
+        words += " (within the runs' min–max spread)"
+    return words
 
 
-def speedup(name, field, a, b, key="stage", **match):
-    """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding") -> '1.13× faster'."""
-    return speed_words(select(name, **{key: a}, **match)[field], select(name, **{key: b}, **match)[field])
+def speedup(name, field, a, b, key="stage", other=None, **match):
+    """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding", other="02")."""
+    assert field == "ms_median"
+    return compare_rows(select(name, **{key: a}, **match), select(name, **{key: b}, **match), other)
 
 
-def than_cub(stage, regime="stream", combine=None):
-    """A ladder row against CUB in the same run: 'x.xx× CUB's speed, faster than CUB' and so on."""
-    match = {"combine": combine} if combine else {}
-    r = select("ladder", stage=stage, regime=regime, **match) if combine else select(f"ladder_{regime}", stage=stage)
-    return speed_words(r["cub_ms_median"], r["ms_median"]) + " than CUB"
+def than_cub(stage, regime="stream"):
+    """A ladder row against CUB timed in the same process."""
+    r = select(f"ladder_{regime}", stage=stage)
+    return compare_rows(r, r, "CUB", a_prefix="cub_")
 
 
 def which(pred, yes, no):
@@ -212,7 +222,7 @@ def ncu_change(stage_a, stage_b, variant, metric):
 
 
 def stalls(stage, variant, k=3):
-    """The top warp stall reasons of a profiled kernel, with warps stalled per issued instruction."""
+    """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
     return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1)
                      if r.get(f"stall_{i}"))
@@ -262,7 +272,7 @@ def profile_table(cases):
                 cells.append(fmt_(f(r[NCU_SHORT[short]])))
         cells.append(stalls(stage, variant))
         body.append(cells)
-    return md_table(["kernel (first launch)", *[c[0] for c in PROFILE_COLUMNS], "top stalls (warps per issue)"], body)
+    return md_table(["kernel (first launch)", *[c[0] for c in PROFILE_COLUMNS], "top stalls (warp-cycles per issue)"], body)
 
 
 def profile_command(stage, variant):
@@ -280,7 +290,8 @@ def per_block_ns(stage, block, regime="tree"):
 
 def per_block_range(stages, block):
     vals = [per_block_ns(s, block) for s in stages]
-    return f"{min(vals):.2f}–{max(vals):.2f} ns"
+    lo, hi = f"{min(vals):.2f}", f"{max(vals):.2f}"
+    return f"{lo} ns" if lo == hi else f"{lo}–{hi} ns"
 
 
 def combine_tree_table():
@@ -299,12 +310,47 @@ def multiblock_range(n):
 
 def than_cub_multiblock(n, combine):
     r = select("multiblock", n=n, combine=combine)
-    return speed_words(r["cub_ms_median"], r["ms_median"]) + " than CUB"
+    return compare_rows(r, r, "CUB", a_prefix="cub_")
 
 
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
+
+
+def conflicts(stage, variant):
+    return f"{ncu_value(stage, variant, 'conflicts_ld') + ncu_value(stage, variant, 'conflicts_st'):,.0f}"
+
+
+def sweep_gbps(stage, n):
+    return num("sweep", "gbps", ".0f", stage=stage, n=n)
+
+
+def per_block_spread_diff(a, b, blocks):
+    """How much more (or less) time per block combine a takes than combine b, over the blocks given."""
+    vals = [per_block(a, x) - per_block(b, x) for x in blocks]
+    lo, hi = min(vals), max(vals)
+    if lo > 0:
+        return f"{lo:.2f}–{hi:.2f} ns per block more than {b}"
+    if hi < 0:
+        return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
+    return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
+
+
+def time_difference(a, b, other):
+    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>'."""
+    d = 1e3 * (f(b["ms_median"]) - f(a["ms_median"]))
+    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'} than {other}"
+
+
+def determinism_spread(combine):
+    """Distinct results of the determinism runs and their spread in ulps of the result."""
+    import math
+    r = select("determinism", combine=combine)
+    lo, hi = f(r["min_result"]), f(r["max_result"])
+    ulp = 2.0 ** (math.floor(math.log2(abs(hi))) - 23)
+    return (f"{r['distinct_results']} distinct results in {r['runs']} runs, from {r['min_result']} to "
+            f"{r['max_result']}, {int(round((hi - lo) / ulp))} ulp apart (one ulp of a float near {r['max_result']} is {ulp:g})")
 
 
 def per_block_spread(combine, blocks):
@@ -475,6 +521,25 @@ def gemm_table(tile="16", sizes=None):
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
+def delta_us(before_ms, after_ms):
+    d = 1e3 * (f(after_ms) - f(before_ms))
+    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}"
+
+
+def flush_lines():
+    """What the flush table shows, size by size, in generated words."""
+    l2 = int(meta()["l2_bytes"])
+    out = []
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, write, none = (select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none"))
+        fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
+        out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
+                   f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
+                   f"{delta_us(clean['ms_median'], write['ms_median'])} than after `clean`, and CUB "
+                   f"{delta_us(clean['cub_ms_median'], write['cub_ms_median'])}.")
+    return "\n".join(out)
+
+
 def flush_table():
     body = []
     for r in rows("flush"):
@@ -580,6 +645,16 @@ def gemm_per_warp_step(variant, metric):
     return ncu_value(GEMM, variant, metric) / gemm_steps(variant)
 
 
+def ffma_per_shared_load(variant):
+    """FFMA warp instructions per shared-load instruction (FFMA thread instructions / 32)."""
+    return ncu_value(GEMM, variant, "ffma") / 32 / ncu_value(GEMM, variant, "shared_ld")
+
+
+def gemm_instr_change():
+    a, b = ncu_value(GEMM, "tiled", "instructions"), ncu_value(GEMM, "tiled padded", "instructions")
+    return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
+
+
 def gemm_ffma_per_mac(variant):
     size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
     return ncu_value(GEMM, variant, "ffma") / size ** 3
@@ -636,6 +711,19 @@ def roofline_table():
 def racecheck():
     text = (RESULTS / "racecheck.txt").read_text().strip()
     return "```\n" + text + "\n```"
+
+
+def build_time_line():
+    """How long a first build took, from docs/results/first_build.json (written by ./ladder's first build)."""
+    path = RESULTS / "first_build.json"
+    if not path.exists():
+        raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "
+                        "first ./ladder build")
+    b = json.loads(path.read_text())
+    gpu = "without a GPU" if b["gpu"] == "none" else "with a GPU"
+    s = int(b["seconds"])
+    took = f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
+    return f"on a machine with {b['cpus']} CPU cores, {gpu}, it took {took} (`{b['command']}`, on {b['date']})."
 
 
 def provenance():
@@ -887,7 +975,7 @@ def check_structure():
 
 # ---- claims: what a template may say in its own words, and the second GPU it must stay true on ----------------
 
-# Words that compare two measurements. A template may not type them: they come from speed_words(), which() and the
+# Words that compare two measurements. A template may not type them: they come from compare_rows(), speedup(), which() and the
 # other helpers above, so they change when the numbers do. ALLOWED lists the phrases that use such a word to
 # describe, not to claim, each with its reason.
 COMPARATIVE = re.compile(r"\b(faster|slower|fastest|slowest|largest|smallest|beats?|outperforms?|no measurable|"
@@ -930,7 +1018,7 @@ def lint_template(rel, text, facts):
             clean = clean.replace(phrase, "")
         for m in COMPARATIVE.finditer(clean):
             problems.append(f"{rel}:{lineno}: the comparative '{m.group(0)}' is typed, not generated: use "
-                            f"speed_words() or which() so it follows the numbers")
+                            f"compare_rows(), speedup() or which() so it follows the numbers")
         for fact in facts:
             if re.search(FACT.format(re.escape(fact)), line):
                 problems.append(f"{rel}:{lineno}: '{fact}' is a fact of the measured GPU typed into the template")
