@@ -1140,10 +1140,10 @@ def main():
     for out, text in rendered.items():
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
-        print(f"wrote {out.relative_to(ROOT)}")
+        print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
     try:
         draw_charts()
-        print(f"drew {', '.join(CHARTS)} in docs/img/")
+        print(f"drew {', '.join(CHARTS)} in docs/img/", file=sys.stderr)
     except ImportError:
         print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
     remaining = [p for p in check_structure()]
