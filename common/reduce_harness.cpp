@@ -273,6 +273,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   struct CubResult {
     TimingStats t;
     SumCheck check;
+    float result = NAN;
     TimingStats read, copy;
   };
   std::map<std::uint64_t, CubResult> cub_results;
@@ -321,6 +322,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         float cub_result = 0;
         CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
         r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
+        r.result = cub_result;
         r.t = bench.timer().time([&](cudaStream_t st) { cub->run(bench.input(), n, bench.out(), st); }, o.warmup, o.reps);
         sol->read(bench.input(), n, s);
         const SumCheck read_check = check_sum(static_cast<float>(sol->sum_of_last_read()), ref, o.input,
@@ -412,6 +414,8 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
         .add("x_cub", x_cub, 4)
         .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-")
+        .add("cub_result", cr ? static_cast<double>(cr->result) : NAN, 9)
+        .add("cub_abs_error", cr ? std::fabs(static_cast<double>(cr->result) - ref.sum) : NAN, 3)
         .add("read_ms_median", cr ? cr->read.median_ms : NAN)
         .add("read_gbps", read_gbps)
         .add("read_pct_peak", 100 * read_gbps / peak, 4)
@@ -540,6 +544,14 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
 
 // ---- --determinism R: the same reduction R times, compared bit for bit ----------------------------------
 
+// How many floats lie between a and b (a <= b, same sign, finite): their distance in units in the last place.
+std::uint64_t ulps_between(float a, float b) {
+  std::int32_t ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  return static_cast<std::uint64_t>(std::llabs(static_cast<long long>(ib) - static_cast<long long>(ia)));
+}
+
 int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
                 const DeviceInfo& d) {
   require_tree_grid(o);
@@ -596,6 +608,9 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
         .add("distinct_results", static_cast<std::uint64_t>(distinct.size()))
         .add("min_result", static_cast<double>(lo), 9)
         .add("max_result", static_cast<double>(hi), 9)
+        .add("reference", ref.sum, 17)
+        .add("max_abs_error", std::max(std::fabs(lo - ref.sum), std::fabs(hi - ref.sum)), 3)
+        .add("spread_ulps", ulps_between(lo, hi))
         .add("bitwise_identical", identical)
         .add("deterministic_by_design", by_design)
         .add("check", all_pass ? "PASS" : "FAIL");

@@ -401,10 +401,12 @@ def cmd_mutants(a):
 
 
 # The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
-TRY_EXPERIMENTS = [
-    ("06_float4", "kLoadsInFlight=1,2,4,8"),
-    ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384"),
-]
+ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
+
+
+def try_experiments():
+    return [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")] + \
+        [(stage, str(path.relative_to(ROOT))) for stage, path in experiments()]
 
 
 def cmd_measure(a):
@@ -423,7 +425,7 @@ def cmd_measure(a):
             "ladder_run_s": run_seconds}
     save(out, "ladder", rows, meta)
     ok &= all_pass(rows)
-    for stage, spec in TRY_EXPERIMENTS:
+    for stage, spec in try_experiments():
         say(f"== ./ladder try {stage[:2]} {spec}")
         a.args = [stage, spec]
         a.save = str(out)
@@ -448,11 +450,28 @@ def cmd_measure(a):
         frows.extend(r)
     save(out, "flush", frows)
     ok &= all_pass(frows)
-    say("== 07_multiblock: determinism, 20 runs of each strategy")
-    rows, rc = run_binary(a.build, "07_multiblock", ["-n", "2^24", "--combine", "all", "--determinism", "20",
-                                                     "--seed", str(a.seed), "--input", a.input])
-    save(out, "determinism", rows)
-    ok &= rc == 0
+    say("== 07_multiblock: determinism, 100 runs of each strategy at three sizes")
+    drows = []
+    for n in ("2^20", "2^24", "2^28"):
+        rows, rc = run_binary(a.build, "07_multiblock", ["-n", n, "--combine", "all", "--determinism", "100",
+                                                         "--seed", str(a.seed), "--input", a.input])
+        drows.extend(rows)
+        ok &= rc == 0
+    save(out, "determinism", drows)
+    say("== accuracy: every stage's float result from 2^10 to 2^30 (--check-only), and the CPU's float sums")
+    arows = []
+    for stage in REDUCE:
+        rows, _ = run_binary(a.build, stage, ["--check-only", "-n", ACCURACY_SIZES, "--seed", str(a.seed),
+                                              "--device", str(a.device)])
+        arows.extend(rows)
+    save(out, "accuracy", arows)
+    ok &= all_pass(arows)
+    proc = subprocess.run([str(a.build / "tests" / "bin" / "cpu_sums"), "--seed", str(a.seed), "--max-log2", "30"],
+                          capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise StageError(f"cpu_sums failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    ok &= proc.returncode == 0
+    (out / "accuracy_cpu.csv").write_text(proc.stdout)
     say("== size sweep")
     rows = sweep_rows(a)
     print_sweep(rows)
@@ -637,6 +656,16 @@ def cmd_profile(a):
                    *regime_args(stage, [regime])]
             kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
             rows.append(ncu_row(stage, regime, a.profile_size, kernel))
+    for stage, patch in experiments():  # the experiments' builds, as ./ladder try left them
+        exe = a.build / "try" / "bin" / f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', patch.stem)}"
+        if not exe.exists():
+            say(f"      ncu: {patch.stem} of {stage} not built (./ladder try {stage[:2]} {patch.relative_to(ROOT)}): skipped")
+            continue
+        for regime in (["tree"] if stage == REDUCE[0] else list(REGIMES)):
+            say(f"      ncu: {stage} with {patch.name} ({regime} regime)")
+            cmd = [str(exe), "--check-only", "--input", "int", "-n", a.profile_size, *regime_args(stage, [regime])]
+            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
+            rows.append(ncu_row(stage, f"{regime}, {patch.stem}", a.profile_size, kernel))
     say(f"      ncu: {GEMM} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
     cmd = [binary(a.build, GEMM), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
     kernels = run_ncu(ncu, cmd, "gemm")
@@ -778,8 +807,58 @@ def constant_variant(text, name, value):
     return pattern.sub(lambda m: m.group(1) + value + m.group(3), text), found[0][1].strip()
 
 
+HUNK_HEAD = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def apply_patch(text, patch, where):
+    """Applies a unified diff (one file, as `diff -u` writes it) to text; every context and removed line must match
+    exactly where the hunk says, or StageError names the first line that does not."""
+    lines = text.splitlines(keepends=True)
+    out, pos, hunks = [], 0, 0
+    body = patch.splitlines(keepends=True)
+    i = 0
+    while i < len(body):
+        m = HUNK_HEAD.match(body[i])
+        if not m:
+            i += 1
+            continue
+        hunks += 1
+        start = int(m.group(1)) - 1 if m.group(2) != "0" else int(m.group(1))
+        if start < pos:
+            raise StageError(f"{where}: hunk {hunks} overlaps the one before it")
+        out.extend(lines[pos:start])
+        pos = start
+        i += 1
+        while i < len(body) and not body[i].startswith("@@"):
+            line = body[i]
+            tag, content = line[:1], line[1:]
+            if tag in (" ", "-"):
+                have = lines[pos] if pos < len(lines) else ""
+                if have.rstrip("\n") != content.rstrip("\n"):
+                    raise StageError(f"{where}: hunk {hunks} expects line {pos + 1} to be {content.rstrip()!r}, "
+                                     f"but the stage file has {have.rstrip()!r}: the patch no longer applies")
+                if tag == " ":
+                    out.append(lines[pos])
+                pos += 1
+            elif tag == "+":
+                out.append(content if content.endswith("\n") else content + "\n")
+            elif line.startswith("\\"):
+                pass  # "\ No newline at end of file"
+            i += 1
+    if hunks == 0:
+        raise StageError(f"{where}: no hunk (@@ ... @@) in the patch")
+    out.extend(lines[pos:])
+    return "".join(out)
+
+
 def parse_try(spec):
-    """'NAME=v1,v2' or '--option=v1,v2' -> (name, [values])."""
+    """'NAME=v1,v2' or '--option=v1,v2' -> (name, [values]); 'path/to/name.patch' -> ('name.patch', [path])."""
+    if spec.endswith(".patch"):
+        path = pathlib.Path(spec)
+        path = path if path.is_absolute() else ROOT / path
+        if not path.is_file():
+            raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
+        return path.name, [str(path)]
     if "=" not in spec:
         raise UsageProblem(f"'{spec}' is not NAME=v1,v2,... (a constant of the stage file) or --option=v1,v2,...")
     name, values = spec.split("=", 1)
@@ -816,12 +895,35 @@ def build_variants(a, stage, name, values):
     return [a.build / "try" / "bin" / t for t in targets], original
 
 
+def build_patch_variant(a, stage, patch_path):
+    """Applies an experiment's patch to a copy of the stage file under <build>/try/ and builds it."""
+    src = stage_file(stage)
+    name = pathlib.Path(patch_path).stem
+    variant = apply_patch(src.read_text(), pathlib.Path(patch_path).read_text(), patch_path)
+    target = f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}"
+    path = a.build / "try" / target / src.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != variant:
+        path.write_text(variant)
+    listing = a.build / "try" / "variants.cmake"
+    known = listing.read_text().splitlines() if listing.exists() else ["# Generated by ./ladder try: variants of stages."]
+    entry = f"ladder_add_variant({target} {path.as_posix()})"
+    if entry not in known:
+        listing.write_text("\n".join(known + [entry]) + "\n")
+    say(f"ladder: building {stage} with {pathlib.Path(patch_path).relative_to(ROOT) if pathlib.Path(patch_path).is_relative_to(ROOT) else patch_path}")
+    subprocess.run(["cmake", "-S", str(ROOT), "-B", str(a.build)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(a.build), "--target", target], check=True, stdout=sys.stderr)
+    return a.build / "try" / "bin" / target
+
+
 def cmd_try(a):
     if len(a.args) != 2:
-        raise UsageProblem("try takes a stage and one NAME=v1,v2,... or --option=v1,v2,..., "
+        raise UsageProblem("try takes a stage and one NAME=v1,v2,..., --option=v1,v2,... or path/to/experiment.patch, "
                            "e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
     stage = resolve_stage(a.args[0])
     name, values = parse_try(a.args[1])
+    if name.endswith(".patch"):
+        return try_patch(a, stage, values[0])
     is_gemm = stage == GEMM
     base = ["--size", a.gemm_size, "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device),
             "--flush", a.flush] if is_gemm else ["-n", a.size, *regime_args(stage), *common_args(a)]
@@ -843,6 +945,33 @@ def cmd_try(a):
     if a.save:
         save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit()})
     return 0 if all(r["check"] == "PASS" for r in rows) else 1
+
+
+def try_patch(a, stage, patch_path):
+    """The stage as in the file beside the stage with an experiment's patch applied, in both regimes."""
+    exe = build_patch_variant(a, stage, patch_path)
+    name = pathlib.Path(patch_path).stem
+    is_gemm = stage == GEMM
+    base = ["--size", a.gemm_size, "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device),
+            "--flush", a.flush] if is_gemm else ["-n", a.size, *regime_args(stage), *common_args(a)]
+    rows = []
+    for label, path in [("as in the file", binary(a.build, stage)), (f"{name} (the patch)", str(exe))]:
+        say(f"      {stage}: {label}")
+        r, _ = run_binary(a.build, stage, base, exe=path)
+        for row in r:
+            row["variant"] = label
+        rows.extend(r)
+    print_try(stage, name, rows, is_gemm)
+    if a.save:
+        save(a.save, f"try_{stage}_{name}", rows, {**meta_from(rows[0]), "commit": git_commit(),
+                                                    "patch": str(pathlib.Path(patch_path).relative_to(ROOT))})
+    return 0 if all(r["check"] == "PASS" for r in rows) else 1
+
+
+def experiments():
+    """Every experiment kept as a patch: docs/experiments/<stage>/<name>.patch -> [(stage, path)]."""
+    base = ROOT / "docs" / "experiments"
+    return [(p.parent.name, p) for p in sorted(base.glob("*/*.patch"))] if base.exists() else []
 
 
 def try_lines(rows, is_gemm):

@@ -28,7 +28,7 @@ RESULTS = DOCS / "results"
 TEMPLATES = DOCS / "templates"
 IMG = DOCS / "img"
 sys.path.insert(0, str(ROOT / "scripts"))
-from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines  # noqa: E402
+from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests"))
 from mutants import MUTANTS  # noqa: E402
 
@@ -42,8 +42,11 @@ REQUIRED = {
     "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
     "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
     "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
-    "determinism": ["combine", "runs", "distinct_results", "bitwise_identical", "deterministic_by_design", "check"],
-    "sweep": ["stage", "n", "gbps", "cub_gbps", "check"],
+    "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
+                    "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
+    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "summation_depth", "check"],
+    "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
+    "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
     "probe_stream": ["stage", "block", "gbps", "check"],
     "probe_tree": ["stage", "block", "gbps", "check"],
     "gemm": ["m", "tile", "pad", "check", "ms_median", "gflops", "pct_cublas", "x_naive", "naive_ms_median",
@@ -57,7 +60,7 @@ REQUIRED = {
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
             "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
 }
-CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png"]
+CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
 
 
 class DocsError(Exception):
@@ -318,6 +321,17 @@ def per_block(combine, block):
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
 
 
+def try_vs_file(name, stage="01_naive", regime="tree"):
+    """An experiment's patched build against the file, in one regime, from its try results."""
+    data = f"try_{stage}_{name}"
+    return compare_rows(select(data, variant="as in the file", regime=regime),
+                        select(data, variant=f"{name} (the patch)", regime=regime), stage[:2])
+
+
+def instr_ratio(variant, stage="01_naive"):
+    return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
+
+
 def conflicts(stage, variant):
     return f"{ncu_value(stage, variant, 'conflicts_ld') + ncu_value(stage, variant, 'conflicts_st'):,.0f}"
 
@@ -343,14 +357,11 @@ def time_difference(a, b, other):
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'} than {other}"
 
 
-def determinism_spread(combine):
+def determinism_spread(combine, n):
     """Distinct results of the determinism runs and their spread in ulps of the result."""
-    import math
-    r = select("determinism", combine=combine)
-    lo, hi = f(r["min_result"]), f(r["max_result"])
-    ulp = 2.0 ** (math.floor(math.log2(abs(hi))) - 23)
+    r = select("determinism", combine=combine, n=n)
     return (f"{r['distinct_results']} distinct results in {r['runs']} runs, from {r['min_result']} to "
-            f"{r['max_result']}, {int(round((hi - lo) / ulp))} ulp apart (one ulp of a float near {r['max_result']} is {ulp:g})")
+            f"{r['max_result']}, {r['spread_ulps']} ulp apart")
 
 
 def per_block_spread(combine, blocks):
@@ -467,12 +478,17 @@ def multiblock_table():
     return md_table(["n", "combine", "check", "µs", "GB/s", "% of peak", "CUB µs", "CUB GB/s", "× CUB"], body)
 
 
+# How the combines map onto the determinism levels CUB names (https://nvidia.github.io/cccl/unstable/cub/determinism.html).
+CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}
+
+
 def determinism_table():
-    body = [[f"`{r['combine']}`", r["runs"], r["distinct_results"], r.get("min_result", ""), r.get("max_result", ""),
-             "yes" if r["bitwise_identical"] == "true" else "no",
-             "yes" if r["deterministic_by_design"] == "true" else "no", r["check"]] for r in rows("determinism")]
-    return md_table(["combine", "runs", "distinct results", "smallest", "largest", "bitwise identical",
-                     "deterministic by design", "every result checked"], body)
+    body = [[r["n"], f"`{r['combine']}`", r["runs"], r["distinct_results"], r["min_result"], r["max_result"],
+             r["spread_ulps"], f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
+             "yes" if r["bitwise_identical"] == "true" else "no", CUB_LEVEL.get(r["combine"], ""), r["check"]]
+            for r in rows("determinism")]
+    return md_table(["n", "combine", "runs", "distinct results", "smallest", "largest", "spread (ulp)",
+                     "largest relative error", "bitwise identical", "CUB's level", "every result checked"], body)
 
 
 def sweep_table(step=2):
@@ -708,6 +724,108 @@ def roofline_table():
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
 
 
+# ---- accuracy --------------------------------------------------------------------------------------------
+
+def accuracy_sizes():
+    return sorted({int(r["n"]) for r in rows("accuracy")})
+
+
+def rel(err, ref):
+    return f(err) / abs(f(ref))
+
+
+def accuracy_series():
+    """{name: {n: relative error}} for every stage, CUB and the two CPU float sums."""
+    out = {}
+    for r in rows("accuracy"):
+        out.setdefault(r["stage"], {})[int(r["n"])] = rel(r["abs_error"], r["reference"])
+    last = REDUCE[-1]
+    out["CUB"] = {int(r["n"]): rel(r["cub_abs_error"], r["reference"]) for r in rows("sweep") if r["stage"] == last}
+    cpu = rows("accuracy_cpu")
+    out["CPU float loop"] = {int(r["n"]): rel(r["float_loop_error"], r["exact"]) for r in cpu}
+    out["CPU Kahan, float"] = {int(r["n"]): rel(r["kahan_float_error"], r["exact"]) for r in cpu}
+    return out
+
+
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+def accuracy_table():
+    series = accuracy_series()
+    names = list(series)
+    body = []
+    for n in accuracy_sizes():
+        body.append([pow2(n), *[f"{series[s][n]:.1e}" if n in series[s] else "" for s in names]])
+    return md_table(["n", *names], body)
+
+
+def depth_table():
+    """The summation depth each stage's launch gives (the harness's summation_depth), against the CPU loop's n."""
+    body = []
+    for n in accuracy_sizes():
+        cells = [pow2(n)]
+        for stage in REDUCE:
+            cells.append(select("accuracy", stage=stage, n=n)["summation_depth"])
+        body.append(cells + [f"{n - 1:,}"])
+    return md_table(["n", *REDUCE, "CPU float loop"], body)
+
+
+def bound_ratio_range():
+    vals = [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
+    return f"{min(vals):.2g} to {max(vals):.2g}"
+
+
+def cpu_row(n):
+    return select("accuracy_cpu", n=n)
+
+
+def stage_error_range(n):
+    vals = [accuracy_series()[s][n] for s in REDUCE]
+    return f"{min(vals):.1e} to {max(vals):.1e}"
+
+
+def loop_stalls():
+    """Whether the CPU float loop's result at the largest n is exactly 2^24 (stuck: every later input is below half
+    an ulp of the running sum)."""
+    r = cpu_row(accuracy_sizes()[-1])
+    return f(r["float_loop"]) == 2.0 ** 24
+
+
+# ---- experiments kept as patches ------------------------------------------------------------------------
+
+def experiments_section(stage, page_dir="stages"):
+    """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
+    measured the patched build, the profiler rows beside the file's."""
+    found = [p for s, p in experiments() if s == stage]
+    if not found:
+        return (f"None kept for this stage yet. An experiment is a small patch against `{stage}/"
+                f"{stage_file(stage).name}` in `docs/experiments/{stage}/`; `./ladder try {stage[:2]} <patch>` builds and "
+                f"measures it beside the file, and `./ladder measure` records every one.")
+    out = []
+    for patch in found:
+        name = patch.stem
+        text = patch.read_text()
+        intro, _, diff_text = text.partition("--- ")
+        out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
+        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, recorded by `./ladder measure`:\n")
+        out.append(try_table(f"try_{stage}_{name}") + "\n")
+        profiled = [r for r in rows("ncu") if r["stage"] == stage and r["variant"].endswith(f", {name}")]
+        if profiled:
+            cases = []
+            for r in profiled:
+                regime = r["variant"].split(",")[0]
+                cases += [(stage, regime), (stage, r["variant"])]
+            out.append("The profiler, first launch, the file beside the patch (`./ladder profile`):\n")
+            out.append(profile_table(cases) + "\n")
+            out.append(md_table(["kernel", "divergent branch targets", "active threads per instruction",
+                                 "threads on per instruction", "warp instructions"],
+                                [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
+                                  ncu(s, v, "instructions")] for s, v in cases]) + "\n")
+    return "\n".join(out)
+
+
 def racecheck():
     text = (RESULTS / "racecheck.txt").read_text().strip()
     return "```\n" + text + "\n```"
@@ -905,6 +1023,26 @@ def draw_charts():
     fig.savefig(IMG / "gemm.png")
     plt.close(fig)
 
+    # Accuracy: relative error against n.
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    for name, pts in accuracy_series().items():
+        xs = sorted(pts)
+        ys = [max(pts[x], 1e-12) for x in xs]
+        style = {"CPU float loop": dict(color="black", linestyle="--"), "CPU Kahan, float": dict(color="gray", linestyle=":"),
+                 "CUB": dict(color="green", linestyle="-.")}.get(name, {})
+        ax.plot(xs, ys, marker=".", label=name, **style)
+    ax.axhline(2.0 ** -24, color="red", linewidth=0.8, label="u = 2^-24 (one rounding)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (floats, uniform in [0, 1))")
+    ax.set_ylabel("|result - exact sum| / exact sum")
+    ax.set_title(f"Accuracy of the float sum against n ({title_gpu}; zero errors drawn at 1e-12)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(IMG / "accuracy.png")
+    plt.close(fig)
+
     # The roofline.
     fig, ax = plt.subplots(figsize=(8, 4.4))
     bw = peak
@@ -938,6 +1076,7 @@ def render(template):
     env["link"] = lambda stage: link(stage, page_dir)
     env["img"] = lambda name, alt: img(name, alt, page_dir)
     env["ladder_table"] = lambda: ladder_table(page_dir)
+    env["experiments_section"] = lambda stage: experiments_section(stage, page_dir)
 
     def expand(m):
         try:
