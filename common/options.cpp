@@ -248,7 +248,12 @@ std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, i
     if (option != extras.end()) return usage_error(program, fmt::format("{}: {} has no such option", *option, program));
     return usage_error(program, fmt::format("'{}': {} takes options only, no other arguments", extras.front(), program));
   } catch (const CLI::ArgumentMismatch& e) {
-    return usage_error(program, fmt::format("{} needs a value", leading_option(e.what())));
+    const std::string what = e.what();
+    if (what.find("received") != std::string::npos) {  // "At Most 1 required but received 2"
+      return usage_error(program, fmt::format("{} is given twice: give it once",
+                                              leading_option(what)));
+    }
+    return usage_error(program, fmt::format("{} needs a value", leading_option(what)));
   } catch (const CLI::ParseError& e) {
     return usage_error(program, e.what());
   }
