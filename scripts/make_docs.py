@@ -332,6 +332,15 @@ def instr_ratio(variant, stage="01_naive"):
     return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
 
 
+def same_or_both(a, b):
+    return f"`{a}` for both" if a == b else f"`{a}` and `{b}`"
+
+
+def value_range(values):
+    lo, hi = min(values, key=float), max(values, key=float)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def conflicts(stage, variant):
     return f"{ncu_value(stage, variant, 'conflicts_ld') + ncu_value(stage, variant, 'conflicts_st'):,.0f}"
 
@@ -781,6 +790,39 @@ def cpu_row(n):
     return select("accuracy_cpu", n=n)
 
 
+def accuracy_ulps():
+    """{name: {n: error in ulps of the float nearest the exact sum}}."""
+    import math
+    exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
+    out = {}
+    for name, pts in accuracy_series().items():
+        out[name] = {}
+        for n, e in pts.items():
+            if n in exact:
+                ulp = 2.0 ** (math.floor(math.log2(exact[n])) - 23)
+                out[name][n] = e * exact[n] / ulp
+    return out
+
+
+def accuracy_ulp_table():
+    series = accuracy_ulps()
+    names = list(series)
+    body = [[pow2(n), *[f"{series[s][n]:.2f}" if n in series[s] else "" for s in names]] for n in accuracy_sizes()]
+    return md_table(["n", *names], body)
+
+
+def loop_gap_line():
+    """From which n on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
+    series = accuracy_series()
+    sizes = accuracy_sizes()
+    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE)]
+    start = next((n for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
+    if start is None:
+        return " At no size here is every tree two orders of magnitude closer than the loop."
+    return (f" From n = {pow2(start)} on, every tree is closer to the exact sum than the loop by two orders of magnitude "
+            f"or more: there, a GPU sum that differs from a CPU loop's says more about the loop.")
+
+
 def stage_error_range(n):
     vals = [accuracy_series()[s][n] for s in REDUCE]
     return f"{min(vals):.1e} to {max(vals):.1e}"
@@ -1072,7 +1114,7 @@ def render(template):
     page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
     env = {name: obj for name, obj in globals().items() if callable(obj)}
     env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
-               min=min, max=max, round=round, str=str, abs=abs)
+               min=min, max=max, round=round, str=str, abs=abs, any=any, all=all)
     env["link"] = lambda stage: link(stage, page_dir)
     env["img"] = lambda name, alt: img(name, alt, page_dir)
     env["ladder_table"] = lambda: ladder_table(page_dir)
@@ -1134,6 +1176,7 @@ def hardware_literals():
     template, and none may survive a rendering from another GPU's results."""
     m = meta()
     facts = {m["device"], m["device"].split()[-1], str(m["sms"]), f"{int(m['l2_bytes']) / 1e6:.0f} MB",
+             f"{int(m['l2_bytes']) / 1e6:.1f} MB",
              f"{f(m['peak_gbps']):.0f}", f"{f(m['peak_gbps']) / 1e3:.1f} TB/s"}
     first = rows("ladder")[0]
     if "fp32_peak_gflops" in first:
