@@ -859,8 +859,13 @@ def experiments_section(stage, page_dir="stages"):
             for r in profiled:
                 regime = r["variant"].split(",")[0]
                 cases += [(stage, regime), (stage, r["variant"])]
-            out.append("The profiler, first launch, the file beside the patch (`./ladder profile`):\n")
+            out.append("The profiler, first launch, the file beside the patch (`./ladder profile` profiles every "
+                       "experiment that `./ladder try` has built):\n")
             out.append(profile_table(cases) + "\n")
+            variant = profiled[0]["variant"]
+            command = profile_command(stage, variant.split(",")[0]).replace(
+                f"build/bin/{stage}", f"build/try/bin/try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}")
+            out.append(command + "\n")
             out.append(md_table(["kernel", "divergent branch targets", "active threads per instruction",
                                  "threads on per instruction", "warp instructions"],
                                 [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
