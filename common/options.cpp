@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <regex>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -135,11 +138,13 @@ struct CommonText {
 std::optional<std::string> read_number(const char* name, const std::string& text, std::uint64_t lo, std::uint64_t hi,
                                        std::uint64_t& out) {
   const std::string s = trim(text);
-  const auto v = parse_digits(s);
-  if (!v && all_digits(s)) {  // more digits than 64 bits hold
+  if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one from {} to {}", name, text, lo, hi);
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) {  // more than 64 bits hold
     return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, s, lo, hi);
   }
-  if (!v) return fmt::format("{} '{}' is not a whole number: give one from {} to {}", name, text, lo, hi);
+  const std::optional<std::uint64_t> v = parsed;
   if (*v < lo || *v > hi) {
     return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, *v, lo, hi);
   }
@@ -207,13 +212,13 @@ std::optional<std::string> finish_common(const CLI::App& app, CommonOptions& o, 
   if (auto e = read_number_as("--warmup", t.warmup, 0, 10000, o.warmup)) return e;
   if (auto e = read_number("--seed", t.seed, 0, std::numeric_limits<std::uint64_t>::max(), o.seed)) return e;
   if (auto e = read_number_as("--device", t.device, 0, 1023, o.device)) return e;
-  if (!t.determinism.empty()) {
+  if (app.get_option_no_throw("--determinism") != nullptr && app.count("--determinism") > 0) {
     if (auto e = read_number_as("--determinism", t.determinism, 2, 100000, o.determinism)) return e;
   }
   if (auto e = read_choice("--input", t.input, {"float", "int"})) return e;
   if (auto e = read_choice("--flush", t.flush, {"clean", "write", "none"})) return e;
   if (auto e = read_choice("--format", t.format, {"table", "csv", "json"})) return e;
-  if (!t.self_test.empty()) {
+  if (app.count("--self-test") > 0) {
     if (auto e = read_choice("--self-test", t.self_test, {"quick", "full"})) return e;
   }
   if (t.hot && app.count("--flush") > 0) return std::string("--hot and --flush: give one (--hot is --flush none)");
@@ -244,9 +249,12 @@ std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, i
     return ParseOutcome{0, fmt::format("{}: {}", program, e.what())};
   } catch (const CLI::ExtrasError&) {
     const auto extras = app.remaining();
-    const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& x) { return x[0] == '-'; });
+    const auto option = std::find_if(extras.begin(), extras.end(),
+                                     [](const std::string& x) { return x.size() > 1 && x[0] == '-' && x != "--"; });
     if (option != extras.end()) return usage_error(program, fmt::format("{}: {} has no such option", *option, program));
-    return usage_error(program, fmt::format("'{}': {} takes options only, no other arguments", extras.front(), program));
+    const auto stray = std::find_if(extras.begin(), extras.end(), [](const std::string& x) { return x != "--"; });
+    return usage_error(program, fmt::format("'{}': {} takes options only, no other arguments",
+                                            stray != extras.end() ? *stray : extras.front(), program));
   } catch (const CLI::ArgumentMismatch& e) {
     const std::string what = e.what();
     if (what.find("received") != std::string::npos) {  // "At Most 1 required but received 2"
@@ -292,7 +300,10 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
       auto lo = parse_count(item.substr(0, dots));
       auto hi = parse_count(item.substr(dots + 2));
       if (!lo || !hi || !is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
-      for (std::uint64_t v = *lo; v <= *hi; v *= 2) values.push_back(v);
+      for (std::uint64_t v = *lo;; v *= 2) {  // no overflow: stops at hi, which is at most 2^63
+        values.push_back(v);
+        if (v >= *hi) break;
+      }
     } else {
       auto v = parse_count(item);
       if (!v) return std::nullopt;
@@ -353,10 +364,9 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (!sizes || sizes->empty()) {
     // A number too large for 64 bits is out of range like any other too-large size, not "not a size".
     for (const auto& item : split_list(size_text)) {
-      const bool numeric = !item.empty() && std::all_of(item.begin(), item.end(), [](unsigned char c) {
-        return std::isdigit(c) || c == '^' || c == '*' || c == 'e' || c == 'E' || c == '.';
-      }) && std::isdigit(static_cast<unsigned char>(item.front()));
-      if (numeric && !parse_count_list(item) && item.find("..") == std::string::npos) {
+      // Well-formed whole numbers (x, x*2^k, 2^k, xeK) that do not fit in 64 bits.
+      static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
+      if (std::regex_match(item, kWhole) && !parse_count_list(item)) {
         return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", item));
       }
     }
@@ -453,8 +463,11 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   if (auto e = read_choice("--tile", tile_text, {"16", "32"})) return usage_error(program, *e);
   out.tile = std::stoi(tile_text);
   if (auto e = read_choice("--pad", pad_text, {"off", "on", "both"})) return usage_error(program, *e);
-  if (!size_text.empty() && (app.count("-m") + app.count("-n") + app.count("-k")) > 0) {
+  if (app.count("--size") > 0 && (app.count("-m") + app.count("-n") + app.count("-k")) > 0) {
     return usage_error(program, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
+  }
+  if (app.count("--size") > 0 && size_text.empty()) {
+    return usage_error(program, "--size '' is not a whole number");
   }
 
   out.pads = pad_text == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad_text == "on"};

@@ -104,10 +104,10 @@ class ReduceBench {
     std::size_t copy = 0;
     if (timing) {
       for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));
-      copy = SpeedOfLight::bytes(max_n, d.sm_count);
+      copy = SpeedOfLight::bytes(d.sm_count);
     }
     return {input + scratch + flush + cub + copy + 64,
-            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, copy destination {}",
+            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, speed-of-light sums {}",
                         human_bytes(static_cast<double>(input)), human_bytes(static_cast<double>(scratch)),
                         human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)),
                         human_bytes(static_cast<double>(copy)))};
@@ -273,6 +273,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   struct CubResult {
     TimingStats t;
     SumCheck check;
+    SumCheck read_check;
     float result = NAN;
     TimingStats read, copy;
   };
@@ -325,12 +326,18 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         r.result = cub_result;
         r.t = bench.timer().time([&](cudaStream_t st) { cub->run(bench.input(), n, bench.out(), st); }, o.warmup, o.reps);
         sol->read(bench.input(), n, s);
-        const SumCheck read_check = check_sum(static_cast<float>(sol->sum_of_last_read()), ref, o.input,
-                                              (n + sol->threads() - 1) / sol->threads() + 64);
-        if (!read_check.pass) notes.push_back(fmt::format("FAIL speed-of-light read at n = {}: {}", n, read_check.reason));
-        all_pass = all_pass && read_check.pass;
+        r.read_check = check_sum(static_cast<float>(sol->sum_of_last_read(s)), ref, o.input,
+                                 (n + sol->threads() - 1) / sol->threads() + 64);
+        if (!r.read_check.pass) {
+          notes.push_back(fmt::format("FAIL speed-of-light read at n = {}: {}", n, r.read_check.reason));
+        }
+        all_pass = all_pass && r.read_check.pass;
         r.read = bench.timer().time([&](cudaStream_t st) { sol->read(bench.input(), n, st); }, o.warmup, o.reps);
-        r.copy = bench.timer().time([&](cudaStream_t st) { sol->copy(bench.input(), n, st); }, o.warmup, o.reps);
+        if (sol->has_copy()) {
+          r.copy = bench.timer().time([&](cudaStream_t st) { sol->copy(bench.input(), n, st); }, o.warmup, o.reps);
+        } else {
+          r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
+        }
         notes.push_back(fmt::format("speed of light at n = {}: a kernel that only reads the input {:.0f} GB/s ({:.1f}% of "
                                     "peak); cudaMemcpy device to device {:.0f} GB/s, counting bytes read and written",
                                     n, gbps(n, r.read.median_ms), 100 * gbps(n, r.read.median_ms) / d.peak_gbps(),
@@ -416,6 +423,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
         .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-")
         .add("cub_result", cr ? static_cast<double>(cr->result) : NAN, 9)
         .add("cub_abs_error", cr ? std::fabs(static_cast<double>(cr->result) - ref.sum) : NAN, 3)
+        .add("read_check", cr ? (cr->read_check.pass ? "PASS" : "FAIL") : "-")
         .add("read_ms_median", cr ? cr->read.median_ms : NAN)
         .add("read_gbps", read_gbps)
         .add("read_pct_peak", 100 * read_gbps / peak, 4)
@@ -544,12 +552,17 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
 
 // ---- --determinism R: the same reduction R times, compared bit for bit ----------------------------------
 
-// How many floats lie between a and b (a <= b, same sign, finite): their distance in units in the last place.
-std::uint64_t ulps_between(float a, float b) {
-  std::int32_t ia, ib;
-  std::memcpy(&ia, &a, sizeof ia);
-  std::memcpy(&ib, &b, sizeof ib);
-  return static_cast<std::uint64_t>(std::llabs(static_cast<long long>(ib) - static_cast<long long>(ia)));
+// How many floats lie between a and b: their distance in units in the last place, across zero too (-0 and +0
+// are 0 apart); NaN if either is not finite.
+double ulps_between(float a, float b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return NAN;
+  auto key = [](float x) {  // the bits, mapped so that the order of the keys is the order of the floats
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & 0x80000000u) ? static_cast<long long>(0x80000000u) - static_cast<long long>(u & 0x7fffffffu)
+                             : static_cast<long long>(0x80000000u) + static_cast<long long>(u);
+  };
+  return static_cast<double>(std::llabs(key(b) - key(a)));
 }
 
 int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,

@@ -31,17 +31,18 @@ class CubSum {
 // hope for; the second is the figure most bandwidth tests report.
 class SpeedOfLight {
  public:
-  SpeedOfLight(int sm_count, std::size_t max_n);  // allocates a copy destination of max_n floats
+  SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
   ~SpeedOfLight();
   SpeedOfLight(const SpeedOfLight&) = delete;
   SpeedOfLight& operator=(const SpeedOfLight&) = delete;
 
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
-  double sum_of_last_read() const;  // the per-thread sums of the last read, added in double (synchronises)
+  double sum_of_last_read(cudaStream_t stream) const;  // waits for stream, adds the per-thread sums in double
   int grid() const { return grid_; }
   std::size_t threads() const;
-  static std::size_t bytes(std::size_t max_n, int sm_count);  // device memory it allocates, at most
+  bool has_copy() const { return copy_ != nullptr; }  // false where a second input-sized buffer did not fit
+  static std::size_t bytes(int sm_count);  // device memory it needs (the copy buffer is allocated if it fits)
 
  private:
   float* copy_ = nullptr;

@@ -46,13 +46,18 @@ SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n) {
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
   grid_ = sm_count * (per_sm > 0 ? per_sm : 1);
-  CUDA_CHECK(cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&sums_, threads() * sizeof(float)));
+  // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
+  if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    copy_ = nullptr;
+  }
 }
 
 std::size_t SpeedOfLight::threads() const { return static_cast<std::size_t>(grid_) * kBlock; }
 
-double SpeedOfLight::sum_of_last_read() const {
+double SpeedOfLight::sum_of_last_read(cudaStream_t stream) const {
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // the read ran on a non-blocking stream: cudaMemcpy would not wait
   std::vector<float> sums(threads());
   CUDA_CHECK(cudaMemcpy(sums.data(), sums_, sums.size() * sizeof(float), cudaMemcpyDeviceToHost));
   double total = 0;
@@ -65,8 +70,8 @@ SpeedOfLight::~SpeedOfLight() {
   cudaFree(sums_);
 }
 
-std::size_t SpeedOfLight::bytes(std::size_t max_n, int sm_count) {
-  return (std::max<std::size_t>(max_n, 1) + std::size_t{2048} * sm_count) * sizeof(float);  // copy, sums
+std::size_t SpeedOfLight::bytes(int sm_count) {
+  return std::size_t{2048} * sm_count * sizeof(float);  // the sums; the copy buffer is optional
 }
 
 void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
@@ -75,7 +80,7 @@ void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
 }
 
 void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  if (copy_ != nullptr) CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
 }  // namespace ladder

@@ -75,6 +75,10 @@ def run_binary(build, stage, args, fmt="json", exe=None):
         rows = json.loads(proc.stdout)
     else:
         rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    if proc.returncode == 1 and rows and all(row_passes(r) for r in rows) and "--determinism" not in args:
+        # exit 1 means a check failed: if no row says which, the failure is one the rows do not carry
+        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited 1 (a check failed) but every row passes: "
+                         f"run it with --format table to see its notes")
     say(f"      {stage} {' '.join(args)}  ({time.time() - started:.1f} s)")
     return rows, proc.returncode
 
@@ -277,8 +281,14 @@ def print_gemm(rows):
     print(table(["kernel", "check", "ms", "GFLOP/s", "% cuBLAS", "x naive"], out))
 
 
+def row_passes(r):
+    """A row's every check: the stage's, CUB's and the speed-of-light read's (GEMM rows: the kernels')."""
+    return r["check"] == "PASS" and all(r.get(k, "PASS") in ("PASS", "-") for k in
+                                        ("cub_check", "read_check", "naive_check", "cublas_check"))
+
+
 def all_pass(reduce_rows, gemm=()):
-    ok = all(r["check"] == "PASS" and r.get("cub_check", "PASS") in ("PASS", "-") for r in reduce_rows)
+    ok = all(row_passes(r) for r in reduce_rows)
     return ok and all(r["check"] == "PASS" for r in gemm)
 
 
@@ -811,40 +821,52 @@ HUNK_HEAD = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def apply_patch(text, patch, where):
-    """Applies a unified diff (one file, as `diff -u` writes it) to text; every context and removed line must match
-    exactly where the hunk says, or StageError names the first line that does not."""
+    """Applies a unified diff (one file, as `diff -u` writes it) to text. Each hunk must hold exactly the lines its
+    @@ header counts, and every context and removed line must match the file where the hunk says; otherwise
+    StageError names the first thing that does not."""
     lines = text.splitlines(keepends=True)
-    out, pos, hunks = [], 0, 0
     body = patch.splitlines(keepends=True)
-    i = 0
+    out, pos, hunks, i = [], 0, 0, 0
     while i < len(body):
         m = HUNK_HEAD.match(body[i])
         if not m:
             i += 1
             continue
         hunks += 1
-        start = int(m.group(1)) - 1 if m.group(2) != "0" else int(m.group(1))
+        old_count = int(m.group(2)) if m.group(2) is not None else 1
+        new_count = int(m.group(4)) if m.group(4) is not None else 1
+        start = int(m.group(1)) - 1 if old_count else int(m.group(1))
         if start < pos:
             raise StageError(f"{where}: hunk {hunks} overlaps the one before it")
         out.extend(lines[pos:start])
         pos = start
         i += 1
-        while i < len(body) and not body[i].startswith("@@"):
+        old_seen = new_seen = 0
+        while old_seen < old_count or new_seen < new_count:
+            if i >= len(body) or body[i].startswith("@@"):
+                raise StageError(f"{where}: hunk {hunks} holds fewer lines than its header counts "
+                                 f"({old_seen} of {old_count} old, {new_seen} of {new_count} new)")
             line = body[i]
-            tag, content = line[:1], line[1:]
+            tag, content = (line[:1], line[1:]) if line.strip("\r\n") else (" ", "\n")  # an emptied context line
             if tag in (" ", "-"):
                 have = lines[pos] if pos < len(lines) else ""
-                if have.rstrip("\n") != content.rstrip("\n"):
+                if have.rstrip("\r\n") != content.rstrip("\r\n"):
                     raise StageError(f"{where}: hunk {hunks} expects line {pos + 1} to be {content.rstrip()!r}, "
                                      f"but the stage file has {have.rstrip()!r}: the patch no longer applies")
                 if tag == " ":
                     out.append(lines[pos])
+                    new_seen += 1
                 pos += 1
+                old_seen += 1
             elif tag == "+":
                 out.append(content if content.endswith("\n") else content + "\n")
-            elif line.startswith("\\"):
-                pass  # "\ No newline at end of file"
+                new_seen += 1
+            elif not line.startswith("\\"):
+                raise StageError(f"{where}: hunk {hunks}: a line that is not context, + or -: {line.rstrip()!r}")
             i += 1
+            if i < len(body) and body[i].startswith("\\") and tag == "+" and out:
+                out[-1] = out[-1].rstrip("\n")  # "\ No newline at end of file" after an added line
+                i += 1
     if hunks == 0:
         raise StageError(f"{where}: no hunk (@@ ... @@) in the patch")
     out.extend(lines[pos:])
@@ -963,8 +985,9 @@ def try_patch(a, stage, patch_path):
         rows.extend(r)
     print_try(stage, name, rows, is_gemm)
     if a.save:
+        p = pathlib.Path(patch_path)
         save(a.save, f"try_{stage}_{name}", rows, {**meta_from(rows[0]), "commit": git_commit(),
-                                                    "patch": str(pathlib.Path(patch_path).relative_to(ROOT))})
+                                                    "patch": str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)})
     return 0 if all(r["check"] == "PASS" for r in rows) else 1
 
 
@@ -1031,6 +1054,17 @@ def cmd_skipped(a):
     return 0
 
 
+def whole(lo, hi):
+    """An argparse type: a whole number from lo to hi, refused in the stages' own words otherwise."""
+    def parse(text):
+        if not text.isdigit():
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number: give one from {lo} to {hi}")
+        if not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give a whole number from {lo} to {hi}")
+        return int(text)
+    return parse
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with its errors in the project's one-line form instead of a usage block."""
 
@@ -1044,7 +1078,7 @@ def check_args(a):
     """What ./ladder checks before it builds anything: the options parsed already; the stage names and specs."""
     if a.command == "try":
         if len(a.args) != 2:
-            raise UsageProblem("try takes a stage and one NAME=v1,v2,... or --option=v1,v2,..., "
+            raise UsageProblem("try takes a stage and one NAME=v1,v2,..., --option=v1,v2,... or path/to/experiment.patch, "
                                "e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
         resolve_stage(a.args[0])
         parse_try(a.args[1])
@@ -1064,15 +1098,15 @@ def main():
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build", help="build directory (default: build)")
     p.add_argument("-n", "--size", default="2^28", help="floats to sum (default 2^28)")
     p.add_argument("--regime", choices=["stream", "tree"], default="stream", help="probe: the regime")
-    p.add_argument("--reps", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--reps", type=whole(1, 100000), default=50)
+    p.add_argument("--warmup", type=whole(0, 10000), default=5)
+    p.add_argument("--seed", type=whole(0, 2 ** 64 - 1), default=1)
     p.add_argument("--input", choices=["float", "int"], default="float")
     p.add_argument("--flush", choices=["clean", "write", "none"], default="clean",
                    help="L2 flush before each repetition (see docs/method.md)")
-    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--device", type=whole(0, 1023), default=0)
     p.add_argument("--gemm-size", default="4096")
-    p.add_argument("--gemm-reps", type=int, default=20)
+    p.add_argument("--gemm-reps", type=whole(1, 100000), default=20)
     p.add_argument("--no-gemm", action="store_true", help="run: skip the GEMM rung")
     p.add_argument("--sweep", default="2^10..2^30", help="sweep: sizes (default 2^10..2^30)")
     p.add_argument("--profile-size", default="2^24")
@@ -1086,8 +1120,13 @@ def main():
     positional = []
     if argv and argv[0] in ("try", "diff"):  # their arguments may look like options (--grid=64,128)
         rest, i = argv[:1], 1
+        runner = p._option_string_actions  # the runner's own options pass through; the rest are positional
         while i < len(argv):
-            if argv[i] == "--build" and i + 1 < len(argv):
+            key = argv[i].split("=", 1)[0]
+            if key in runner and (runner[key].nargs == 0 or "=" in argv[i]):
+                rest.append(argv[i])
+                i += 1
+            elif key in runner and i + 1 < len(argv):
                 rest += argv[i:i + 2]
                 i += 2
             elif len(positional) < 2:

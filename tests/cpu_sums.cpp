@@ -6,6 +6,7 @@
 //
 // Exit status 1 if either sum breaks its worst-case bound (Higham, Accuracy and Stability of Numerical
 // Algorithms, 2nd ed.: sequential |E| <= (n-1) u sum|x| / (1 - (n-1) u); Kahan |E| <= (2u + O(n u^2)) sum|x|).
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -28,13 +29,20 @@ int main(int argc, char** argv) {
   int max_log2 = 30;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--seed" || arg == "--max-log2") && i + 1 < argc) {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(argv[++i], &end, 10);
-      if (*end != '\0' || argv[i][0] == '-') return usage("a value is not a whole number");
-      if (arg == "--seed") seed = v; else max_log2 = static_cast<int>(v);
+    if (arg != "--seed" && arg != "--max-log2") return usage(("unknown argument '" + arg + "'").c_str());
+    if (i + 1 >= argc) return usage((arg + " needs a value").c_str());
+    const std::string text = argv[++i];
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || text[0] == '-' || text[0] == '+' || errno == ERANGE) {
+      return usage((arg + " '" + text + "' is not a whole number").c_str());
+    }
+    if (arg == "--seed") {
+      seed = v;
     } else {
-      return usage(("unknown argument '" + arg + "'").c_str());
+      if (v > 64) return usage("--max-log2 must be even, 10 to 32");
+      max_log2 = static_cast<int>(v);
     }
   }
   if (max_log2 < 10 || max_log2 > 32 || max_log2 % 2 != 0) return usage("--max-log2 must be even, 10 to 32");
