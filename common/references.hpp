@@ -27,8 +27,8 @@ class CubSum {
 
 // The speed of light of a sum, timed beside every stage: a kernel that only reads the same n floats (16-byte
 // loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
-// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. The first is what a sum can
-// hope for; the second is the figure most bandwidth tests report.
+// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. Both are references measured in
+// the same process, not ceilings: a sum kernel can match the read-only kernel.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
