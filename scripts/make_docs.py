@@ -28,7 +28,7 @@ RESULTS = DOCS / "results"
 TEMPLATES = DOCS / "templates"
 IMG = DOCS / "img"
 sys.path.insert(0, str(ROOT / "scripts"))
-from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments  # noqa: E402
+from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests"))
 from mutants import MUTANTS  # noqa: E402
 
@@ -130,13 +130,6 @@ def num(name, field, fmt=".1f", **match):
 def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
     """Row a's field over row b's: ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
     return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
-
-
-def pct_change(name, field, a, b, key="stage", **match):
-    """How much faster b is than a, in percent of a's speed, from their times."""
-    ta = f(select(name, **{key: a}, **match)[field])
-    tb = f(select(name, **{key: b}, **match)[field])
-    return format(100 * (ta / tb - 1), ".0f")
 
 
 # ---- comparisons: the only place a page's comparative words come from ----------------------------------------
@@ -864,7 +857,7 @@ def experiments_section(stage, page_dir="stages"):
             out.append(profile_table(cases) + "\n")
             variant = profiled[0]["variant"]
             command = profile_command(stage, variant.split(",")[0]).replace(
-                f"build/bin/{stage}", f"build/try/bin/try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}")
+                f"build/bin/{stage}", f"build/try/bin/{patch_target(stage, patch)}")
             out.append(command + "\n")
             out.append(md_table(["kernel", "divergent branch targets", "active threads per instruction",
                                  "threads on per instruction", "warp instructions"],
@@ -939,7 +932,7 @@ def img(name, alt, page_dir="."):
 # ---- charts ---------------------------------------------------------------------------------------------
 
 def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
-    """Log-2 x axis, log y axis, labels, legend, grid; writes docs/img/<name>."""
+    """Log-2 x axis, log y axis, labels, grid, the legend right of the plot; writes docs/img/<name>."""
     import matplotlib.pyplot as plt
     ax.set_xscale("log", base=2)
     if xticks:
@@ -948,8 +941,8 @@ def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(IMG / name)
     plt.close(fig)
@@ -1057,18 +1050,9 @@ def draw_charts():
     ax.plot([m for m, _ in base], [f(r["naive_gflops"]) for _, r in base], marker="o", label="naive")
     ax.plot([m for m, _ in base], [f(r["cublas_gflops"]) for _, r in base], marker="o", label="cuBLAS (FP32, no TF32)")
     ax.axhline(fp32, color="black", linestyle="--", linewidth=1, label=f"FP32 peak {fp32:,.0f} GFLOP/s")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sizes, [str(s) for s in sizes])
-    ax.set_yscale("log")
     ax.set_ylim(min(f(r["naive_gflops"]) for r in data) / 2, fp32 * 2)
-    ax.set_xlabel("M = N = K")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(IMG / "gemm.png")
-    plt.close(fig)
+    finish_log_log(fig, ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})",
+                   "gemm.png", xticks=sizes)
 
     # Accuracy: relative error against n.
     fig, ax = plt.subplots(figsize=(8, 4.4))
@@ -1079,16 +1063,8 @@ def draw_charts():
                  "CUB": dict(color="green", linestyle="-.")}.get(name, {})
         ax.plot(xs, ys, marker=".", label=name, **style)
     ax.axhline(2.0 ** -24, color="red", linewidth=0.8, label="u = 2^-24 (one rounding)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (floats, uniform in [0, 1))")
-    ax.set_ylabel("|result - exact sum| / exact sum")
-    ax.set_title(f"Accuracy of the float sum against n ({title_gpu})")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(IMG / "accuracy.png")
-    plt.close(fig)
+    finish_log_log(fig, ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum",
+                   f"Accuracy of the float sum against n ({title_gpu})", "accuracy.png")
 
     # The roofline.
     fig, ax = plt.subplots(figsize=(8, 4.4))
@@ -1097,16 +1073,8 @@ def draw_charts():
     ax.plot(xs, [min(fp32, x * bw) for x in xs], color="black", linewidth=1.5, label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
     for name, ai, gf in roofline_points():
         ax.plot([ai], [gf], marker="o" if ai < 1 else "s", linestyle="none", label=name)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Roofline ({title_gpu})")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(IMG / "roofline.png")
-    plt.close(fig)
+    finish_log_log(fig, ax, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s", f"Roofline ({title_gpu})",
+                   "roofline.png")
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
