@@ -49,13 +49,16 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
 std::size_t smem_bytes(unsigned block) { return block * sizeof(float); }
 
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
-void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
+ladder::FirstLaunch reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch,
+                           cudaStream_t stream) {
+  unsigned first_grid = 0;  // the first launch's blocks, for the report
   for (int pass = 0;; ++pass) {
     const auto grid = static_cast<unsigned>(ladder::ceil_div<std::size_t>(n, launch.block));
+    if (pass == 0) first_grid = grid;
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
     reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
-    if (grid == 1) return;
+    if (grid == 1) return {first_grid, launch.block};
     in = dst;
     n = grid;
   }

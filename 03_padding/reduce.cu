@@ -60,14 +60,17 @@ int blocks_per_sm(const ladder::ReduceLaunch& launch) {
 }
 
 // n values -> one partial sum per block -> ... -> one value, the same kernel at every level.
-void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
+ladder::FirstLaunch reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch,
+                           cudaStream_t stream) {
+  unsigned first_grid = 0;  // the first launch's blocks, for the report
   for (int pass = 0;; ++pass) {
     const auto grid =
         static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
+    if (pass == 0) first_grid = grid;
     float* dst = grid == 1 ? out : launch.partials[pass % 2];
     reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);
     LADDER_CHECK_LAUNCH();
-    if (grid == 1) return;
+    if (grid == 1) return {first_grid, launch.block};
     in = dst;
     n = grid;
   }

@@ -12,12 +12,16 @@
 //                   block's sum visible to it. That block adds the sums up and resets the counter to 0 for
 //                   the next launch. One launch, no memset. (The counter starts at 0 because the harness
 //                   zeroes it once, with cudaMemset, when it allocates it: launch.ticket in reduce_stage.hpp.)
+//   - When one block covers the input with kOneBlockLoads float4 loads per thread, the launcher runs one
+//     block, of just the warps the input needs, which writes *out itself: no combine at all (no memset,
+//     atomic, ticket or second launch), as CUB's DeviceReduce does for small inputs.
 //   - The kernel is a template over the strategy, so each variant compiles to exactly its own code.
 //   - The default is atomic; it is not bitwise reproducible (see below). last-block and two-pass are.
 //
 // Why it should help
 //   Relaunching costs a launch per level, each a few microseconds during which the GPU mostly waits. At
-//   small n that is most of the time. last-block and atomic need one launch.
+//   small n that is most of the time. last-block and atomic need one launch (atomic also a 4-byte memset),
+//   and an input one block covers needs one launch and nothing else.
 //
 // What to look for
 //   ./ladder run shows atomic and last-block side by side, and --combine all shows all three.
@@ -83,7 +87,9 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (tid < head) sum += in[tid];
   if (tid < tail) sum += in[n - tail + tid];
   sum = block_reduce(sum, smem);
-  if constexpr (kCombine == Combine::kAtomic) {
+  if (gridDim.x == 1) {  // one block read the whole input: its sum is the result, there is nothing to combine
+    if (threadIdx.x == 0) *out = sum;
+  } else if constexpr (kCombine == Combine::kAtomic) {
     if (threadIdx.x == 0) atomicAdd(out, sum);  // *out was zeroed before the launch
   } else if constexpr (kCombine == Combine::kTwoPass) {
     if (threadIdx.x == 0) out[blockIdx.x] = sum;  // the second launch adds these up
@@ -123,14 +129,27 @@ int blocks_per_sm(const ladder::ReduceLaunch& launch) {
   return blocks;
 }
 
+// Inputs of at most this many float4 loads per thread of one block are summed by that block alone, which
+// writes *out itself: no memset, no atomic, no ticket, no second launch (./ladder try 07 kOneBlockLoads=...).
+constexpr int kOneBlockLoads = kLoadsInFlight;
+
 // One launch over the input, then the partial sums are combined as launch.combine says.
-void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch, cudaStream_t stream) {
+ladder::FirstLaunch reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch,
+                           cudaStream_t stream) {
   const std::size_t smem = smem_bytes(launch.block);
+  const std::size_t per_block = std::size_t{4} * kOneBlockLoads * launch.block;  // floats one block covers
+  if (n <= per_block) {  // one block, of just the warps the input needs, and no combine
+    const auto threads =
+        static_cast<unsigned>(ladder::ceil_div<std::size_t>(ladder::ceil_div<std::size_t>(n, 4 * kOneBlockLoads), 32) * 32);
+    reduce_kernel<Combine::kAtomic><<<1, threads, smem, stream>>>(in, n, out, nullptr, nullptr);
+    LADDER_CHECK_LAUNCH();
+    return {1, threads};
+  }
   const auto grid =
       static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, launch.block), launch.grid_limit));
   switch (launch.combine) {
     case Combine::kAtomic:
-      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));
+      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out
       reduce_kernel<Combine::kAtomic><<<grid, launch.block, smem, stream>>>(in, n, out, nullptr, nullptr);
       break;
     case Combine::kTwoPass:
@@ -143,6 +162,7 @@ void reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaun
                                                                                launch.ticket);
   }
   LADDER_CHECK_LAUNCH();
+  return {grid, launch.block};
 }
 
 int main(int argc, char** argv) {

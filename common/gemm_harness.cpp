@@ -1,10 +1,21 @@
 // run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher.
+//
+// A default run, for every variant of the tiled kernel (and, for the references, the naive kernel and cuBLAS):
+//   1. the exact check: the exact inputs (k/4, oracle.hpp), launched twice, each C compared exactly;
+//   2. the operand-precision probes: A times a selection matrix, and a selection matrix times B, with the
+//      full-mantissa float A and B: C must be the selected elements bit for bit;
+//   3. the measured input (float by default): checked, timed, and C after the timed runs (the last of them
+//      started from a poisoned C) compared with the checked C bit for bit, or checked again where it differs.
+// The verdict of a variant is a Verdict (verdict.hpp) holding every one of those checks and the references'.
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "device_buffer.hpp"
+#include "device_fill.hpp"
 #include "gemm_stage.hpp"
 #include "harness.hpp"
 #include "input.hpp"
@@ -12,10 +23,13 @@
 #include "references.hpp"
 #include "report.hpp"
 #include "timer.hpp"
+#include "verdict.hpp"
 
 namespace ladder {
 
 namespace {
+
+constexpr int kCheckedLaunches = 2;  // of the exact inputs: a kernel whose result changes between launches fails
 
 struct Shape {
   std::uint64_t m, n, k;
@@ -30,14 +44,21 @@ std::string variant_name(const GemmLaunch& l) {
   return fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : "");
 }
 
-// Host and device copies of A, B and C for one shape and input mode.
+int as_int(std::uint64_t v) { return static_cast<int>(v); }
+
+using GemmRun = std::function<void(const float* A, const float* B, float* C, cudaStream_t stream)>;
+
+// Host and device copies of A, B and C for one shape and input mode, and the selection matrices of the probes.
 class GemmBench {
  public:
   GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option)
       : s_(s),
+        mode_(mode),
+        seed_(seed),
         host_a_(host_floats(s.m * s.k, option)),
         host_b_(host_floats(s.k * s.n, option)),
         host_c_(host_floats(s.m * s.n, option)),
+        host_again_(host_floats(s.m * s.n, option)),
         a_(s.m * s.k),
         b_(s.k * s.n),
         c_(s.m * s.n) {
@@ -48,21 +69,48 @@ class GemmBench {
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
   }
 
-  static std::size_t device_bytes(const Shape& s) { return (s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float); }
-
-  // Poisons C, runs, copies C back and checks it against the CPU oracle.
-  template <typename Run>
-  GemmCheck run_checked(Run run, InputMode mode, std::uint64_t seed, cudaStream_t stream) {
-    c_.poison(stream);
-    run(a_.get(), b_.get(), c_.get(), stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemcpy(host_c_.get(), c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
-    return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode, seed);
+  // A, B, C, and the probes' selection matrices (K x N and M x K).
+  static std::size_t device_bytes(const Shape& s) {
+    return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n) * sizeof(float);
   }
 
-  template <typename Run>
-  TimingStats time(GpuTimer& timer, Run run, int warmup, int reps) {
-    return timer.time([&](cudaStream_t st) { run(a_.get(), b_.get(), c_.get(), st); }, warmup, reps);
+  // Poisons C, runs, copies C back (it stays in host_c_) and checks it against the CPU oracle.
+  GemmCheck run_checked(const GemmRun& run, cudaStream_t stream) {
+    launch_into(run, a_.get(), b_.get(), host_c_.get(), stream);
+    return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
+  }
+
+  // Runs again and compares C with the last checked C bit for bit; where it differs, checks it on its own.
+  GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
+    launch_into(run, a_.get(), b_.get(), host_again_.get(), stream);
+    return same_or_checked(host_again_.get());
+  }
+
+  // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
+  GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
+    const std::uint64_t rows = probe == GemmProbe::kA ? s_.k : s_.m, cols = probe == GemmProbe::kA ? s_.n : s_.k;
+    if (!selection_ || selection_probe_ != probe) {
+      selection_ = std::make_unique<DeviceBuffer<float>>(rows * cols);
+      CUDA_CHECK(cudaMemset(selection_->get(), 0, selection_->bytes()));
+      scatter(selection_->get(), selection_ones(probe, s_.m, s_.n, s_.k), std::vector<float>(probe == GemmProbe::kA ? s_.n : s_.m, 1.0f),
+              stream);
+      selection_probe_ = probe;
+    }
+    const float* A = probe == GemmProbe::kA ? a_.get() : selection_->get();
+    const float* B = probe == GemmProbe::kA ? selection_->get() : b_.get();
+    launch_into(run, A, B, host_again_.get(), stream);
+    return check_gemm_probe(probe, probe == GemmProbe::kA ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m,
+                            s_.n, s_.k);
+  }
+
+  // Times run (C poisoned before the last repetition), then compares the C it left with the checked C.
+  TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
+    const TimingStats t = timer.time([&](cudaStream_t st) { run(a_.get(), b_.get(), c_.get(), st); }, warmup, reps,
+                                     [&](cudaStream_t st) { c_.poison(st); });
+    CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
+    CUDA_CHECK(cudaMemcpy(host_again_.get(), c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
+    *after = same_or_checked(host_again_.get());
+    return t;
   }
 
   std::uint64_t fingerprint_ab() const {
@@ -70,178 +118,254 @@ class GemmBench {
   }
 
  private:
+  void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
+    c_.poison(stream);
+    run(A, B, c_.get(), stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(host, c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
+  }
+
+  GemmCheck same_or_checked(const float* again) const {
+    if (std::memcmp(again, host_c_.get(), s_.m * s_.n * sizeof(float)) == 0) {
+      GemmCheck same;
+      same.pass = true;
+      same.method = "bit for bit the C that was checked";
+      same.elements = s_.m * s_.n;
+      return same;
+    }
+    return check_gemm(host_a_.get(), host_b_.get(), again, s_.m, s_.n, s_.k, mode_, seed_);
+  }
+
   Shape s_;
-  std::unique_ptr<float[]> host_a_, host_b_, host_c_;
+  InputMode mode_;
+  std::uint64_t seed_;
+  std::unique_ptr<float[]> host_a_, host_b_, host_c_, host_again_;
   DeviceBuffer<float> a_, b_, c_;
+  std::unique_ptr<DeviceBuffer<float>> selection_;
+  GemmProbe selection_probe_ = GemmProbe::kA;
 };
 
-int as_int(std::uint64_t v) { return static_cast<int>(v); }
+// One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
+struct Kernel {
+  std::string name;
+  GemmRun run;
+  bool is_stage = false;
+  bool pad = false;
+  Verdict v;
+  GemmCheck exact, measured, timed;
+  TimingStats t;
+};
+
+// 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the
+// self-test), and the probes on every kernel.
+void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const GemmOptions& o,
+                            GemmBench& float_bench, cudaStream_t stream, const std::string& dims) {
+  GemmBench exact_bench(s, InputMode::kExact, o.seed, dims);
+  for (auto& k : kernels) {
+    if (!k.is_stage && o.self_test == SelfTest::kNone) continue;  // the references: probes and float input only
+    k.exact = exact_bench.run_checked(k.run, stream);
+    k.v.add("exact", k.exact.pass, k.exact.reason);
+    for (int l = 1; l < kCheckedLaunches; ++l) {
+      const GemmCheck again = exact_bench.run_again(k.run, stream);
+      k.v.add("exact", again.pass, again.pass ? "" : fmt::format("launch {}: {}", l + 1, again.reason));
+    }
+  }
+  for (auto probe : {GemmProbe::kA, GemmProbe::kB}) {
+    for (auto& k : kernels) {
+      const GemmCheck c = float_bench.run_probe(k.run, probe, stream);
+      k.v.add(probe == GemmProbe::kA ? "probe_a" : "probe_b", c.pass, c.reason);
+    }
+  }
+}
+
+// 3.: the measured input, checked, then timed and checked after the timing.
+void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, const GemmOptions& o, bool timing) {
+  for (auto& k : kernels) {
+    progress(fmt::format("checking{} {}", timing ? " and timing" : "", k.name));
+    k.measured = bench.run_checked(k.run, timer.stream());
+    k.v.add(o.input == InputMode::kFloat ? "float" : "exact", k.measured.pass, k.measured.reason);
+    if (!timing) continue;
+    k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
+    k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "C after the timed runs: " + k.timed.reason);
+  }
+}
+
+// The kernels of a run: every tiled variant asked for, then (when timing) the naive kernel and cuBLAS.
+std::vector<Kernel> kernels_for(const Shape& s, const GemmOptions& o, GemmFn gemm, CublasSgemm* cublas) {
+  std::vector<Kernel> kernels;
+  for (bool pad : o.pads) {
+    const GemmLaunch l{o.tile, pad};
+    kernels.push_back({variant_name(l), [=](const float* A, const float* B, float* C, cudaStream_t st) {
+                         gemm(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), l, st);
+                       }, true, pad, {}, {}, {}, {}, {}});
+  }
+  if (cublas == nullptr) return kernels;
+  kernels.push_back({"naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
+                       gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
+                     }, false, false, {}, {}, {}, {}, {}});
+  kernels.push_back({"cuBLAS", [=](const float* A, const float* B, float* C, cudaStream_t st) {
+                       cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
+                     }, false, false, {}, {}, {}, {}, {}});
+  return kernels;
+}
+
+// The verdict of a tiled variant's row: its own checks and those of the references it is compared with.
+Verdict row_verdict(const Kernel& k, const Kernel* naive, const Kernel* cublas) {
+  Verdict v = k.v;
+  if (naive) v.add("naive", naive->v.pass(), naive->v.pass() ? "" : naive->v.failures().front());
+  if (cublas) v.add("cublas", cublas->v.pass(), cublas->v.pass() ? "" : cublas->v.failures().front());
+  return v;
+}
+
+Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const Kernel* cublas, const Shape& s,
+                   const GemmStage& stage, const GemmOptions& o, const DeviceInfo& d, const std::string& fp) {
+  const bool timing = cublas != nullptr;
+  const double ms = k.t.median_ms;
+  Record r;
+  add_context_fields(r, stage.name, d, o);
+  r.add("m", s.m)
+      .add("n", s.n)
+      .add("k", s.k)
+      .add("tile", o.tile)
+      .add("pad", k.pad)
+      .add("fingerprint", fp)
+      .add("exact_check", v.field("exact"))
+      .add("exact_method", k.exact.method)
+      .add("probe_a_check", v.field("probe_a"))
+      .add("probe_b_check", v.field("probe_b"))
+      .add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"))
+      .add("timed_check", v.field("timed"))
+      .add("check", v.word())
+      .add("check_method", k.measured.method)
+      .add("checked_elements", k.measured.elements)
+      .add("worst_error_ratio", k.measured.worst, 3)
+      .add("ms_median", timing ? ms : NAN)
+      .add("ms_min", timing ? k.t.min_ms : NAN)
+      .add("ms_max", timing ? k.t.max_ms : NAN)
+      .add("gflops", timing ? gflops(s, ms) : NAN)
+      .add("gbps", timing ? gbps(s, ms) : NAN);
+  add_clock_fields(r, k.t, timing);
+  r.add("naive_ms_median", timing ? naive->t.median_ms : NAN)
+      .add("naive_gflops", timing ? gflops(s, naive->t.median_ms) : NAN)
+      .add("naive_check", v.field("naive"))
+      .add("cublas_ms_median", timing ? cublas->t.median_ms : NAN)
+      .add("cublas_gflops", timing ? gflops(s, cublas->t.median_ms) : NAN)
+      .add("cublas_check", v.field("cublas"))
+      .add("cublas_math", CublasSgemm::math_mode())
+      .add("pct_cublas", timing ? 100 * cublas->t.median_ms / ms : NAN, 4)
+      .add("x_naive", timing ? naive->t.median_ms / ms : NAN, 4)
+      .add("pct_fp32_peak", timing ? 100 * gflops(s, ms) / d.fp32_peak_gflops() : NAN, 4)
+      .add("cublas_pct_fp32_peak", timing ? 100 * gflops(s, cublas->t.median_ms) / d.fp32_peak_gflops() : NAN, 4);
+  return r;
+}
+
+void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, const DeviceInfo& d,
+                  const std::string& fp, bool timing) {
+  fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n", stage.name,
+             timing ? ", timed beside cuBLAS and a naive kernel" : "");
+  fmt::print("  device   {}\n", device_line(d));
+  fmt::print("  shape    M = {}, N = {}, K = {}: A, B and C together {}; {:.1f} GFLOP per product\n", s.m, s.n, s.k,
+             human_bytes(static_cast<double>((s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float))),
+             2.0 * s.m * s.n * s.k / 1e9);
+  fmt::print("  input    {}, seed {}, fingerprint {}\n",
+             o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "exact: random values k/4, k in [-4,4], not 0",
+             o.seed, fp);
+  fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on values k/4 whose products and "
+             "sums are exact in float: a wrong element of C fails it, and several in one row of a sampled check slip "
+             "through with probability at most 2^-16), probes (A times a selection matrix and a selection matrix "
+             "times B, with full-mantissa float A and B: C must be their selected elements bit for bit, so a TF32, "
+             "bf16 or fp16 read fails){}{}\n",
+             kCheckedLaunches,
+             o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound)" : "",
+             timing ? ", timed (C after the timed runs equals the checked C) and the naive kernel's and cuBLAS's" : "");
+  if (!timing) return;
+  fmt::print("  timing   {}\n", timing_line(o, d));
+  fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
+  fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
+  fmt::print("  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from device "
+             "attributes\n",
+             d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
+}
+
+// Judges and presents every kernel; returns whether all passed.
+bool report(const std::vector<Kernel>& kernels, const Shape& s, const GemmStage& stage, const GemmOptions& o,
+            const DeviceInfo& d, const std::string& fp) {
+  const bool timing = !o.check_only;
+  const Kernel* naive = timing ? &kernels[kernels.size() - 2] : nullptr;
+  const Kernel* cublas = timing ? &kernels.back() : nullptr;
+  auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
+  TextTable table({"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS",
+                   "x naive"});
+  std::vector<Record> records;
+  std::vector<std::string> notes;
+  std::vector<TimingStats> series;
+  bool all_pass = true;
+  for (const auto& k : kernels) {
+    const Verdict v = k.is_stage ? row_verdict(k, naive, cublas) : k.v;
+    all_pass = all_pass && v.pass();
+    const bool probes = k.v.field("probe_a") == std::string("PASS") && k.v.field("probe_b") == std::string("PASS");
+    table.add_row({k.name, k.v.field("exact"), probes ? "PASS" : "FAIL",
+                   o.input == InputMode::kExact ? "exact" : k.v.field("float"), k.v.word(), ms(k.t.median_ms),
+                   ms(k.t.min_ms), ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, k.t.median_ms)) : "-",
+                   timing ? fmt::format("{:.1f}", gbps(s, k.t.median_ms)) : "-",
+                   timing ? fmt::format("{:.1f}", 100 * cublas->t.median_ms / k.t.median_ms) : "-",
+                   timing ? fmt::format("{:.2f}", naive->t.median_ms / k.t.median_ms) : "-"});
+    for (const auto& failure : k.v.failures()) notes.push_back(fmt::format("FAIL {}: {}", k.name, failure));
+    if (timing) series.push_back(k.t);
+    if (!k.is_stage) continue;
+    records.push_back(make_record(k, v, naive, cublas, s, stage, o, d, fp));
+    if (v.pass() && o.pads.size() == 1) {
+      notes.push_back(fmt::format("exact check: PASS ({}; {} elements compared one by one)", k.exact.method,
+                                  k.exact.elements));
+      if (o.input == InputMode::kFloat) {
+        notes.push_back(fmt::format("float input: PASS ({}; the largest error is {:.2g} of its element's bound)",
+                                    k.measured.method, k.measured.worst));
+      }
+    }
+  }
+  warn_about_clocks(stage.name, series);
+  if (o.format != Format::kTable) {
+    print_records(o.format, records);
+    return all_pass;
+  }
+  print_header(stage, s, o, d, fp, timing);
+  fmt::print("\n{}", table.str());
+  for (const auto& note : notes) fmt::print("  {}\n", note);
+  return all_pass;
+}
 
 int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const Shape s{o.m, o.n, o.k};
   const bool timing = !o.check_only;
-  if (s.k > (1u << 20)) {  // the exact check runs on int inputs whatever --input says
-    throw UsageError(fmt::format("-k {}: the exact check's int input is exact in float only up to K = 2^20", s.k));
+  if (s.k > (1u << 20)) {  // the exact check runs on the exact inputs whatever --input says
+    throw UsageError(fmt::format("-k {}: the exact check's inputs are exact in float only up to K = 2^20", s.k));
   }
   const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
-  require_device_memory(d, GemmBench::device_bytes(s) + flush,
-                        fmt::format("A, B and C {}, L2 flush buffer {}",
-                                    human_bytes(static_cast<double>(GemmBench::device_bytes(s))),
-                                    human_bytes(static_cast<double>(flush))),
-                        fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k));
-
-  GpuTimer timer(d, timing ? o.flush : Flush::kNone);
-  const cudaStream_t stream = timer.stream();
   const std::string dims = fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k);
-  auto stage_run_for = [&](bool pad) {
-    return [&, pad](const float* A, const float* B, float* C, cudaStream_t st) {
-      gemm(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), GemmLaunch{o.tile, pad}, st);
-    };
-  };
-
-  // 1. The exact check: every variant on int inputs, whose products and sums are exact in float, compared
-  //    exactly (in full or, at large sizes, sampled and by Freivalds' test: see oracle.hpp).
-  std::vector<GemmCheck> exact;
-  if (o.input == InputMode::kFloat) {
-    progress(fmt::format("{}: exact check on int inputs", stage.name));
-    GemmBench ints(s, InputMode::kInt, o.seed, dims);
-    for (bool pad : o.pads) exact.push_back(ints.run_checked(stage_run_for(pad), InputMode::kInt, o.seed, stream));
-  }
+  const int benches = o.input == InputMode::kFloat ? 2 : 3;  // exact, measured, and float operands for the probes
+  const std::size_t operands = benches * GemmBench::device_bytes(s);
+  require_device_memory(d, operands + flush,
+                        fmt::format("A, B, C and the probes' selection matrices, for {} inputs {}, L2 flush buffer {}",
+                                    benches, human_bytes(static_cast<double>(operands)),
+                                    human_bytes(static_cast<double>(flush))),
+                        dims);
+  GpuTimer timer(d, timing ? o.flush : Flush::kNone);
+  std::unique_ptr<CublasSgemm> cublas = timing ? std::make_unique<CublasSgemm>() : nullptr;
+  std::vector<Kernel> kernels = kernels_for(s, o, gemm, cublas.get());
 
   progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
   GemmBench bench(s, o.input, o.seed, dims);
-  CublasSgemm cublas;
-  auto naive_run = [&](const float* A, const float* B, float* C, cudaStream_t st) {
-    gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-  };
-  auto cublas_run = [&](const float* A, const float* B, float* C, cudaStream_t st) {
-    cublas.run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-  };
-  const std::string fp = fingerprint_hex(bench.fingerprint_ab());
-  bool all_pass = true;
-  GemmCheck naive_check, cublas_check;
-  TimingStats naive_t, cublas_t;
-  if (timing) {
-    progress(fmt::format("{}: checking and timing cuBLAS and the naive kernel", stage.name));
-    naive_check = bench.run_checked(naive_run, o.input, o.seed, stream);
-    cublas_check = bench.run_checked(cublas_run, o.input, o.seed, stream);
-    naive_t = bench.time(timer, naive_run, o.warmup, o.reps);
-    cublas_t = bench.time(timer, cublas_run, o.warmup, o.reps);
-    all_pass = naive_check.pass && cublas_check.pass;
-  }
-
-  TextTable table({"kernel", "exact", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS", "x naive"});
-  std::vector<Record> records;
-  std::vector<std::string> notes;
-  auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
-  for (std::size_t v = 0; v < o.pads.size(); ++v) {
-    const bool pad = o.pads[v];
-    const GemmLaunch launch{o.tile, pad};
-    const auto stage_run = stage_run_for(pad);
-    progress(fmt::format("{}: checking{} {}", stage.name, timing ? " and timing" : "", variant_name(launch)));
-    const GemmCheck check = bench.run_checked(stage_run, o.input, o.seed, stream);
-    const GemmCheck& exact_check = o.input == InputMode::kInt ? check : exact[v];
-    const bool pass = exact_check.pass && check.pass;
-    all_pass = all_pass && pass;
-    const TimingStats t = timing ? bench.time(timer, stage_run, o.warmup, o.reps) : TimingStats{};
-    table.add_row({variant_name(launch), exact_check.pass ? "PASS" : "FAIL",
-                   o.input == InputMode::kInt ? "exact" : check.pass ? "PASS" : "FAIL", pass ? "PASS" : "FAIL",
-                   ms(t.median_ms), ms(t.min_ms), ms(t.max_ms),
-                   timing ? fmt::format("{:.0f}", gflops(s, t.median_ms)) : "-",
-                   timing ? fmt::format("{:.1f}", gbps(s, t.median_ms)) : "-",
-                   timing ? fmt::format("{:.1f}", 100 * cublas_t.median_ms / t.median_ms) : "-",
-                   timing ? fmt::format("{:.2f}", naive_t.median_ms / t.median_ms) : "-"});
-    if (!exact_check.pass) {
-      notes.push_back(fmt::format("FAIL {}: exact check ({}): {}", variant_name(launch), exact_check.method,
-                                  exact_check.reason));
-    }
-    if (!check.pass && o.input == InputMode::kFloat) {
-      notes.push_back(fmt::format("FAIL {}: float input: {}", variant_name(launch), check.reason));
-    }
-    Record r;
-    add_context_fields(r, stage.name, d, o);
-    r.add("m", s.m)
-        .add("n", s.n)
-        .add("k", s.k)
-        .add("tile", o.tile)
-        .add("pad", pad)
-        .add("fingerprint", fp)
-        .add("exact_check", exact_check.pass ? "PASS" : "FAIL")
-        .add("exact_method", exact_check.method)
-        .add("float_check", o.input == InputMode::kInt ? "exact" : check.pass ? "PASS" : "FAIL")
-        .add("check", pass ? "PASS" : "FAIL")
-        .add("check_method", check.method)
-        .add("checked_elements", check.elements)
-        .add("ms_median", timing ? t.median_ms : NAN)
-        .add("ms_min", timing ? t.min_ms : NAN)
-        .add("ms_max", timing ? t.max_ms : NAN)
-        .add("gflops", timing ? gflops(s, t.median_ms) : NAN)
-        .add("gbps", timing ? gbps(s, t.median_ms) : NAN)
-        .add("naive_ms_median", timing ? naive_t.median_ms : NAN)
-        .add("naive_gflops", timing ? gflops(s, naive_t.median_ms) : NAN)
-        .add("naive_check", timing ? (naive_check.pass ? "PASS" : "FAIL") : "-")
-        .add("cublas_ms_median", timing ? cublas_t.median_ms : NAN)
-        .add("cublas_gflops", timing ? gflops(s, cublas_t.median_ms) : NAN)
-        .add("cublas_check", timing ? (cublas_check.pass ? "PASS" : "FAIL") : "-")
-        .add("cublas_math", CublasSgemm::math_mode())
-        .add("pct_cublas", timing ? 100 * cublas_t.median_ms / t.median_ms : NAN, 4)
-        .add("x_naive", timing ? naive_t.median_ms / t.median_ms : NAN, 4)
-        .add("pct_fp32_peak", timing ? 100 * gflops(s, t.median_ms) / d.fp32_peak_gflops() : NAN, 4)
-        .add("cublas_pct_fp32_peak", timing ? 100 * gflops(s, cublas_t.median_ms) / d.fp32_peak_gflops() : NAN, 4);
-    records.push_back(std::move(r));
-    if (pass && o.pads.size() == 1) {
-      notes.push_back(fmt::format("exact check: PASS on int inputs ({}; {} elements compared one by one)",
-                                  exact_check.method, exact_check.elements));
-      if (o.input == InputMode::kFloat) {
-        notes.push_back(fmt::format("float input: PASS ({}; the largest error is {:.2g} of its element's bound)",
-                                    check.method, check.worst));
-      }
-    }
-  }
-  if (timing) {
-    table.add_row({"naive", "-", naive_check.pass ? "PASS" : "FAIL", naive_check.pass ? "PASS" : "FAIL",
-                   ms(naive_t.median_ms), ms(naive_t.min_ms),
-                   ms(naive_t.max_ms), fmt::format("{:.0f}", gflops(s, naive_t.median_ms)),
-                   fmt::format("{:.1f}", gbps(s, naive_t.median_ms)),
-                   fmt::format("{:.1f}", 100 * cublas_t.median_ms / naive_t.median_ms), "1.00"});
-    table.add_row({"cuBLAS", "-", cublas_check.pass ? "PASS" : "FAIL", cublas_check.pass ? "PASS" : "FAIL",
-                   ms(cublas_t.median_ms), ms(cublas_t.min_ms),
-                   ms(cublas_t.max_ms), fmt::format("{:.0f}", gflops(s, cublas_t.median_ms)),
-                   fmt::format("{:.1f}", gbps(s, cublas_t.median_ms)), "100.0",
-                   fmt::format("{:.2f}", naive_t.median_ms / cublas_t.median_ms)});
-    if (!naive_check.pass) notes.push_back("FAIL naive: " + naive_check.reason);
-    if (!cublas_check.pass) notes.push_back("FAIL cuBLAS: " + cublas_check.reason);
-  }
-
-  if (o.format != Format::kTable) {
-    print_records(o.format, records);
-  } else {
-    fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n", stage.name,
-               timing ? ", timed beside cuBLAS and a naive kernel" : "");
-    fmt::print("  device   {}\n", device_line(d));
-    fmt::print("  shape    M = {}, N = {}, K = {}: A, B and C together {}; {:.1f} GFLOP per product\n", s.m, s.n,
-               s.k, human_bytes(static_cast<double>(GemmBench::device_bytes(s))), 2.0 * s.m * s.n * s.k / 1e9);
-    fmt::print("  input    {}, seed {}, fingerprint {}\n",
-               o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "int: random non-zero integers in [-4,4]",
-               o.seed, fp);
-    fmt::print("  check    PASS = the exact check passed (the same launch on random integers in [-4, 4], whose "
-               "products and sums are exact in float: a wrong element of C fails it, and several in one row of a "
-               "sampled check slip through with probability at most 2^-16){}\n",
-               o.input == InputMode::kFloat ? " and every float element checked is within its bound" : "");
-    if (timing) {
-      fmt::print("  timing   {}\n", timing_line(o, d));
-      fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
-      fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
-      fmt::print("  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from device "
-                 "attributes\n", d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
-    }
-    fmt::print("\n{}", table.str());
-    for (const auto& note : notes) fmt::print("  {}\n", note);
-  }
-  return all_pass ? 0 : 1;
+  // The probes need full-mantissa operands: the measured input's, or float ones made for them.
+  std::unique_ptr<GemmBench> float_operands =
+      o.input == InputMode::kFloat ? nullptr : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims);
+  progress(fmt::format("{}: exact check and precision probes", stage.name));
+  check_exact_and_probes(kernels, s, o, float_operands ? *float_operands : bench, timer.stream(), dims);
+  float_operands.reset();
+  measure(kernels, bench, timer, o, timing);
+  return report(kernels, s, stage, o, d, fingerprint_hex(bench.fingerprint_ab())) ? 0 : 1;
 }
 
-// ---- --self-test: awkward shapes, both tiles, padded and not, both input modes -------------------------
+// ---- --self-test: awkward shapes, both tiles, padded and not, every input and probe ---------------------
 
 int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
@@ -252,55 +376,52 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   } else {
     shapes = {{1, 1, 1}, {17, 33, 65}, {40, 70, 33}};
   }
-  const std::vector<InputMode> modes = full ? std::vector<InputMode>{InputMode::kInt, InputMode::kFloat}
-                                            : std::vector<InputMode>{InputMode::kInt};
   std::size_t largest = 0;
   for (const auto& s : shapes) largest = std::max(largest, GemmBench::device_bytes(s));
-  require_device_memory(d, largest, "A, B and C of the largest shape", "--self-test");
+  require_device_memory(d, largest, "A, B, C and the selection matrices of the largest shape", "--self-test");
   GpuTimer timer(d, Flush::kNone);
-  const cudaStream_t stream = timer.stream();
-  std::unique_ptr<CublasSgemm> cublas;
-  if (full) cublas = std::make_unique<CublasSgemm>();
+  std::unique_ptr<CublasSgemm> cublas = full ? std::make_unique<CublasSgemm>() : nullptr;
 
   std::size_t runs = 0, failures = 0;
-  fmt::print("{} self-test ({}): {} shapes x {} input modes x tiles 16, 32 x padded and not, plus the naive kernel{}\n",
-             stage.name, full ? "full" : "quick", shapes.size(), modes.size(), full ? " and cuBLAS" : "");
+  fmt::print("{} self-test ({}): {} shapes x tiles 16, 32 x padded and not, plus the naive kernel{}: the exact "
+             "inputs, both probes{}\n",
+             stage.name, full ? "full" : "quick", shapes.size(), full ? " and cuBLAS" : "",
+             full ? " and the float inputs" : "");
   for (const auto& s : shapes) {
-    for (auto mode : modes) {
-      GemmBench bench(s, mode, o.seed, "--self-test");
-      auto record = [&](const std::string& what, const GemmCheck& c) {
-        ++runs;
-        if (!c.pass) {
-          ++failures;
-          fmt::print("  FAIL {} x {} x {}, input {}, {}: {}\n", s.m, s.n, s.k, to_string(mode), what, c.reason);
-        }
-      };
-      for (int tile : {16, 32}) {
-        for (bool pad : {false, true}) {
-          const GemmLaunch l{tile, pad};
-          record(variant_name(l), bench.run_checked(
-                                      [&](const float* A, const float* B, float* C, cudaStream_t st) {
-                                        gemm(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), l, st);
-                                      },
-                                      mode, o.seed, stream));
-        }
-      }
-      record("naive", bench.run_checked(
-                          [&](const float* A, const float* B, float* C, cudaStream_t st) {
-                            gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                          },
-                          mode, o.seed, stream));
-      if (cublas) {
-        record("cuBLAS", bench.run_checked(
-                             [&](const float* A, const float* B, float* C, cudaStream_t st) {
-                               cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                             },
-                             mode, o.seed, stream));
-      }
-      fmt::print("  {} x {} x {}, input {}: done\n", s.m, s.n, s.k, to_string(mode));
+    std::vector<Kernel> kernels;
+    for (int tile : {16, 32}) {
+      GemmOptions one = o;
+      one.tile = tile;
+      one.pads = {false, true};
+      for (auto& k : kernels_for(s, one, gemm, nullptr)) kernels.push_back(std::move(k));
     }
+    kernels.push_back({"naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
+                         gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
+                       }, false, false, {}, {}, {}, {}, {}});
+    if (cublas) {
+      kernels.push_back({"cuBLAS", [&, s](const float* A, const float* B, float* C, cudaStream_t st) {
+                           cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
+                         }, false, false, {}, {}, {}, {}, {}});
+    }
+    GemmBench floats(s, InputMode::kFloat, o.seed, "--self-test");
+    check_exact_and_probes(kernels, s, o, floats, timer.stream(), "--self-test");
+    if (full) {
+      GemmOptions f = o;
+      f.input = InputMode::kFloat;
+      measure(kernels, floats, timer, f, false);
+    }
+    for (const auto& k : kernels) {
+      ++runs;
+      if (k.v.pass()) continue;
+      ++failures;
+      for (const auto& failure : k.v.failures()) {
+        fmt::print("  FAIL {} x {} x {}, {}: {}\n", s.m, s.n, s.k, k.name, failure);
+      }
+    }
+    fmt::print("  {} x {} x {}: done\n", s.m, s.n, s.k);
   }
-  fmt::print("{} self-test: {} runs, {} failed: {}\n", stage.name, runs, failures, failures ? "FAIL" : "PASS");
+  fmt::print("{} self-test: {} kernels x shapes, {} failed: {}\n", stage.name, runs, failures,
+             failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
 

@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
+#include "gpu_clocks.hpp"
 #include "l2_flush.hpp"
 
 namespace ladder {
@@ -46,6 +48,7 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
     fmt::print(stderr, "{}: {}\n", program, lookup.message);
     return lookup.exit_status;
   }
+  open_clocks(lookup.info.index);  // meanwhile the program makes its input
   try {
     return body(lookup.info);
   } catch (const UsageError& e) {
@@ -74,7 +77,8 @@ std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
       flush = fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written, read);
       break;
   }
-  return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work; {}",
+  return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work, "
+                     "enqueued behind a stream hold so the interval holds no host time; {}",
                      o.reps, o.warmup, flush);
 }
 
@@ -95,6 +99,44 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
       .add("reps", o.reps)
       .add("warmup", o.warmup)
       .add("l2_flush", to_string(o.flush));
+}
+
+void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
+  const bool known = timed && t.clocks_start.known && t.clocks_end.known;
+  auto mhz = [&](unsigned v) { return known ? std::to_string(v) : std::string(); };
+  r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz))
+      .add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz))
+      .add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz))
+      .add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz))
+      .add("clock_reasons", known ? reason_names(t.clocks_start.reasons | t.clocks_end.reasons) : std::string())
+      .add("throttled", known ? (throttled(t.clocks_start.reasons | t.clocks_end.reasons) ? "yes" : "no") : "")
+      .add("hold_timeouts", timed ? t.hold_timeouts : 0);
+}
+
+void warn_about_clocks(const char* program, const std::vector<TimingStats>& series) {
+  unsigned sm_lo = ~0u, sm_hi = 0, mem_lo = ~0u, mem_hi = 0;
+  std::uint64_t reasons = 0;
+  int timeouts = 0;
+  for (const auto& t : series) {
+    timeouts += t.hold_timeouts;
+    for (const auto& c : {t.clocks_start, t.clocks_end}) {
+      if (!c.known) continue;
+      sm_lo = std::min(sm_lo, c.sm_mhz);
+      sm_hi = std::max(sm_hi, c.sm_mhz);
+      mem_lo = std::min(mem_lo, c.mem_mhz);
+      mem_hi = std::max(mem_hi, c.mem_mhz);
+      if (throttled(c.reasons)) reasons |= c.reasons;
+    }
+  }
+  std::vector<std::string> what;
+  if (sm_hi > sm_lo) what.push_back(fmt::format("the SM clock moved between {} and {} MHz", sm_lo, sm_hi));
+  if (mem_hi > mem_lo) what.push_back(fmt::format("the memory clock moved between {} and {} MHz", mem_lo, mem_hi));
+  if (reasons) what.push_back(fmt::format("the GPU throttled ({})", reason_names(reasons)));
+  if (timeouts) what.push_back(fmt::format("{} stream holds timed out (those intervals may hold host time)", timeouts));
+  if (what.empty()) return;
+  std::string line;
+  for (const auto& w : what) line += (line.empty() ? "" : "; ") + w;
+  fmt::print(stderr, "{}: warning: during the timed runs {}\n", program, line);
 }
 
 void progress(const std::string& line) {

@@ -7,10 +7,12 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "device.hpp"
 #include "options.hpp"
 #include "report.hpp"
+#include "stats.hpp"
 
 namespace ladder {
 
@@ -39,6 +41,14 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
 std::string device_line(const DeviceInfo& d);
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
+
+// The clocks of a timed series (at its first and last repetition), its throttle reasons and stream-hold
+// timeouts, as record fields (empty values where nothing was timed or NVML did not answer).
+void add_clock_fields(Record& r, const TimingStats& t, bool timed);
+
+// One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU
+// throttled (power, thermal or hardware slowdown), or a stream hold timed out.
+void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
 
 // A progress line on stderr, only when stderr is a terminal (a person is waiting).
 void progress(const std::string& line);

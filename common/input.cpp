@@ -1,5 +1,6 @@
 #include "input.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -32,43 +33,63 @@ unsigned log2_exact(unsigned v) {
   return bits;
 }
 
-// int_bits = log2(2R): the top int_bits bits of h pick one of the 2R values -R..-1, 1..R.
-float from_bits(std::uint64_t h, InputMode mode, unsigned int_bits) {
+// bits = log2(2R): the top bits of h pick one of the 2R integers k = -R..-1, 1..R; the value is k / R.
+float from_bits(std::uint64_t h, InputMode mode, unsigned bits) {
   if (mode == InputMode::kFloat) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1)
-  const int range = 1 << (int_bits - 1);
-  const int r = static_cast<int>(h >> (64 - int_bits));  // 0 .. 2R-1
-  return static_cast<float>(r < range ? r - range : r - range + 1);
+  const int range = 1 << (bits - 1);
+  const int r = static_cast<int>(h >> (64 - bits));  // 0 .. 2R-1
+  return std::ldexp(static_cast<float>(r < range ? r - range : r - range + 1), 1 - static_cast<int>(bits));
 }
 
-unsigned int_bits_for(unsigned int_range) {
-  if (int_range < 1 || int_range > 4096 || (int_range & (int_range - 1)) != 0) {
-    throw std::invalid_argument("int_range must be a power of two from 1 to 4096");
+unsigned bits_for(unsigned range) {
+  if (range < 1 || range > 4096 || (range & (range - 1)) != 0) {
+    throw std::invalid_argument("the exact range must be a power of two from 1 to 4096");
   }
-  return log2_exact(int_range) + 1;
+  return log2_exact(range) + 1;
 }
 
 }  // namespace
 
-float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i, unsigned int_range) {
-  return from_bits(mix64(stream_key(seed, stream) + (i + 1) * 0x9E3779B97F4A7C15ull), mode, int_bits_for(int_range));
+float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i, unsigned range) {
+  return from_bits(mix64(stream_key(seed, stream) + (i + 1) * 0x9E3779B97F4A7C15ull), mode, bits_for(range));
 }
 
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
-                    unsigned int_range) {
+                    unsigned range) {
   const std::uint64_t key = stream_key(seed, stream);
-  const unsigned bits = int_bits_for(int_range);
+  const unsigned bits = bits_for(range);
   parallel_chunks(count, kChunk, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) out[i] = from_bits(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull), mode, bits);
   });
 }
 
-unsigned exact_int_range(std::uint64_t n) {
+unsigned exact_range(std::uint64_t n) {
   unsigned range = 4096;
   for (; range > 1; range /= 2) {
-    const double variance = (range + 1.0) * (2.0 * range + 1.0) / 6.0;  // of one value, uniform on +-1..+-R
+    const double variance = (range + 1.0) * (2.0 * range + 1.0) / 6.0;  // of one k, uniform on +-1..+-R
     if (10.0 * std::sqrt(variance * static_cast<double>(n)) < 0x1.0p24) break;
   }
   return range;
+}
+
+ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
+  ProbeInput p;
+  const std::uint64_t spread = std::min<std::uint64_t>(n, kProbeElements - 8);
+  std::vector<std::uint64_t> at;
+  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(n, 4); ++i) at.push_back(i);      // the head
+  for (std::uint64_t i = n > 4 ? n - 4 : 0; i < n; ++i) at.push_back(i);                  // the tail
+  for (std::uint64_t j = 0; j < spread; ++j) at.push_back(std::min(n - 1, j * n / spread + j % 4));  // every lane
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  const std::uint64_t key = stream_key(seed, 3);
+  for (std::uint64_t i : at) {
+    const auto r = static_cast<unsigned>(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull) >> 57);  // 0..127
+    const float v = std::ldexp(static_cast<float>(4096u + 32u * r + 1u), -13);
+    p.positions.push_back(i);
+    p.values.push_back(v);
+    p.sum += v;
+  }
+  return p;
 }
 
 std::uint64_t fingerprint(const float* data, std::size_t count) {

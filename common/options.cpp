@@ -18,7 +18,7 @@
 
 namespace ladder {
 
-const char* to_string(InputMode mode) { return mode == InputMode::kFloat ? "float" : "int"; }
+const char* to_string(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
 const char* to_string(Format format) {
   switch (format) {
     case Format::kTable: return "table";
@@ -114,7 +114,7 @@ std::optional<Enum> lookup(const std::map<std::string, Enum>& names, const std::
   return it->second;
 }
 
-const std::map<std::string, InputMode> kInputNames = {{"float", InputMode::kFloat}, {"int", InputMode::kInt}};
+const std::map<std::string, InputMode> kInputNames = {{"float", InputMode::kFloat}, {"exact", InputMode::kExact}};
 const std::map<std::string, Format> kFormatNames = {
     {"table", Format::kTable}, {"csv", Format::kCsv}, {"json", Format::kJson}};
 const std::map<std::string, SelfTest> kSelfTestNames = {{"quick", SelfTest::kQuick}, {"full", SelfTest::kFull}};
@@ -175,15 +175,18 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
   t.seed = std::to_string(o.seed);
   t.device = std::to_string(o.device);
   app.add_option("--reps", t.reps, "Timed repetitions, 1 to 100000 (the median is reported)")->capture_default_str();
-  app.add_option("--warmup", t.warmup, "Untimed runs before timing, 0 to 10000")->capture_default_str();
+  app.add_option("--warmup", t.warmup, "Untimed runs before timing, 0 to 10000 (at least one is made: it loads the kernels)")->capture_default_str();
   app.add_option("--seed", t.seed, "Input seed, a whole number: the same seed gives bitwise the same input in every "
                                    "stage")
       ->capture_default_str();
   app.add_option("--input", t.input,
-                 reduction ? "Input: 'float' = uniform random in [0,1), checked within a derived bound; "
-                             "'int' = random non-zero integers, checked for exact equality"
-                           : "Input: 'float' = uniform random in [0,1), checked within a derived bound; "
-                             "'int' = random non-zero integers in [-4,4], checked for exact equality")
+                 reduction ? "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; "
+                             "'exact' = random dyadic values k/R in [-1,1], whose sum is exact in float, checked "
+                             "for equality (every run also makes the exact check and the precision probe)"
+                           : "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; "
+                             "'exact' = random values k/4, k in [-4,4] (not 0), whose products and sums are exact "
+                             "in float, checked for equality (every run also makes the exact check and the "
+                             "precision probes)")
       ->capture_default_str();
   app.add_option("--flush", t.flush,
                  "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; "
@@ -215,7 +218,7 @@ std::optional<std::string> finish_common(const CLI::App& app, CommonOptions& o, 
   if (app.get_option_no_throw("--determinism") != nullptr && app.count("--determinism") > 0) {
     if (auto e = read_number_as("--determinism", t.determinism, 2, 100000, o.determinism)) return e;
   }
-  if (auto e = read_choice("--input", t.input, {"float", "int"})) return e;
+  if (auto e = read_choice("--input", t.input, {"float", "exact"})) return e;
   if (auto e = read_choice("--flush", t.flush, {"clean", "write", "none"})) return e;
   if (auto e = read_choice("--format", t.format, {"table", "csv", "json"})) return e;
   if (app.count("--self-test") > 0) {

@@ -13,7 +13,8 @@ namespace ladder {
 
 enum class InputMode {
   kFloat,  // uniform random floats in [0, 1): realistic; the error is measured against a derived bound
-  kInt,    // random non-zero integers in [-R, R]: every sum is exact in float, so checks demand equality
+  kExact,  // random dyadic values k/R, k a non-zero integer in [-R, R]: every sum is exact in float, so checks
+           // demand equality
 };
 enum class Format { kTable, kCsv, kJson };
 enum class SelfTest { kNone, kQuick, kFull };

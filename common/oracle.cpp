@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -78,7 +79,7 @@ SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::u
     return c;
   }
   c.error = std::fabs(static_cast<double>(result) - ref.sum);
-  if (mode == InputMode::kInt) {
+  if (mode == InputMode::kExact) {
     if (static_cast<double>(static_cast<float>(ref.sum)) != ref.sum) {
       c.reason = fmt::format("the exact sum {} is not representable in float", ref.sum);
       return c;
@@ -107,7 +108,7 @@ SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::u
 namespace {
 
 struct ElementVerdict {
-  double ratio = 0;  // |error| / tolerance, or |error| in the int mode
+  double ratio = 0;  // |error| / tolerance, or |error| in the exact mode
   bool fail = false;
   std::string reason;
 };
@@ -117,13 +118,13 @@ ElementVerdict judge(float c, double exact, double abs_dot, std::uint64_t K, Inp
                      std::uint64_t j) {
   ElementVerdict v;
   const double err = std::fabs(static_cast<double>(c) - exact);
-  if (mode == InputMode::kInt) {
+  if (mode == InputMode::kExact) {
     v.ratio = err;
     v.fail = err != 0;
     if (v.fail) v.reason = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
     return v;
   }
-  const double tol = gamma_float(static_cast<double>(K + 1)) * abs_dot;
+  const double tol = probabilistic_bound(static_cast<double>(K + 1)) * abs_dot;
   v.ratio = tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
   v.fail = err > tol;
   if (v.fail) {
@@ -187,12 +188,13 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
                      std::uint64_t K, InputMode mode, std::uint64_t seed) {
   GemmCheck out;
   // NaN and Inf never pass, wherever they are.
-  // In the int mode every element must also be a whole number, so every error is one and the double sums of
-  // Freivalds' test below stay exact: one wrong element then cannot vanish in rounding.
+  // In the exact mode every element must also be a multiple of kGemmExactUnit, so every error is one and the
+  // double sums of Freivalds' test below stay exact: one wrong element then cannot vanish in rounding.
   for (std::uint64_t e = 0; e < M * N; ++e) {
-    if (!std::isfinite(C[e]) || (mode == InputMode::kInt && C[e] != std::nearbyint(C[e]))) {
+    const double units = static_cast<double>(C[e]) / kGemmExactUnit;
+    if (!std::isfinite(C[e]) || (mode == InputMode::kExact && units != std::nearbyint(units))) {
       out.reason = fmt::format("C[{}][{}] = {}", e / N, e % N, C[e]);
-      out.method = mode == InputMode::kInt ? "scan for NaN/Inf and non-integers" : "scan for NaN/Inf";
+      out.method = mode == InputMode::kExact ? "scan for NaN/Inf and non-multiples of 1/16" : "scan for NaN/Inf";
       return out;
     }
   }
@@ -260,13 +262,13 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
           c_abs += std::fabs(c);
         }
         // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
-        const double tol = mode == InputMode::kInt
+        const double tol = mode == InputMode::kExact
                                ? 0.0
-                               : gamma_float(static_cast<double>(K + 1)) * bound +
+                               : probabilistic_bound(static_cast<double>(K + 1)) * bound +
                                      static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
         for (int r = 0; r < kVectors; ++r) {
           const double err = std::fabs(cx[r] - abx[r]);
-          row_worst[i] = std::max(row_worst[i], mode == InputMode::kInt ? err : (tol > 0 ? err / tol : err));
+          row_worst[i] = std::max(row_worst[i], mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
           if (err > tol && row_failure[i].empty()) {
             row_failure[i] = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance {:.3g})",
                                          i, i, err, tol);
@@ -282,6 +284,41 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   out.elements = tally.elements;
   out.worst = tally.worst;
   out.reason = tally.first_failure;
+  out.pass = out.reason.empty();
+  return out;
+}
+
+const char* to_string(GemmProbe probe) { return probe == GemmProbe::kA ? "probe A" : "probe B"; }
+
+std::uint64_t selected(std::uint64_t index, std::uint64_t k) { return (7 * index + 3) % k; }
+
+std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K) {
+  std::vector<std::uint64_t> at;
+  if (probe == GemmProbe::kA) {
+    for (std::uint64_t j = 0; j < N; ++j) at.push_back(selected(j, K) * N + j);  // S: K x N
+  } else {
+    for (std::uint64_t i = 0; i < M; ++i) at.push_back(i * K + selected(i, K));  // S: M x K
+  }
+  return at;
+}
+
+GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std::uint64_t M, std::uint64_t N,
+                           std::uint64_t K) {
+  GemmCheck out;
+  out.method = probe == GemmProbe::kA ? "A * selection == A's selected columns, bit for bit"
+                                      : "selection * B == B's selected rows, bit for bit";
+  for (std::uint64_t i = 0; i < M && out.reason.empty(); ++i) {
+    for (std::uint64_t j = 0; j < N; ++j) {
+      const float want = probe == GemmProbe::kA ? X[i * K + selected(j, K)] : X[selected(i, K) * N + j];
+      const float got = C[i * N + j];
+      if (std::memcmp(&want, &got, sizeof want) != 0) {
+        out.reason = fmt::format("{}: C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", to_string(probe),
+                                 i, j, got, probe == GemmProbe::kA ? "A" : "B", want);
+        break;
+      }
+    }
+  }
+  out.elements = M * N;
   out.pass = out.reason.empty();
   return out;
 }

@@ -1,4 +1,13 @@
 // run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query.
+//
+// A default run, for every configuration (size, regime, block, combine):
+//   1. the exact check: the exact input (dyadic values whose every partial sum is exact in float), launched
+//      kCheckedLaunches times, each result compared with the exact sum;
+//   2. the precision probe: zeros and kProbeElements 13-bit values, summed exactly (input.hpp);
+//   3. the measured input (float by default): one checked launch, then the timed repetitions, the last of
+//      them started from poisoned buffers and its result checked too; CUB and the speed of light beside it.
+// Before every checked launch the result and both partials buffers are filled with NaN, whole. The verdict
+// of a configuration is a Verdict (verdict.hpp) holding every one of those checks.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "device_buffer.hpp"
+#include "device_fill.hpp"
 #include "harness.hpp"
 #include "input.hpp"
 #include "oracle.hpp"
@@ -15,6 +25,7 @@
 #include "references.hpp"
 #include "report.hpp"
 #include "timer.hpp"
+#include "verdict.hpp"
 
 namespace ladder {
 
@@ -26,8 +37,14 @@ constexpr unsigned kSelfTestMaxOffset = 3;
 // NaN floats before and after the input (256 bytes each, so the input keeps its alignment): a kernel that
 // reads past either end of [in, in + n) adds a NaN, and NaN never passes a check.
 constexpr std::size_t kGuard = 64;
+// Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch
+// left behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the
+// third launch on; the timed runs' last launch is checked too.
+constexpr int kCheckedLaunches = 3;
 
-std::uint64_t first_grid(std::uint64_t n, unsigned block, unsigned limit) {
+// The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most
+// the grid limit.
+std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
   return std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, block), limit);
 }
 
@@ -77,19 +94,19 @@ std::string launch_words(const Config& c, unsigned requested_grid, const DeviceI
                      c.blocks_per_sm);
 }
 
-// The device side of one stage: input (between NaN guards), output, scratch, and the checked run.
+// ---- the device side: input between NaN guards, output, scratch, the checked and the timed launches ----
+
 class ReduceBench {
  public:
-  ReduceBench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
-              std::uint64_t max_partials, unsigned max_offset, bool timing)
+  ReduceBench(ReduceFn reduce, const DeviceInfo& d, std::uint64_t max_n, std::uint64_t max_partials,
+              unsigned max_offset, Flush flush)
       : reduce_(reduce),
-        o_(o),
         input_(kGuard + max_offset + max_n + kGuard),
         out_(1),
-        partials0_(max_partials),
-        partials1_(max_partials),
+        partials0_(kGuard + max_partials + kGuard),
+        partials1_(kGuard + max_partials + kGuard),
         ticket_(1),
-        timer_(d, timing ? o.flush : Flush::kNone) {
+        timer_(d, flush) {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
   }
 
@@ -98,7 +115,7 @@ class ReduceBench {
                                                            std::uint64_t max_n, std::uint64_t max_partials,
                                                            unsigned max_offset, bool timing) {
     const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
-    const std::size_t scratch = 2 * max_partials * sizeof(float);
+    const std::size_t scratch = 2 * (max_partials + 2 * kGuard) * sizeof(float);
     const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
     std::size_t cub = 0;
     std::size_t copy = 0;
@@ -106,7 +123,7 @@ class ReduceBench {
       for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));
       copy = SpeedOfLight::bytes(d.sm_count);
     }
-    return {input + scratch + flush + cub + copy + 64,
+    return {input + scratch + flush + cub + copy + kProbeElements * 12 + 64,
             fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, speed-of-light sums {}",
                         human_bytes(static_cast<double>(input)), human_bytes(static_cast<double>(scratch)),
                         human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)),
@@ -120,6 +137,16 @@ class ReduceBench {
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
     host_ = host;
     uploaded_ = fenced_ = count;
+    offset_ = offset;
+  }
+
+  // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
+  void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
+    input_.poison(nullptr);
+    CUDA_CHECK(cudaMemset(input_.get() + kGuard + offset, 0, n * sizeof(float)));
+    scatter(input_.get() + kGuard + offset, p.positions, p.values, nullptr);
+    host_ = nullptr;
+    uploaded_ = fenced_ = n;
     offset_ = offset;
   }
 
@@ -140,36 +167,61 @@ class ReduceBench {
   }
   const float* input() const { return input_.get() + kGuard + offset_; }  // where upload() put element 0
 
-  ReduceLaunch launch(const Config& c) const {
-    return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get(), partials1_.get()}, ticket_.get()};
-  }
+  struct Result {
+    float value;
+    FirstLaunch first;  // the shape of the first launch, as the stage reported it
+  };
 
-  // Poisons the output and the scratch, runs the stage once on input(), returns the result.
-  float run_checked(const Config& c) {
+  // Poisons the result and both partials buffers, launches the stage once on input(), returns its result.
+  Result run_checked(const Config& c) {
     const cudaStream_t s = timer_.stream();
-    out_.poison(s);
-    const std::size_t scratch = first_grid(c.n, c.block, c.limit) * sizeof(float);
-    CUDA_CHECK(cudaMemsetAsync(partials0_.get(), 0xFF, scratch, s));
-    CUDA_CHECK(cudaMemsetAsync(partials1_.get(), 0xFF, scratch, s));
-    reduce_(input(), c.n, out_.get(), launch(c), s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    float result = 0;
-    CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(float), cudaMemcpyDeviceToHost));
-    return result;
+    poison(s);
+    const FirstLaunch first = reduce_(input(), c.n, out_.get(), launch(c), s);
+    if (first.grid < 1 || first.grid > max_grid(c.n, c.block, c.limit) || first.block < 1 || first.block > c.block) {
+      throw UsageError(fmt::format("the stage reported a first launch of {} blocks of {} threads for n = {}, block {}: "
+                                   "outside 1..{} blocks (what its partial sums buffers hold) of 1..{} threads",
+                                   first.grid, first.block, c.n, c.block, max_grid(c.n, c.block, c.limit), c.block));
+    }
+    return {read_out(s), first};
   }
 
-  TimingStats time_stage(const Config& c) {
+  // Times the stage on input(). The last repetition starts from poisoned buffers (outside its interval), and
+  // its result is returned in *last.
+  TimingStats time_stage(const Config& c, int warmup, int reps, float* last) {
     const ReduceLaunch l = launch(c);
     const float* in = input();
-    return timer_.time([&](cudaStream_t s) { reduce_(in, c.n, out_.get(), l, s); }, o_.warmup, o_.reps);
+    const TimingStats t = timer_.time([&](cudaStream_t s) { reduce_(in, c.n, out_.get(), l, s); }, warmup, reps,
+                                      [&](cudaStream_t s) { poison(s); });
+    *last = read_out(timer_.stream());
+    return t;
   }
 
   GpuTimer& timer() { return timer_; }
   float* out() const { return out_.get(); }
 
+  // Waits for `stream` and returns *out.
+  float read_out(cudaStream_t stream) const {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    float result = 0;
+    CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    return result;
+  }
+
  private:
+  // The partials a stage sees start kGuard floats into their buffers, so that reading one before the first or
+  // past the last finds NaN too.
+  ReduceLaunch launch(const Config& c) const {
+    return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
+                        ticket_.get()};
+  }
+  // Everything a launch writes or may read besides its input, whole: a value it never wrote is NaN.
+  void poison(cudaStream_t s) const {
+    out_.poison(s);
+    partials0_.poison(s);
+    partials1_.poison(s);
+  }
+
   ReduceFn reduce_;
-  const ReduceOptions& o_;
   DeviceBuffer<float> input_, out_, partials0_, partials1_;
   DeviceBuffer<unsigned> ticket_;
   GpuTimer timer_;
@@ -180,7 +232,7 @@ class ReduceBench {
 
 std::uint64_t max_partials_for(const std::vector<Config>& configs) {
   std::uint64_t most = 1;
-  for (const auto& c : configs) most = std::max(most, first_grid(c.n, c.block, c.limit));
+  for (const auto& c : configs) most = std::max(most, max_grid(c.n, c.block, c.limit));
   return most;
 }
 
@@ -209,330 +261,465 @@ std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per
   return configs;
 }
 
-std::uint64_t depth_of(const Config& c) {
-  return summation_depth(c.n, first_grid(c.n, c.block, c.limit), c.block, c.combine);
+std::uint64_t depth_of(const Config& c, const FirstLaunch& f) { return summation_depth(c.n, f.grid, f.block, c.combine); }
+
+// ---- the checks every run makes -------------------------------------------------------------------------
+
+// What one configuration's run found and measured.
+struct Run {
+  Config c;
+  FirstLaunch first{0, 0};           // the first launch, as the stage reported it
+  SumReference exact_ref;
+  std::vector<float> exact_results;  // the exact input, one per checked launch
+  std::vector<SumCheck> exact;
+  double probe_sum = NAN;
+  float probe_result = NAN;
+  SumCheck probe;
+  SumReference ref;                  // the measured input's
+  float result = NAN, timed_result = NAN;
+  SumCheck measured, timed;          // the measured input: its checked launch, the last timed launch
+  TimingStats t;
+  bool timing = false;
+};
+
+// The references of one size on the measured input: CUB (checked after its timed runs too) and the speed of
+// light (a read-only kernel, checked on its last timed run, and a device-to-device copy).
+struct References {
+  int read_grid = 0;  // the read-only kernel's blocks
+  TimingStats cub, read, copy, empty, memset;
+  float cub_result = NAN, cub_timed_result = NAN;
+  SumCheck cub_check, cub_timed, read_check;
+};
+
+// The one verdict of a run: every check it made, by name.
+Verdict verdict_of(const Run& r, const References* refs, InputMode mode) {
+  Verdict v;
+  for (const auto& e : r.exact) v.add("exact", e.pass, e.reason);
+  v.add("probe", r.probe.pass, r.probe.reason);
+  v.add(mode == InputMode::kFloat ? "float" : "exact", r.measured.pass, r.measured.reason);
+  if (r.timing) v.add("timed", r.timed.pass, r.timed.reason);
+  if (refs) {
+    v.add("cub", refs->cub_check.pass && refs->cub_timed.pass,
+          refs->cub_check.pass ? refs->cub_timed.reason : refs->cub_check.reason);
+    v.add("read", refs->read_check.pass, refs->read_check.reason);
+  }
+  return v;
 }
 
-std::string input_words(InputMode mode, unsigned int_range) {
-  return mode == InputMode::kFloat ? "float: uniform in [0,1)"
-                                   : fmt::format("int: random non-zero integers in [-{}, {}]", int_range, int_range);
-}
-
-// What the float check says, in a table cell: error / bound, or why there is no bound.
-std::string float_cell(const SumCheck& c, InputMode mode) {
-  if (mode == InputMode::kInt) return "exact";
-  if (!std::isfinite(c.error)) return "NaN";
-  if (!c.bounded) return "no bound";
-  return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
-}
-
-// ---- the benchmark: the exact check, then the float input checked and timed beside CUB, then the report --
-
-int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-          const DeviceInfo& d) {
-  require_tree_grid(o);
-  const bool timing = !o.check_only;
+// 1. The exact input at every configuration, kCheckedLaunches launches each.
+void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
-  const unsigned int_range = exact_int_range(max_n);
-  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
-  const std::uint64_t max_partials = max_partials_for(configs);
-  const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, max_n, max_partials, o.offset, timing);
-  require_device_memory(d, needed, breakdown, fmt::format("-n {}", max_n));
-
-  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  ReduceBench bench(reduce, o, d, max_n, max_partials, o.offset, timing);
-
-  // 1. The exact check: every configuration on the int input, where every partial sum is exact in float.
-  std::vector<SumCheck> exact(configs.size());
-  std::vector<float> exact_results(configs.size());
-  std::map<std::uint64_t, SumReference> exact_refs;
-  if (o.input == InputMode::kFloat) {
-    progress(fmt::format("{}: exact check: {} int floats (range +-{}, seed {})", stage.name, max_n, int_range, o.seed));
-    generate_input(o.seed, 0, InputMode::kInt, host.get(), max_n, int_range);
-    bench.upload(host.get(), max_n, o.offset);
-    for (auto n : o.sizes) exact_refs.emplace(n, reference_sum(host.get(), n));
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      bench.fence(configs[i].n);
-      exact_results[i] = bench.run_checked(configs[i]);
-      exact[i] = check_sum(exact_results[i], exact_refs.at(configs[i].n), InputMode::kInt, depth_of(configs[i]));
+  const unsigned range = exact_range(max_n);
+  progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
+  generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
+  bench.upload(host, max_n, o.offset);
+  std::map<std::uint64_t, SumReference> refs;
+  for (auto& r : runs) {
+    if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(host, r.c.n));
+    r.exact_ref = refs.at(r.c.n);
+    bench.fence(r.c.n);
+    for (int l = 0; l < kCheckedLaunches; ++l) {
+      const auto got = bench.run_checked(r.c);
+      r.first = got.first;
+      r.exact_results.push_back(got.value);
+      SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, depth_of(r.c, got.first));
+      if (!check.pass) check.reason = fmt::format("launch {} of {}: {}", l + 1, kCheckedLaunches, check.reason);
+      r.exact.push_back(check);
     }
   }
+}
 
-  // 2. The input that is measured: float (its error against the bound) or int (then it is the exact check).
-  progress(fmt::format("{}: generating {} input floats (seed {})", stage.name, max_n, o.seed));
-  generate_input(o.seed, 0, o.input, host.get(), max_n, int_range);
-  bench.upload(host.get(), max_n, o.offset);
+// 2. The precision probe at every configuration.
+void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs) {
+  std::uint64_t probed = 0;
+  ProbeInput p;
+  for (auto& r : runs) {
+    if (probed != r.c.n) {
+      p = precision_probe(o.seed, r.c.n);
+      bench.upload_probe(p, r.c.n, o.offset);
+      probed = r.c.n;
+    }
+    const auto got = bench.run_checked(r.c);
+    r.probe_sum = p.sum;
+    r.probe_result = got.value;
+    r.probe = check_sum(got.value, SumReference{p.sum, p.sum}, InputMode::kExact, depth_of(r.c, got.first));
+  }
+}
+
+// CUB and the speed of light on the measured input of size n (uploaded, fenced at n).
+References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, std::uint64_t n,
+                           const SumReference& ref, const ReduceOptions& o, const DeviceInfo& d) {
+  References r;
+  r.read_grid = sol.grid();
+  const cudaStream_t s = bench.timer().stream();
+  const float* in = bench.input();
+  auto poison_out = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), st)); };
+  poison_out(s);
+  cub.run(in, n, bench.out(), s);
+  r.cub_result = bench.read_out(s);
+  r.cub_check = check_sum(r.cub_result, ref, o.input, cub_depth(n, d));
+  r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps, poison_out);
+  r.cub_timed_result = bench.read_out(s);
+  r.cub_timed = check_sum(r.cub_timed_result, ref, o.input, cub_depth(n, d));
+  r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps);
+  r.read_check = check_sum(static_cast<float>(sol.sum_of_last_read(s)), ref, o.input,
+                           (n + sol.threads() - 1) / sol.threads() + 64);  // the last timed read
+  if (sol.has_copy()) {
+    r.copy = bench.timer().time([&](cudaStream_t st) { sol.copy(in, n, st); }, o.warmup, o.reps);
+  } else {
+    r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
+  }
+  r.empty = bench.timer().time([&](cudaStream_t st) { sol.empty_launch(st); }, o.warmup, o.reps);
+  r.memset = bench.timer().time([&](cudaStream_t st) { sol.memset4(st); }, o.warmup, o.reps);
+  return r;
+}
+
+// 3. The measured input: each configuration checked once, then timed, its last timed launch checked; CUB and
+// the speed of light once per size.
+void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
+             std::map<std::uint64_t, References>& refs, const char* stage) {
+  const bool timing = !o.check_only;
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  if (o.input == InputMode::kFloat) {
+    progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
+    generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
+  }
+  bench.upload(host, max_n, o.offset);  // the exact input again in --input exact
   std::unique_ptr<CubSum> cub;
   std::unique_ptr<SpeedOfLight> sol;
   if (timing) {
     cub = std::make_unique<CubSum>(std::vector<std::size_t>(o.sizes.begin(), o.sizes.end()));
     sol = std::make_unique<SpeedOfLight>(d.sm_count, max_n);
   }
-
-  // The references of one size: CUB (checked), and the speed of light (a read-only kernel and a copy).
-  struct CubResult {
-    TimingStats t;
-    SumCheck check;
-    SumCheck read_check;
-    float result = NAN;
-    TimingStats read, copy;
-  };
-  std::map<std::uint64_t, CubResult> cub_results;
-  std::map<std::uint64_t, SumReference> refs;
-  std::map<std::uint64_t, std::string> fingerprints;
-  std::vector<Record> records;
-  TextTable table({"n", "regime", "block", "grid", "combine", "exact", "error/bound", "check", "ms", "min", "max",
-                   "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
-  std::vector<std::string> notes;
-  bool all_pass = true;
-
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    const Config& c = configs[i];
-    const std::uint64_t n = c.n;
-    if (!refs.count(n)) {
-      refs.emplace(n, reference_sum(host.get(), n));
-      fingerprints.emplace(n, fingerprint_hex(fingerprint(host.get(), n)));
-    }
-    const SumReference& ref = refs.at(n);
-    const std::uint64_t grid = first_grid(n, c.block, c.limit);
-    const std::uint64_t depth = depth_of(c);
-    bench.fence(n);
-    progress(fmt::format("{}: n = {}, {} regime, block {}, {}: checking{}", stage.name, n, to_string(c.regime),
-                         c.block, to_string(c.combine), timing ? " and timing" : ""));
-    const float result = bench.run_checked(c);
-    const SumCheck check = check_sum(result, ref, o.input, depth);
-    if (o.input == InputMode::kInt) {
-      exact[i] = check;
-      exact_results[i] = result;
-      exact_refs.emplace(n, ref);
-    }
-    const bool pass = exact[i].pass && check.pass;
-    all_pass = all_pass && pass;
-
-    TimingStats t;
-    CubResult* cr = nullptr;
-    if (timing) {
-      t = bench.time_stage(c);
-      auto it = cub_results.find(n);
-      if (it == cub_results.end()) {
-        CubResult r;
-        const cudaStream_t s = bench.timer().stream();
-        CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), s));
-        cub->run(bench.input(), n, bench.out(), s);
-        CUDA_CHECK(cudaStreamSynchronize(s));
-        float cub_result = 0;
-        CUDA_CHECK(cudaMemcpy(&cub_result, bench.out(), sizeof(float), cudaMemcpyDeviceToHost));
-        r.check = check_sum(cub_result, ref, o.input, cub_depth(n, d));
-        r.result = cub_result;
-        r.t = bench.timer().time([&](cudaStream_t st) { cub->run(bench.input(), n, bench.out(), st); }, o.warmup, o.reps);
-        sol->read(bench.input(), n, s);
-        r.read_check = check_sum(static_cast<float>(sol->sum_of_last_read(s)), ref, o.input,
-                                 (n + sol->threads() - 1) / sol->threads() + 64);
-        if (!r.read_check.pass) {
-          notes.push_back(fmt::format("FAIL speed-of-light read at n = {}: {}", n, r.read_check.reason));
-        }
-        all_pass = all_pass && r.read_check.pass;
-        r.read = bench.timer().time([&](cudaStream_t st) { sol->read(bench.input(), n, st); }, o.warmup, o.reps);
-        if (sol->has_copy()) {
-          r.copy = bench.timer().time([&](cudaStream_t st) { sol->copy(bench.input(), n, st); }, o.warmup, o.reps);
-        } else {
-          r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
-        }
-        notes.push_back(fmt::format("speed of light at n = {}: a kernel that only reads the input {:.0f} GB/s ({:.1f}% of "
-                                    "peak); cudaMemcpy device to device {:.0f} GB/s, counting bytes read and written",
-                                    n, gbps(n, r.read.median_ms), 100 * gbps(n, r.read.median_ms) / d.peak_gbps(),
-                                    2 * gbps(n, r.copy.median_ms)));
-        if (!r.check.pass) notes.push_back(fmt::format("CUB FAILED at n = {}: {}", n, r.check.reason));
-        all_pass = all_pass && r.check.pass;
-        it = cub_results.emplace(n, r).first;
-      }
-      cr = &it->second;
-    }
-    const double stage_gbps = timing ? gbps(n, t.median_ms) : NAN;
-    const double cub_gbps = cr ? gbps(n, cr->t.median_ms) : NAN;
-    const double x_cub = cr ? cr->t.median_ms / t.median_ms : NAN;
-    const double read_gbps = cr ? gbps(n, cr->read.median_ms) : NAN;
-    const double copy_gbps = cr ? 2 * gbps(n, cr->copy.median_ms) : NAN;  // every byte read and written
-    const double peak = d.peak_gbps();
-
-    auto ms = [&](double v) { return timing ? fmt::format("{:.4f}", v) : std::string("-"); };
-    table.add_row({std::to_string(n), to_string(c.regime), std::to_string(c.block), std::to_string(grid),
-                   to_string(c.combine), exact[i].pass ? "PASS" : "FAIL", float_cell(check, o.input),
-                   pass ? "PASS" : "FAIL", ms(t.median_ms), ms(t.min_ms), ms(t.max_ms),
-                   timing ? fmt::format("{:.1f}", stage_gbps) : "-",
-                   timing ? fmt::format("{:.1f}", 100 * stage_gbps / peak) : "-",
-                   cr ? fmt::format("{:.1f}", 100 * stage_gbps / read_gbps) : "-", cr ? ms(cr->t.median_ms) : "-",
-                   cr ? fmt::format("{:.1f}", cub_gbps) : "-", cr ? fmt::format("{:.2f}", x_cub) : "-"});
-    const std::string where = fmt::format("n = {}, {} regime, block {}, {}", n, to_string(c.regime), c.block,
-                                          to_string(c.combine));
-    if (!exact[i].pass) notes.push_back(fmt::format("FAIL {}: exact check: {}", where, exact[i].reason));
-    if (!check.pass && o.input == InputMode::kFloat) {
-      notes.push_back(fmt::format("FAIL {}: float input: {}", where, check.reason));
-    }
-    if (check.pass && o.input == InputMode::kFloat && !check.bounded) {
-      notes.push_back(fmt::format("{}: the float bound would exceed {:g} of sum|x| at summation depth {}, so the float "
-                                  "result is not judged; the exact check decides",
-                                  where, kMaxRelativeBound, depth));
-    }
-    if (configs.size() == 1 && pass) {
-      notes.push_back(fmt::format("exact check: PASS, the same launch on the int input gave {}, the exact sum",
-                                  exact_results[i]));
-      if (o.input == InputMode::kFloat && check.bounded) {
-        notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
-                                    "{:.3g} (10 sqrt(d) u sum|x|, summation depth d = {})",
-                                    result, ref.sum, check.error, check.error / check.tolerance, check.tolerance,
-                                    depth));
-      }
-    }
-
-    Record r;
-    add_context_fields(r, stage.name, d, o);
-    r.add("regime", to_string(c.regime))
-        .add("offset", o.offset)
-        .add("n", n)
-        .add("bytes", n * sizeof(float))
-        .add("block", c.block)
-        .add("grid", grid)
-        .add("blocks_per_sm", c.blocks_per_sm)
-        .add("combine", to_string(c.combine))
-        .add("fingerprint", fingerprints.at(n))
-        .add("exact_check", exact[i].pass ? "PASS" : "FAIL")
-        .add("exact_result", static_cast<double>(exact_results[i]), 9)
-        .add("exact_sum", exact_refs.count(n) ? exact_refs.at(n).sum : NAN, 17)
-        .add("int_range", int_range)
-        .add("result", static_cast<double>(result), 9)
-        .add("reference", ref.sum, 17)
-        .add("abs_error", check.error, 3)
-        .add("summation_depth", depth)
-        .add("bound", o.input == InputMode::kFloat && check.bounded ? check.tolerance : NAN, 3)
-        .add("float_check", o.input == InputMode::kInt ? "exact" : !check.bounded ? "unbounded"
-                                                                 : check.pass  ? "PASS"
-                                                                               : "FAIL")
-        .add("check", pass ? "PASS" : "FAIL")
-        .add("ms_median", timing ? t.median_ms : NAN)
-        .add("ms_min", timing ? t.min_ms : NAN)
-        .add("ms_max", timing ? t.max_ms : NAN)
-        .add("gbps", stage_gbps)
-        .add("pct_peak", 100 * stage_gbps / peak, 4)
-        .add("cub_ms_median", cr ? cr->t.median_ms : NAN)
-        .add("cub_ms_min", cr ? cr->t.min_ms : NAN)
-        .add("cub_ms_max", cr ? cr->t.max_ms : NAN)
-        .add("cub_gbps", cub_gbps)
-        .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
-        .add("x_cub", x_cub, 4)
-        .add("cub_check", cr ? (cr->check.pass ? "PASS" : "FAIL") : "-")
-        .add("cub_result", cr ? static_cast<double>(cr->result) : NAN, 9)
-        .add("cub_abs_error", cr ? std::fabs(static_cast<double>(cr->result) - ref.sum) : NAN, 3)
-        .add("read_check", cr ? (cr->read_check.pass ? "PASS" : "FAIL") : "-")
-        .add("read_ms_median", cr ? cr->read.median_ms : NAN)
-        .add("read_gbps", read_gbps)
-        .add("read_pct_peak", 100 * read_gbps / peak, 4)
-        .add("pct_read", 100 * stage_gbps / read_gbps, 4)
-        .add("read_grid", sol ? sol->grid() : 0)
-        .add("copy_ms_median", cr ? cr->copy.median_ms : NAN)
-        .add("copy_gbps", copy_gbps)
-        .add("copy_pct_peak", 100 * copy_gbps / peak, 4);
-    records.push_back(std::move(r));
+  std::map<std::uint64_t, SumReference> sums;
+  for (auto& r : runs) {
+    if (!sums.count(r.c.n)) sums.emplace(r.c.n, o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref);
+    r.ref = sums.at(r.c.n);
+    bench.fence(r.c.n);
+    progress(fmt::format("{}: n = {}, {} regime, block {}, {}: checking{}", stage, r.c.n, to_string(r.c.regime),
+                         r.c.block, to_string(r.c.combine), timing ? " and timing" : ""));
+    const auto got = bench.run_checked(r.c);
+    r.result = got.value;
+    r.measured = check_sum(got.value, r.ref, o.input, depth_of(r.c, got.first));
+    if (!timing) continue;
+    r.timing = true;
+    r.t = bench.time_stage(r.c, o.warmup, o.reps, &r.timed_result);
+    r.timed = check_sum(r.timed_result, r.ref, o.input, depth_of(r.c, got.first));
+    if (!r.timed.pass) r.timed.reason = "the last timed launch: " + r.timed.reason;
+    if (!refs.count(r.c.n)) refs.emplace(r.c.n, time_references(bench, *cub, *sol, r.c.n, r.ref, o, d));
   }
-
-  if (o.format != Format::kTable) {
-    print_records(o.format, records);
-  } else {
-    fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n", stage.name,
-               timing ? ", timed beside cub::DeviceReduce::Sum" : "");
-    fmt::print("  device   {}\n", device_line(d));
-    fmt::print("  peak     {:.0f} GB/s theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n",
-               d.peak_gbps(), d.mem_clock_khz / 1000, d.bus_width_bits);
-    fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats, NaN before and after\n",
-               input_words(o.input, int_range), o.seed, o.offset);
-    std::set<std::string> launches;
-    for (const auto& c : configs) {
-      const std::string line = fmt::format("{} regime, block {}: {}", to_string(c.regime), c.block, launch_words(c, o.grid, d));
-      if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
-    }
-    fmt::print("  check    PASS = the exact check passed (the same launch on random integers in [-{}, {}], whose sum "
-               "is exact in float, equals the exact sum){}\n",
-               int_range, int_range,
-               o.input == InputMode::kFloat ? " and the float result is within its bound (error/bound <= 1)" : "");
-    if (timing) {
-      fmt::print("  timing   {}\n", timing_line(o, d));
-      fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
-                 "(above 1: faster than CUB)\n");
-      fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, "
-                 "four 16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n",
-                 sol->grid());
-    }
-    fmt::print("\n{}", table.str());
-    for (const auto& note : notes) fmt::print("  {}\n", note);
-  }
-  return all_pass ? 0 : 1;
 }
 
-// ---- --self-test: every awkward size, block, input mode, launch, alignment and combine ------------------
+// ---- presenting a run: the table row, the notes, the record ----------------------------------------------
 
-int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-              const DeviceInfo& d) {
-  const bool full = o.self_test == SelfTest::kFull;
-  const std::vector<std::uint64_t> sizes =
-      full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
-           : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4, small and large
-  const std::vector<unsigned> blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024}
-                                            : std::vector<unsigned>{64, 1024};
-  const std::vector<InputMode> modes = {InputMode::kInt, InputMode::kFloat};
-  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
-  // Stream-regime grids: from the occupancy API, and two small ones that make each thread walk far.
-  const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
+std::string input_words(InputMode mode, unsigned range) {
+  return mode == InputMode::kFloat
+             ? "float: uniform in [0,1)"
+             : fmt::format("exact: random dyadic values k/{} in [-1, 1], k a non-zero integer", range);
+}
 
+// What the measured input's check says, in a table cell: error / bound, or why there is no bound.
+std::string float_cell(const SumCheck& c, InputMode mode) {
+  if (mode == InputMode::kExact) return "exact";
+  if (!std::isfinite(c.error)) return "NaN";
+  if (!c.bounded) return "no bound";
+  return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
+}
+
+std::string where(const Config& c) {
+  return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
+}
+
+// The notes under the table: every failed check, an unbounded float result, and, for a single configuration
+// that passed, what each check found.
+void add_notes(const Run& r, const Verdict& v, const ReduceOptions& o, bool single, std::vector<std::string>& notes) {
+  for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
+  if (r.measured.pass && o.input == InputMode::kFloat && !r.measured.bounded) {
+    notes.push_back(fmt::format("{}: the float bound would exceed {:g} of sum|x| at summation depth {}, so the float "
+                                "result is not judged; the exact check decides",
+                                where(r.c), kMaxRelativeBound, depth_of(r.c, r.first)));
+  }
+  if (!single || !v.pass()) return;
+  notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
+                              kCheckedLaunches, r.exact_results.front()));
+  notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
+  if (o.input == InputMode::kFloat && r.measured.bounded) {
+    notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
+                                "{:.3g} (10 sqrt(d) u sum|x|, summation depth d = {}){}",
+                                r.result, r.ref.sum, r.measured.error, r.measured.error / r.measured.tolerance,
+                                r.measured.tolerance, depth_of(r.c, r.first),
+                                r.timing ? fmt::format("; the last timed launch gave {:.9g}", r.timed_result) : ""));
+  }
+}
+
+std::vector<std::string> table_row(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o,
+                                   double peak) {
+  auto ms = [&](double x) { return r.timing ? fmt::format("{:.4f}", x) : std::string("-"); };
+  const double g = gbps(r.c.n, r.t.median_ms);
+  const std::string grid = r.first.block == r.c.block ? std::to_string(r.first.grid)
+                                                      : fmt::format("{} x {} threads", r.first.grid, r.first.block);
+  return {std::to_string(r.c.n), to_string(r.c.regime), std::to_string(r.c.block), grid,
+          to_string(r.c.combine), v.field("exact"), v.field("probe"), float_cell(r.measured, o.input), v.word(),
+          ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms), r.timing ? fmt::format("{:.1f}", g) : "-",
+          r.timing ? fmt::format("{:.1f}", 100 * g / peak) : "-",
+          refs ? fmt::format("{:.1f}", 100 * refs->read.median_ms / r.t.median_ms) : "-",
+          refs ? ms(refs->cub.median_ms) : "-", refs ? fmt::format("{:.1f}", gbps(r.c.n, refs->cub.median_ms)) : "-",
+          refs ? fmt::format("{:.2f}", refs->cub.median_ms / r.t.median_ms) : "-"};
+}
+
+Record make_record(const Run& r, const References* refs, const Verdict& v, const ReduceStage& stage,
+                   const ReduceOptions& o, const DeviceInfo& d, const std::string& fingerprint, int read_grid) {
+  const double peak = d.peak_gbps();
+  const double stage_gbps = r.timing ? gbps(r.c.n, r.t.median_ms) : NAN;
+  const double cub_gbps = refs ? gbps(r.c.n, refs->cub.median_ms) : NAN;
+  const double read_gbps = refs ? gbps(r.c.n, refs->read.median_ms) : NAN;
+  const double copy_gbps = refs ? 2 * gbps(r.c.n, refs->copy.median_ms) : NAN;  // every byte read and written
+  Record rec;
+  add_context_fields(rec, stage.name, d, o);
+  rec.add("regime", to_string(r.c.regime))
+      .add("offset", o.offset)
+      .add("n", r.c.n)
+      .add("bytes", r.c.n * sizeof(float))
+      .add("block", r.c.block)
+      .add("grid", r.first.grid)
+      .add("threads", r.first.block)
+      .add("blocks_per_sm", r.c.blocks_per_sm)
+      .add("combine", to_string(r.c.combine))
+      .add("fingerprint", fingerprint)
+      .add("exact_check", v.field("exact"))
+      .add("exact_result", static_cast<double>(r.exact_results.front()), 9)
+      .add("exact_sum", r.exact_ref.sum, 17)
+      .add("exact_range", exact_range(*std::max_element(o.sizes.begin(), o.sizes.end())))
+      .add("checked_launches", kCheckedLaunches)
+      .add("probe_check", v.field("probe"))
+      .add("probe_result", static_cast<double>(r.probe_result), 9)
+      .add("probe_sum", r.probe_sum, 17)
+      .add("result", static_cast<double>(r.result), 9)
+      .add("reference", r.ref.sum, 17)
+      .add("abs_error", r.measured.error, 3)
+      .add("summation_depth", depth_of(r.c, r.first))
+      .add("bound", o.input == InputMode::kFloat && r.measured.bounded ? r.measured.tolerance : NAN, 3)
+      .add("float_check", o.input == InputMode::kExact ? "exact" : !r.measured.bounded ? "unbounded" : v.field("float"))
+      .add("timed_check", v.field("timed"))
+      .add("timed_result", static_cast<double>(r.timed_result), 9)
+      .add("check", v.word())
+      .add("ms_median", r.timing ? r.t.median_ms : NAN)
+      .add("ms_min", r.timing ? r.t.min_ms : NAN)
+      .add("ms_max", r.timing ? r.t.max_ms : NAN)
+      .add("gbps", stage_gbps)
+      .add("pct_peak", 100 * stage_gbps / peak, 4);
+  add_clock_fields(rec, r.t, r.timing);
+  rec.add("cub_ms_median", refs ? refs->cub.median_ms : NAN)
+      .add("cub_ms_min", refs ? refs->cub.min_ms : NAN)
+      .add("cub_ms_max", refs ? refs->cub.max_ms : NAN)
+      .add("cub_gbps", cub_gbps)
+      .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
+      .add("x_cub", refs ? refs->cub.median_ms / r.t.median_ms : NAN, 4)
+      .add("cub_check", v.field("cub"))
+      .add("cub_result", refs ? static_cast<double>(refs->cub_result) : NAN, 9)
+      .add("cub_abs_error", refs ? std::fabs(static_cast<double>(refs->cub_result) - r.ref.sum) : NAN, 3)
+      .add("read_check", v.field("read"))
+      .add("read_ms_median", refs ? refs->read.median_ms : NAN)
+      .add("read_gbps", read_gbps)
+      .add("read_pct_peak", 100 * read_gbps / peak, 4)
+      .add("pct_read", 100 * stage_gbps / read_gbps, 4)
+      .add("read_grid", read_grid)
+      .add("copy_ms_median", refs ? refs->copy.median_ms : NAN)
+      .add("copy_gbps", copy_gbps)
+      .add("copy_pct_peak", 100 * copy_gbps / peak, 4)
+      .add("empty_launch_ms", refs ? refs->empty.median_ms : NAN)
+      .add("memset4_ms", refs ? refs->memset.median_ms : NAN);
+  return rec;
+}
+
+void print_header(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
+                  int read_grid) {
+  const bool timing = !o.check_only;
+  const unsigned range = exact_range(*std::max_element(o.sizes.begin(), o.sizes.end()));
+  fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n", stage.name,
+             timing ? ", timed beside cub::DeviceReduce::Sum" : "");
+  fmt::print("  device   {}\n", device_line(d));
+  fmt::print("  peak     {:.0f} GB/s theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n", d.peak_gbps(),
+             d.mem_clock_khz / 1000, d.bus_width_bits);
+  fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats, NaN before and after\n",
+             input_words(o.input, range), o.seed, o.offset);
+  std::set<std::string> launches;
+  for (const auto& r : runs) {
+    const std::string line =
+        fmt::format("{} regime, block {}: {}", to_string(r.c.regime), r.c.block, launch_words(r.c, o.grid, d));
+    if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
+  }
+  fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on dyadic values k/{} whose every "
+             "partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits among "
+             "zeros: a lower-precision read or partial sum changes the sum){}{}; the result and the partial sums are "
+             "NaN before every checked launch\n",
+             kCheckedLaunches, range, kProbeElements,
+             o.input == InputMode::kFloat ? ", float (the result within its bound, error/bound <= 1)" : "",
+             timing ? ", timed (the last timed launch checked as the first) and CUB's and the read-only kernel's results"
+                    : "");
+  if (!timing) return;
+  fmt::print("  timing   {}\n", timing_line(o, d));
+  fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
+             "(above 1: faster than CUB)\n");
+  fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, four "
+             "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n",
+             read_grid);
+}
+
+// Judges and presents every run; returns whether all passed.
+bool report(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
+            const std::map<std::uint64_t, References>& refs, const float* host) {
+  const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
+  TextTable table({"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "check", "ms", "min",
+                   "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
+  std::vector<Record> records;
+  std::vector<std::string> notes;
+  std::map<std::uint64_t, std::string> fingerprints;
+  std::vector<TimingStats> series;
+  bool all_pass = true;
+  for (const auto& r : runs) {
+    const References* ref = refs.count(r.c.n) ? &refs.at(r.c.n) : nullptr;
+    const Verdict v = verdict_of(r, ref, o.input);
+    all_pass = all_pass && v.pass();
+    if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host, r.c.n)));
+    table.add_row(table_row(r, ref, v, o, d.peak_gbps()));
+    add_notes(r, v, o, runs.size() == 1, notes);
+    records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
+    if (r.timing) series.push_back(r.t);
+  }
+  warn_about_clocks(stage.name, series);
+  if (o.format != Format::kTable) {
+    print_records(o.format, records);
+    return all_pass;
+  }
+  print_header(stage, o, d, runs, read_grid);
+  fmt::print("\n{}", table.str());
+  for (const auto& note : notes) fmt::print("  {}\n", note);
+  return all_pass;
+}
+
+// ---- the default run -------------------------------------------------------------------------------------
+
+// Sizes the device buffers for every configuration and refuses what does not fit, before any allocation.
+std::unique_ptr<ReduceBench> make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d,
+                                        const std::vector<Config>& configs, bool timing) {
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const std::uint64_t max_partials = max_partials_for(configs);
+  const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, max_n, max_partials, o.offset, timing);
+  require_device_memory(d, needed, breakdown, fmt::format("-n {}", max_n));
+  return std::make_unique<ReduceBench>(reduce, d, max_n, max_partials, o.offset, timing ? o.flush : Flush::kNone);
+}
+
+std::vector<Run> runs_for(const std::vector<Config>& configs) {
+  std::vector<Run> runs(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
+  return runs;
+}
+
+int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+          const DeviceInfo& d) {
+  require_tree_grid(o);
+  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
+  auto bench = make_bench(reduce, o, d, configs, !o.check_only);
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
+  std::vector<Run> runs = runs_for(configs);
+  std::map<std::uint64_t, References> refs;
+  check_exact(*bench, o, host.get(), runs, stage.name);
+  check_probe(*bench, o, runs);
+  measure(*bench, o, d, host.get(), runs, refs, stage.name);
+  return report(stage, o, d, runs, refs, host.get()) ? 0 : 1;
+}
+
+// ---- --self-test: every awkward size, block, input, launch, alignment and combine ------------------------
+
+struct SelfTestPlan {
+  std::vector<std::uint64_t> sizes;
+  std::vector<unsigned> blocks;
   struct Launch {
     Regime regime;
     unsigned grid;
   };
   std::vector<Launch> launches;
+};
+
+SelfTestPlan self_test_plan(const ReduceStage& stage, bool full) {
+  SelfTestPlan p;
+  p.sizes = full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
+                 : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4
+  p.blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024} : std::vector<unsigned>{64, 1024};
+  // Stream-regime grids: from the occupancy API, and small ones that make each thread walk far.
+  const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
   for (auto regime : stage.regimes) {
     if (regime == Regime::kTree) {
-      launches.push_back({Regime::kTree, 0});
+      p.launches.push_back({Regime::kTree, 0});
     } else {
-      for (auto g : stream_grids) launches.push_back({Regime::kStream, g});
+      for (auto g : stream_grids) p.launches.push_back({Regime::kStream, g});
     }
   }
+  return p;
+}
 
-  const std::uint64_t max_n = sizes.back();
-  const unsigned int_range = exact_int_range(max_n);
+// The inputs of the self-test: the exact one, the precision probe and the float one.
+enum class SelfTestInput { kExact, kProbe, kFloat };
+const char* to_string(SelfTestInput i) {
+  return i == SelfTestInput::kExact ? "exact" : i == SelfTestInput::kProbe ? "probe" : "float";
+}
+
+int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+              const DeviceInfo& d) {
+  const bool full = o.self_test == SelfTest::kFull;
+  const SelfTestPlan plan = self_test_plan(stage, full);
+  const std::uint64_t max_n = plan.sizes.back();
   std::uint64_t max_partials = 1;
-  for (auto n : sizes) max_partials = std::max(max_partials, ceil_div<std::uint64_t>(n, kMinBlock));
+  for (auto n : plan.sizes) max_partials = std::max(max_partials, ceil_div<std::uint64_t>(n, kMinBlock));
   ReduceOptions sized = o;
   sized.sizes = {max_n};
   const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
   require_device_memory(d, needed, breakdown, "--self-test");
-  ReduceBench bench(reduce, o, d, max_n, max_partials, kSelfTestMaxOffset, false);
+  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone);
   auto host = host_floats(max_n, "--self-test");
+  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
 
   std::size_t runs = 0, failures = 0, unbounded = 0;
-  fmt::print("{} self-test ({}): {} sizes x {} blocks x {} input modes x {} launches x {} offsets x {} combines\n",
-             stage.name, full ? "full" : "quick", sizes.size(), blocks.size(), modes.size(), launches.size(),
+  fmt::print("{} self-test ({}): {} sizes x {} blocks x 3 inputs (exact, probe, float) x {} launches x {} offsets x {} "
+             "combines\n",
+             stage.name, full ? "full" : "quick", plan.sizes.size(), plan.blocks.size(), plan.launches.size(),
              offsets.size(), stage.combines.size());
-  for (auto mode : modes) {
-    generate_input(o.seed, 0, mode, host.get(), max_n, int_range);
-    std::vector<SumReference> refs;
-    for (auto n : sizes) refs.push_back(reference_sum(host.get(), n));
+  for (auto input : {SelfTestInput::kExact, SelfTestInput::kProbe, SelfTestInput::kFloat}) {
+    const InputMode mode = input == SelfTestInput::kFloat ? InputMode::kFloat : InputMode::kExact;
+    std::vector<SumReference> refs(plan.sizes.size());
+    if (input != SelfTestInput::kProbe) {
+      generate_input(o.seed, 0, mode, host.get(), max_n, exact_range(max_n));
+      for (std::size_t si = 0; si < plan.sizes.size(); ++si) refs[si] = reference_sum(host.get(), plan.sizes[si]);
+    }
     for (auto offset : offsets) {
-      bench.upload(host.get(), max_n, offset);
-      for (std::size_t si = 0; si < sizes.size(); ++si) {
-        const std::uint64_t n = sizes[si];
-        bench.fence(n);
+      if (input != SelfTestInput::kProbe) bench.upload(host.get(), max_n, offset);
+      for (std::size_t si = 0; si < plan.sizes.size(); ++si) {
+        const std::uint64_t n = plan.sizes[si];
+        SumReference ref = refs[si];
+        if (input == SelfTestInput::kProbe) {
+          const ProbeInput p = precision_probe(o.seed, n);
+          bench.upload_probe(p, n, offset);
+          ref = {p.sum, p.sum};
+        } else {
+          bench.fence(n);
+        }
         std::size_t local_runs = 0, local_failures = 0;
-        for (auto block : blocks) {
-          for (const auto& l : launches) {
+        for (auto block : plan.blocks) {
+          for (const auto& l : plan.launches) {
             for (auto combine : stage.combines) {
               const Config c = make_config(n, l.regime, block, combine, l.grid, blocks_per_sm, d);
-              const float result = bench.run_checked(c);
-              const SumCheck check = check_sum(result, refs[si], mode, depth_of(c));
+              const auto got = bench.run_checked(c);
+              const SumCheck check = check_sum(got.value, ref, mode, depth_of(c, got.first));
+              Verdict v;
+              v.add(to_string(input), check.pass, check.reason);
               ++local_runs;
               unbounded += check.bounded ? 0 : 1;
-              if (!check.pass) {
+              if (!v.pass()) {
                 ++local_failures;
                 fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
-                           to_string(l.regime), l.grid ? fmt::format(" (grid {})", l.grid) : "", to_string(mode),
+                           to_string(l.regime), l.grid ? fmt::format(" (grid {})", l.grid) : "", to_string(input),
                            offset, to_string(combine), check.reason);
               }
             }
@@ -540,12 +727,12 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
         }
         runs += local_runs;
         failures += local_failures;
-        fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", to_string(mode), offset, n, local_runs,
+        fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", to_string(input), offset, n, local_runs,
                    local_failures ? fmt::format("{} FAILED", local_failures) : std::string("all PASS"));
       }
     }
   }
-  fmt::print("{} self-test: {} runs ({} float runs without a bound, judged by their int twins), {} failed: {}\n",
+  fmt::print("{} self-test: {} runs ({} float runs without a bound, judged by their exact twins), {} failed: {}\n",
              stage.name, runs, unbounded, failures, failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -565,75 +752,80 @@ double ulps_between(float a, float b) {
   return static_cast<double>(std::llabs(key(b) - key(a)));
 }
 
+// The repeated runs of one configuration: how many distinct results, their range, and the verdict.
+struct Repeats {
+  std::set<std::uint32_t> distinct;
+  float lo = INFINITY, hi = -INFINITY;
+};
+
+Repeats repeat(ReduceBench& bench, Run& r, const ReduceOptions& o, Verdict& v) {
+  Repeats rep;
+  for (int i = 0; i < o.determinism; ++i) {
+    const auto got = bench.run_checked(r.c);
+    std::uint32_t bits;
+    std::memcpy(&bits, &got.value, sizeof bits);
+    rep.distinct.insert(bits);
+    rep.lo = std::min(rep.lo, got.value);
+    rep.hi = std::max(rep.hi, got.value);
+    const SumCheck check = check_sum(got.value, r.ref, o.input, depth_of(r.c, got.first));
+    v.add(o.input == InputMode::kFloat ? "float" : "exact", check.pass,
+          check.pass ? "" : fmt::format("run {}: {}", i + 1, check.reason));
+  }
+  return rep;
+}
+
 int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
                 const DeviceInfo& d) {
   require_tree_grid(o);
-  const std::uint64_t n = o.sizes.front();
-  ReduceOptions one = o;
-  one.sizes = {n};
-  one.blocks = {o.blocks.front()};
-  const std::vector<Config> configs = all_configs(one, blocks_per_sm, d);
-  const std::uint64_t max_partials = max_partials_for(configs);
-  const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, n, max_partials, o.offset, false);
-  require_device_memory(d, needed, breakdown, fmt::format("-n {}", n));
-  auto host = host_floats(n, fmt::format("-n {}", n));
-  ReduceBench bench(reduce, o, d, n, max_partials, o.offset, false);
-  // The exact check first, as in the default run: a float result without a bound proves nothing.
-  std::vector<bool> exact_pass;
-  generate_input(o.seed, 0, InputMode::kInt, host.get(), n, exact_int_range(n));
-  const SumReference exact_ref = reference_sum(host.get(), n);
-  bench.upload(host.get(), n, o.offset);
-  for (const auto& c : configs) {
-    exact_pass.push_back(
-        check_sum(bench.run_checked(c), exact_ref, InputMode::kInt, depth_of(c)).pass);
-  }
-  generate_input(o.seed, 0, o.input, host.get(), n, exact_int_range(n));
-  const SumReference ref = reference_sum(host.get(), n);
-  bench.upload(host.get(), n, o.offset);
+  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
+  auto bench = make_bench(reduce, o, d, configs, false);
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
+  std::vector<Run> runs = runs_for(configs);
+  // The exact check and the probe first, as in the default run: a float result without them proves little.
+  check_exact(*bench, o, host.get(), runs, stage.name);
+  check_probe(*bench, o, runs);
+  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host.get(), max_n);
+  bench->upload(host.get(), max_n, o.offset);
 
   std::vector<Record> records;
   bool ok = true;
-  for (std::size_t ci = 0; ci < configs.size(); ++ci) {
-    const Config& c = configs[ci];
-    std::set<std::uint32_t> distinct;
-    float lo = INFINITY, hi = -INFINITY;
-    bool all_pass = exact_pass[ci];
-    for (int r = 0; r < o.determinism; ++r) {
-      const float result = bench.run_checked(c);
-      std::uint32_t bits;
-      std::memcpy(&bits, &result, sizeof bits);
-      distinct.insert(bits);
-      lo = std::min(lo, result);
-      hi = std::max(hi, result);
-      all_pass = all_pass && check_sum(result, ref, o.input, depth_of(c)).pass;
-    }
-    const bool by_design = c.combine != Combine::kAtomic;  // atomics add partial sums in arrival order
-    const bool identical = distinct.size() == 1;
-    ok = ok && all_pass && (identical || !by_design);
+  for (auto& r : runs) {
+    r.ref = o.input == InputMode::kFloat ? reference_sum(host.get(), r.c.n) : r.exact_ref;
+    bench->fence(r.c.n);
+    Verdict v;
+    for (const auto& e : r.exact) v.add("exact", e.pass, e.reason);
+    v.add("probe", r.probe.pass, r.probe.reason);
+    const Repeats rep = repeat(*bench, r, o, v);
+    const bool by_design = r.c.combine != Combine::kAtomic;  // atomics add partial sums in arrival order
+    const bool identical = rep.distinct.size() == 1;
+    if (by_design) v.add("bitwise", identical, fmt::format("{} distinct results", rep.distinct.size()));
+    ok = ok && v.pass();
     Record rec;
     add_context_fields(rec, stage.name, d, o);
-    rec.add("regime", to_string(c.regime))
-        .add("n", n)
-        .add("block", c.block)
-        .add("grid", first_grid(n, c.block, c.limit))
-        .add("combine", to_string(c.combine))
+    rec.add("regime", to_string(r.c.regime))
+        .add("n", r.c.n)
+        .add("block", r.c.block)
+        .add("grid", r.first.grid)
+        .add("threads", r.first.block)
+        .add("combine", to_string(r.c.combine))
         .add("runs", o.determinism)
-        .add("distinct_results", static_cast<std::uint64_t>(distinct.size()))
-        .add("min_result", static_cast<double>(lo), 9)
-        .add("max_result", static_cast<double>(hi), 9)
-        .add("reference", ref.sum, 17)
-        .add("max_abs_error", std::max(std::fabs(lo - ref.sum), std::fabs(hi - ref.sum)), 3)
-        .add("spread_ulps", ulps_between(lo, hi))
+        .add("distinct_results", static_cast<std::uint64_t>(rep.distinct.size()))
+        .add("min_result", static_cast<double>(rep.lo), 9)
+        .add("max_result", static_cast<double>(rep.hi), 9)
+        .add("reference", r.ref.sum, 17)
+        .add("max_abs_error", std::max(std::fabs(rep.lo - r.ref.sum), std::fabs(rep.hi - r.ref.sum)), 3)
+        .add("spread_ulps", ulps_between(rep.lo, rep.hi))
         .add("bitwise_identical", identical)
         .add("deterministic_by_design", by_design)
-        .add("check", all_pass ? "PASS" : "FAIL");
+        .add("check", v.word());
     records.push_back(std::move(rec));
     if (o.format == Format::kTable) {
-      fmt::print("{}: n = {}, {} regime, block {}, {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, n,
-                 to_string(c.regime), c.block, to_string(c.combine), o.determinism, distinct.size(),
-                 distinct.size() == 1 ? "" : "s", identical ? "bitwise identical" : "NOT bitwise identical",
+      fmt::print("{}: n = {}, {} regime, block {}, {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, r.c.n,
+                 to_string(r.c.regime), r.c.block, to_string(r.c.combine), o.determinism, rep.distinct.size(),
+                 rep.distinct.size() == 1 ? "" : "s", identical ? "bitwise identical" : "NOT bitwise identical",
                  by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
-                 all_pass ? "" : "; a result FAILED the check");
+                 v.pass() ? "" : fmt::format("; FAIL {}", v.failures().front()));
     }
   }
   if (o.format != Format::kTable) print_records(o.format, records);

@@ -49,9 +49,18 @@ struct ReduceLaunch {
   unsigned* ticket;      // a device counter the harness zeroes once, when it allocates it (last-block pattern)
 };
 
-// Reduces in[0..n) into *out on `stream`. Every launch it makes is checked with LADDER_CHECK_LAUNCH().
-using ReduceFn = void (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
-                          cudaStream_t stream);
+// The shape of a stage's first launch, the one that reads the input: what the report prints, and what the
+// error bound counts with.
+struct FirstLaunch {
+  unsigned grid;   // blocks
+  unsigned block;  // threads per block
+};
+
+// Reduces in[0..n) into *out on `stream`, and returns the shape of its first launch. Every launch it makes is
+// checked with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers,
+// whole, with NaN: a launch must not depend on what an earlier launch left there.
+using ReduceFn = FirstLaunch (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
+                                 cudaStream_t stream);
 
 // What a stage with a stream regime says of its first kernel: how many of its blocks one SM holds at once,
 // as cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for launch.block (and launch.combine). The grid

@@ -28,7 +28,8 @@ class CubSum {
 // The speed of light of a sum, timed beside every stage: a kernel that only reads the same n floats (16-byte
 // loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
 // device-to-device cudaMemcpyAsync of them, which reads and writes every byte. Both are references measured in
-// the same process, not ceilings: a sum kernel can match the read-only kernel.
+// the same process, not ceilings: a sum kernel can match the read-only kernel. At small n, an empty launch
+// and a 4-byte memset give the floor a sum cannot go under.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
@@ -38,6 +39,10 @@ class SpeedOfLight {
 
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
+  // The floors under any sum at small n: a launch of an empty kernel, and a 4-byte cudaMemsetAsync (what an
+  // atomic combine spends to zero its result).
+  void empty_launch(cudaStream_t stream);
+  void memset4(cudaStream_t stream);
   double sum_of_last_read(cudaStream_t stream) const;  // waits for stream, adds the per-thread sums in double
   int grid() const { return grid_; }
   std::size_t threads() const;

@@ -1,5 +1,6 @@
 #include "timer.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -25,22 +26,41 @@ GpuTimer::~GpuTimer() {
   cudaStreamDestroy(stream_);
 }
 
-TimingStats GpuTimer::time(const std::function<void(cudaStream_t)>& work, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) work(stream_);
+TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const Work& before_last) {
+  // At least one untimed round of everything a repetition enqueues. With lazy module loading (the CUDA default)
+  // a kernel's first launch loads its module, which waits for the GPU, so a first launch behind the hold would
+  // wait for the hold's timeout instead of starting.
+  for (int i = 0; i < std::max(warmup, 1); ++i) {
+    if (flush_) flush_->run(stream_);
+    if (before_last) before_last(stream_);
+    work(stream_);
+  }
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(reps));
+  ClockSample first, last;
+  int timeouts = 0;
   for (int i = 0; i < reps; ++i) {
+    hold_.hold(stream_);
+    if (i == reps - 1 && before_last) before_last(stream_);
     if (flush_) flush_->run(stream_);
     CUDA_CHECK(cudaEventRecord(start_, stream_));
     work(stream_);
     CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    hold_.release();
+    if (i == 0) first = read_clocks();  // while the GPU runs the repetition
+    if (i == reps - 1) last = read_clocks();
     CUDA_CHECK(cudaEventSynchronize(stop_));
+    timeouts += hold_.timed_out() ? 1 : 0;
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     samples.push_back(ms);
   }
-  return summarize(std::move(samples));
+  TimingStats s = summarize(std::move(samples));
+  s.clocks_start = first;
+  s.clocks_end = last;
+  s.hold_timeouts = timeouts;
+  return s;
 }
 
 }  // namespace ladder

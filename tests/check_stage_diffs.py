@@ -7,14 +7,15 @@ rename that touches every line, shows up here.
 
 Budgets (changed lines = removed + added, as `diff` counts them):
   01 -> 02 ... 05 -> 06   40 lines: one technique in a ~60-line file
-  06 -> 07                70 lines: three combine strategies replace the relaunch loop
+  06 -> 07                85 lines: three combine strategies, and the one-block case that needs none,
+                          replace the relaunch loop
 """
 import difflib
 import pathlib
 import sys
 
 STAGES = sorted(p.parent.name for p in pathlib.Path(".").glob("0*/reduce.cu"))
-BUDGET = {("06_float4", "07_multiblock"): 70}
+BUDGET = {("06_float4", "07_multiblock"): 85}
 DEFAULT_BUDGET = 40
 
 

@@ -1,6 +1,7 @@
 // The GEMM oracle: passes a correct float product, catches a planted wrong element (in the full check and
 // at the default 4096^3 size, where it samples and runs Freivalds' test), and never passes NaN.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -51,7 +52,7 @@ Problem default_size_identity(InputMode mode) {
 }  // namespace
 
 TEST(GemmOracle, FullCheckPassesCorrectProducts) {
-  for (auto mode : {InputMode::kFloat, InputMode::kInt}) {
+  for (auto mode : {InputMode::kFloat, InputMode::kExact}) {
     for (auto [m, n, k] : {std::array<std::size_t, 3>{1, 1, 1}, {17, 33, 65}, {128, 96, 300}}) {
       const auto r = check(make(m, n, k, mode), mode);
       EXPECT_TRUE(r.pass) << r.reason;
@@ -61,7 +62,7 @@ TEST(GemmOracle, FullCheckPassesCorrectProducts) {
 }
 
 TEST(GemmOracle, FullCheckCatchesOneWrongElement) {
-  for (auto mode : {InputMode::kFloat, InputMode::kInt}) {
+  for (auto mode : {InputMode::kFloat, InputMode::kExact}) {
     auto p = make(64, 80, 200, mode);
     // One product term too many or too few: the smallest error a wrong loop bound makes.
     p.c[37 * 80 + 51] += p.a[37 * 200 + 199] * p.b[199 * 80 + 51];
@@ -77,12 +78,12 @@ TEST(GemmOracle, NaNAnywhereFails) {
   EXPECT_FALSE(check(p, InputMode::kFloat).pass);
 }
 
-TEST(GemmOracle, DefaultSizeIntModeCatchesAWrongElementAnywhere) {
-  auto p = default_size_identity(InputMode::kInt);
-  ASSERT_TRUE(check(p, InputMode::kInt).pass);
+TEST(GemmOracle, DefaultSizeExactModeCatchesAWrongElementAnywhere) {
+  auto p = default_size_identity(InputMode::kExact);
+  ASSERT_TRUE(check(p, InputMode::kExact).pass);
   // Away from the rows and columns that are compared one by one: only Freivalds' test can see it.
   p.c[1234 * 4096 + 2345] += 1.0f;
-  const auto r = check(p, InputMode::kInt);
+  const auto r = check(p, InputMode::kExact);
   EXPECT_FALSE(r.pass);
   EXPECT_NE(r.reason.find("Freivalds"), std::string::npos) << r.reason;
   EXPECT_NE(r.method.find("Freivalds"), std::string::npos);
@@ -97,4 +98,72 @@ TEST(GemmOracle, DefaultSizeFloatModeCatchesAGrossErrorAndSampledElements) {
   auto edge = p;  // the last column is compared one by one
   edge.c[1000 * 4096 + 4095] += 0.01f;
   EXPECT_FALSE(check(edge, InputMode::kFloat).pass);
+}
+
+// The float bound is probabilistic (sqrt(K) growth): it passes a correct product at K = 4096 and fails one whose
+// every term is off by a quarter of an ulp in the same direction, which the worst-case bound gamma(K) passes.
+TEST(GemmOracle, FloatBoundIsProbabilisticAndCatchesASystematicError) {
+  auto p = make(8, 8, 4096, InputMode::kFloat);
+  ASSERT_TRUE(check(p, InputMode::kFloat).pass);
+  auto biased = p;
+  for (std::size_t i = 0; i < 8; ++i) {
+    for (std::size_t j = 0; j < 8; ++j) {
+      double abs_dot = 0;
+      for (std::size_t q = 0; q < 4096; ++q) abs_dot += std::fabs(p.a[i * 4096 + q] * p.b[q * 8 + j]);
+      biased.c[i * 8 + j] += static_cast<float>(1024 * 0x1.0p-24 * abs_dot);  // 4096 terms x 1/4 ulp
+    }
+  }
+  EXPECT_FALSE(check(biased, InputMode::kFloat).pass);
+  EXPECT_LT(1024 * 0x1.0p-24, ladder::gamma_float(4097)) << "the worst-case bound would pass it";
+}
+
+// The probes: A times a selection matrix is A's selected columns bit for bit; the same C computed from A
+// rounded to TF32 (10 mantissa bits) or bf16 (7) is not, and neither is B's probe with B rounded.
+float keep_mantissa_bits(float x, int bits) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if (bits >= 23) return x;
+  const std::uint32_t drop = 23 - bits;
+  u = (u + (1u << (drop - 1))) & ~((1u << drop) - 1);  // round to nearest
+  std::memcpy(&x, &u, sizeof u);
+  return x;
+}
+
+std::vector<float> times_selection(const std::vector<float>& x, std::size_t m, std::size_t n, std::size_t k,
+                                   ladder::GemmProbe probe, int bits) {
+  // The product with the selection matrix, computed as a kernel would: every term, zeros included.
+  std::vector<float> s(probe == ladder::GemmProbe::kA ? k * n : m * k, 0.0f), c(m * n);
+  for (auto at : ladder::selection_ones(probe, m, n, k)) s[at] = 1.0f;
+  const bool a_probe = probe == ladder::GemmProbe::kA;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (std::size_t q = 0; q < k; ++q) {
+        const float a = a_probe ? keep_mantissa_bits(x[i * k + q], bits) : s[i * k + q];
+        const float b = a_probe ? s[q * n + j] : keep_mantissa_bits(x[q * n + j], bits);
+        acc = std::fma(a, b, acc);
+      }
+      c[i * n + j] = acc;
+    }
+  }
+  return c;
+}
+
+TEST(GemmOracle, ProbesPassExactProductsAndCatchLowerPrecisionOperands) {
+  const std::size_t m = 33, n = 40, k = 70;
+  for (auto probe : {ladder::GemmProbe::kA, ladder::GemmProbe::kB}) {
+    const bool a_probe = probe == ladder::GemmProbe::kA;
+    std::vector<float> x(a_probe ? m * k : k * n);
+    ladder::generate_input(1, a_probe ? 1 : 2, InputMode::kFloat, x.data(), x.size());
+    const auto exact = times_selection(x, m, n, k, probe, 23);
+    const auto r = ladder::check_gemm_probe(probe, x.data(), exact.data(), m, n, k);
+    EXPECT_TRUE(r.pass) << r.reason;
+    for (int bits : {10, 7}) {  // TF32, bf16
+      const auto low = times_selection(x, m, n, k, probe, bits);
+      EXPECT_FALSE(ladder::check_gemm_probe(probe, x.data(), low.data(), m, n, k).pass) << bits << " bits";
+    }
+    auto nan = exact;
+    nan[5] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_FALSE(ladder::check_gemm_probe(probe, x.data(), nan.data(), m, n, k).pass);
+  }
 }

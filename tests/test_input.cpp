@@ -22,7 +22,7 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST(Input, SameSeedGivesBitwiseTheSameArray) {
-  for (auto mode : {InputMode::kFloat, InputMode::kInt}) {
+  for (auto mode : {InputMode::kFloat, InputMode::kExact}) {
     EXPECT_TRUE(bitwise_equal(make(7, mode, 3'000'001), make(7, mode, 3'000'001)));
   }
 }
@@ -35,8 +35,8 @@ TEST(Input, ParallelGenerationMatchesElementByElement) {
 }
 
 TEST(Input, ASmallerSizeIsAPrefixOfALargerOne) {
-  const auto big = make(11, InputMode::kInt, 1'000'003);
-  const auto small = make(11, InputMode::kInt, 4097);
+  const auto big = make(11, InputMode::kExact, 1'000'003);
+  const auto small = make(11, InputMode::kExact, 4097);
   EXPECT_TRUE(std::equal(small.begin(), small.end(), big.begin()));
 }
 
@@ -65,16 +65,65 @@ TEST(Input, FloatModeIsUniformInZeroOne) {
   EXPECT_NEAR(mean / v.size(), 0.5, 0.002);
 }
 
-TEST(Input, IntModeIsNonZeroSmallIntegersOfBothSigns) {
-  const auto v = make(5, InputMode::kInt, 1'000'000);
+TEST(Input, ExactModeIsNonZeroQuartersOfBothSigns) {
+  const auto v = make(5, InputMode::kExact, 1'000'000);
   std::set<float> seen;
   for (float x : v) {
-    ASSERT_EQ(x, std::trunc(x));
+    ASSERT_EQ(4 * x, std::trunc(4 * x));
     ASSERT_NE(x, 0.0f);
-    ASSERT_LE(std::fabs(x), 4.0f);
+    ASSERT_LE(std::fabs(x), 1.0f);
     seen.insert(x);
   }
-  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(seen.size(), 8u);  // +-1/4, +-1/2, +-3/4, +-1
+  EXPECT_EQ(seen.count(0.25f) + seen.count(-0.75f), 2u);  // fractional parts, not only integers
+}
+
+TEST(Input, ExactModeWithARangeIsKOverR) {
+  std::vector<float> v(200000);
+  ladder::generate_input(3, 0, InputMode::kExact, v.data(), v.size(), 128);
+  std::set<float> seen(v.begin(), v.end());
+  EXPECT_EQ(seen.size(), 256u);
+  for (float x : seen) {
+    EXPECT_EQ(128 * x, std::trunc(128 * x));
+    EXPECT_LE(std::fabs(x), 1.0f);
+  }
+}
+
+// The precision probe: exact in float in any order, probing head, every lane and tail, and smaller whenever its
+// values are read in a precision of 12 bits or fewer (here: rounded to TF32 and bf16 precision, and truncated).
+float round_to_bits(float x, int bits, bool truncate) {
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(x), &e);  // x = m 2^e, 0.5 <= m < 1
+  const double scaled = std::ldexp(m, bits);
+  const double r = truncate ? std::trunc(scaled) : std::nearbyint(scaled);
+  return static_cast<float>(std::ldexp(r, e - bits));
+}
+
+TEST(Input, PrecisionProbeIsExactAndAnyLowerPrecisionShows) {
+  for (std::uint64_t n : {1ull, 3ull, 5ull, 1000ull, 4099ull, 1ull << 28}) {
+    const auto p = ladder::precision_probe(7, n);
+    ASSERT_FALSE(p.positions.empty());
+    EXPECT_LE(p.positions.size(), ladder::kProbeElements);
+    EXPECT_EQ(p.positions.front(), 0u);
+    EXPECT_EQ(p.positions.back(), n - 1);
+    std::set<std::uint64_t> lanes;
+    float in_order = 0, reversed = 0;
+    double lower[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < p.positions.size(); ++i) {
+      lanes.insert(p.positions[i] % 4);
+      in_order += p.values[i];
+      reversed += p.values[p.values.size() - 1 - i];
+      lower[0] += round_to_bits(p.values[i], 11, false);  // TF32 and fp16
+      lower[1] += round_to_bits(p.values[i], 8, false);   // bf16
+      lower[2] += round_to_bits(p.values[i], 11, true);   // truncated
+    }
+    EXPECT_EQ(static_cast<double>(in_order), p.sum) << n;
+    EXPECT_EQ(static_cast<double>(reversed), p.sum) << n;
+    if (n >= 8) {
+      EXPECT_EQ(lanes.size(), 4u) << n;
+    }
+    for (double l : lower) EXPECT_LT(l, p.sum) << n;
+  }
 }
 
 TEST(Input, FingerprintIsStableAndSeesOneFlippedBit) {
