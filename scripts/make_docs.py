@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests"))
 from mutants import MUTANTS  # noqa: E402
+# The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
+from diagrams import write_diagrams, stale_diagrams, model_check, tolerance_note, tree_degrees, worst_step, race_example  # noqa: E402,F401
 
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
 REQUIRED = {
@@ -1278,7 +1280,7 @@ def main():
         print(f"docs: {e}", file=sys.stderr)
         return 1
     if a.check:
-        problems += check_claims()
+        problems += check_claims() + stale_diagrams(IMG)
         for out, text in rendered.items():
             rel = out.relative_to(ROOT)
             if not out.exists():
@@ -1301,6 +1303,7 @@ def main():
         print(f"drew {', '.join(CHARTS)} in docs/img/", file=sys.stderr)
     except ImportError:
         print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
+    print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
     remaining = [p for p in check_structure()]
     for problem in remaining:
         print(f"docs: {problem}", file=sys.stderr)
