@@ -136,23 +136,65 @@ def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
 
 def _times(r, prefix=""):
     median = f(r[prefix + "ms_median"])
-    return median, f(r.get(prefix + "ms_min") or median), f(r.get(prefix + "ms_max") or median)
+    lo, hi = r.get(prefix + "ms_min"), r.get(prefix + "ms_max")
+    return median, (f(lo) if lo else None), (f(hi) if hi else None)
+
+
+NOISE = "within noise"  # the words for two runs whose min-max spreads overlap
+_said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
+
+
+def said(phrase):
+    _said.add(phrase)
+    return phrase
+
+
+def distinct(a, b, a_prefix="", b_prefix=""):
+    """-1 if row a's runs were all quicker than row b's, 1 if all slower, 0 if their min-max spreads overlap or a
+    row has no spread: the one test behind every "faster", "slower" and "the same within noise" in the docs."""
+    _, lo_a, hi_a = _times(a, a_prefix)
+    _, lo_b, hi_b = _times(b, b_prefix)
+    if None in (lo_a, hi_a, lo_b, hi_b) or (lo_a <= hi_b and lo_b <= hi_a):
+        return 0
+    return -1 if hi_a < lo_b else 1
 
 
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
-    <other>', 'N× slower than <other>', or 'as fast as <other> (1.00×)'; when the two runs' min-max ranges overlap,
-    it says so, since the repetitions then cannot tell the two apart."""
-    ma, lo_a, hi_a = _times(a, a_prefix)
-    mb, lo_b, hi_b = _times(b, b_prefix)
+    <other>' or 'N× slower than <other>' only where the two runs' min-max spreads do not overlap, 'the same speed
+    as <other> within noise (N×)' where they do, and 'N× the speed of <other>' where a row has no spread."""
+    ma, lo_a, _ = _times(a, a_prefix)
+    mb, lo_b, _ = _times(b, b_prefix)
     r = ma / mb
     tail = f" than {other}" if other else ""
+    if lo_a is None or lo_b is None:
+        return said(f"{r:.2f}× the speed of {other}" if other else f"{r:.2f}× the speed")
+    order = distinct(b, a, b_prefix, a_prefix)
+    if order == 0:
+        return said((f"the same speed as {other}" if other else "the same speed") + f" {NOISE} ({r:.2f}×)")
     if f"{r:.2f}" == "1.00" or f"{1 / r:.2f}" == "1.00":
-        return (f"as fast as {other}" if other else "the same speed") + " (1.00×)"
-    words = f"{r:.2f}× faster{tail}" if r > 1 else f"{1 / r:.2f}× slower{tail}"
-    if lo_a <= hi_b and lo_b <= hi_a:
-        words += " (within the runs' min–max spread)"
-    return words
+        return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
+    return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
+
+
+def steps_line(view, pairs):
+    """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
+    whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
+    same, differ = [], []
+    for a, b in pairs:
+        ra, rb = select(view, stage=a), select(view, stage=b)
+        if distinct(rb, ra) == 0:
+            same.append((b, f(ra["ms_median"]) / f(rb["ms_median"])))
+        else:
+            differ.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
+    out = differ[:]
+    if same:
+        names = [s[:2] for s, _ in same]
+        ratios = ", ".join(f"{r:.2f}×" for _, r in same)
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "takes" if len(names) == 1 else "each take"
+        out.append(said(f"{who} {verb} the same time as the stage before {NOISE} ({ratios})"))
+    return "; ".join(out)
 
 
 def speedup(name, field, a, b, key="stage", other=None, **match):
@@ -321,6 +363,12 @@ def try_vs_file(name, stage="01_naive", regime="tree"):
                         select(data, variant=f"{name} (the patch)", regime=regime), stage[:2])
 
 
+def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
+    """The tree-regime row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
+    variant = "as in the file" if which_build == "file" else f"{name} (the patch)"
+    return select(f"try_{stage}_{name}", variant=variant, regime=regime)
+
+
 def instr_ratio(variant, stage="01_naive"):
     return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
 
@@ -334,8 +382,13 @@ def value_range(values):
     return lo if lo == hi else f"{lo}–{hi}"
 
 
+def conflict_count(stage, variant):
+    """Bank conflicts of a profiled kernel, loads and stores."""
+    return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
+
+
 def conflicts(stage, variant):
-    return f"{ncu_value(stage, variant, 'conflicts_ld') + ncu_value(stage, variant, 'conflicts_st'):,.0f}"
+    return f"{conflict_count(stage, variant):,.0f}"
 
 
 def sweep_gbps(stage, n):
@@ -354,8 +407,11 @@ def per_block_spread_diff(a, b, blocks):
 
 
 def time_difference(a, b, other):
-    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>'."""
+    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>' where the
+    runs' spreads do not overlap, 'the same time as <other> within noise (X µs apart)' where they do."""
     d = 1e3 * (f(b["ms_median"]) - f(a["ms_median"]))
+    if distinct(a, b) == 0:
+        return said(f"the same time as {other} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'} than {other}"
 
 
@@ -380,6 +436,130 @@ def ncu(stage, variant, metric, fmt=",.0f"):
     return format(ncu_value(stage, variant, metric), fmt)
 
 
+# ---- conditions: the causes a page may state, each evaluated from the results -----------------------------------
+# A template states a cause or a comparison only inside {{ if condition(...) }} ... {{ end }}, with one of these as
+# the condition, so a rendering from another GPU's results leaves the sentence out where it does not hold there.
+# method.md lists them with their values (conditions_table()); tests/synthetic_gpu.py makes each one false.
+
+# What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
+STALL_MEANING = {
+    "long_scoreboard": "waiting for a global-memory load", "barrier": "waiting at a block barrier",
+    "mio_throttle": "waiting for room in the queue of the MIO unit, which serves shared memory",
+    "short_scoreboard": "waiting for the result of a shared-memory or other MIO instruction",
+    "not_selected": "ready, but another warp was chosen", "wait": "a fixed wait the compiler scheduled",
+    "lg_throttle": "waiting for room in the queue of global-memory instructions",
+    "math_pipe_throttle": "waiting for a busy arithmetic pipe", "dispatch_stall": "held at dispatch",
+    "branch_resolving": "waiting for a branch target", "membar": "waiting at a memory barrier",
+    "no_instruction": "waiting for instructions to be fetched", "drain": "draining its stores at exit",
+}
+MEMORY_BOUND_PCT = 50  # below this DRAM % of peak, a kernel waiting on loads is not using the bandwidth
+BUSY_PCT = 80  # a unit at or above this % of its peak is the one a kernel is bound by
+
+
+def stall_meaning(stage, variant):
+    """The top stall of a profiled kernel, named and explained: '`barrier` (waiting at a block barrier)'."""
+    reason = select("ncu", stage=stage, variant=variant)["stall_1"]
+    return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
+
+
+def top_stall_is(stage, variant, reason):
+    """The profiled kernel's most frequent stall reason is `reason`."""
+    return select("ncu", stage=stage, variant=variant)["stall_1"] == reason
+
+
+def waits_for_loads(stage, variant):
+    """The kernel's top stall is long_scoreboard: its warps mostly wait for global-memory loads."""
+    return top_stall_is(stage, variant, "long_scoreboard")
+
+
+def latency_bound(stage, variant):
+    """The warps mostly wait for global loads (top stall long_scoreboard) while DRAM runs below
+    MEMORY_BOUND_PCT % of its peak: too few bytes in flight, not too little bandwidth."""
+    return waits_for_loads(stage, variant) and ncu_value(stage, variant, "dram_pct") < MEMORY_BOUND_PCT
+
+
+def cache_bound(stage, variant):
+    """The busiest memory unit is at BUSY_PCT % of its peak or more while DRAM is below a quarter of that: a cache,
+    not DRAM, sets the pace."""
+    return ncu_value(stage, variant, "mem_pct") >= BUSY_PCT and ncu_value(stage, variant, "dram_pct") < BUSY_PCT / 4
+
+
+def shared_pipe_bound(stage, variant):
+    """The top stall is mio_throttle or short_scoreboard (waiting on the unit that serves shared memory) and the
+    busiest memory unit is at BUSY_PCT % of its peak or more."""
+    r = select("ncu", stage=stage, variant=variant)
+    return r["stall_1"] in ("mio_throttle", "short_scoreboard") and ncu_value(stage, variant, "mem_pct") >= BUSY_PCT
+
+
+def about_equal(a, b, within=0.05):
+    """Two counts within 5% of each other."""
+    return abs(a - b) <= within * max(abs(a), abs(b))
+
+
+def quicker(a, b):
+    """Every run of row a took less time than every run of row b (their min-max spreads do not overlap)."""
+    return distinct(a, b) == -1
+
+
+def not_slower(a, b):
+    """Row a is quicker than row b, or the same within noise."""
+    return distinct(a, b) <= 0
+
+
+def none_at_peak():
+    """No measured reduce kernel (the ladder, the size sweep, the read-only kernel) reaches 100% of the theoretical
+    peak."""
+    data = rows("ladder") + rows("sweep")
+    return all(f(r["pct_peak"]) < 100 for r in data) and all(f(r["read_pct_peak"]) < 100 for r in rows("ladder"))
+
+
+def read_kernel_passed():
+    """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
+    above 100)."""
+    return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
+
+
+def per_block_flat(combine, blocks, within=0.10):
+    """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
+    vals = [per_block(combine, b) for b in blocks]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+def per_block_same(stages, block, within=0.05):
+    """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
+    vals = [per_block_ns(s, block) for s in stages]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+def costliest(combine, view="combine_tree"):
+    """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
+    combine's."""
+    data = rows(view)
+    return all(quicker(o, r) for r in data if r["combine"] == combine
+               for o in data if o["block"] == r["block"] and o["combine"] != combine)
+
+
+CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker, not_slower,
+              none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest]
+
+
+def tag(words):
+    """A template tag as inline code, for the page that explains them: tag("end") gives `{{ end }}`."""
+    return "`{{ " + words + " }}`"
+
+
+def conditions_table():
+    """Every condition a page may rest a cause on, with its definition, and which pages use it."""
+    uses = {}
+    for t in TEMPLATES.rglob("*.md"):
+        for c in CONDITIONS:
+            if re.search(r"\{\{\s*(?:el)?if\b[^}]*\b" + c.__name__ + r"\(", t.read_text()):
+                uses.setdefault(c.__name__, []).append(t.stem)
+    body = [[f"`{c.__name__}`", " ".join(c.__doc__.split()).replace("MEMORY_BOUND_PCT %", f"{MEMORY_BOUND_PCT}%")
+             .replace("BUSY_PCT %", f"{BUSY_PCT}%"), ", ".join(sorted(uses.get(c.__name__, [])))] for c in CONDITIONS]
+    return md_table(["condition", "holds when", "pages"], body, ["---"] * 3)
+
+
 # ---- tables -------------------------------------------------------------------------------------------
 
 def md_table(headers, body, align=None):
@@ -389,12 +569,14 @@ def md_table(headers, body, align=None):
     return "\n".join(out)
 
 
-def link(stage, page_dir):
+def link(stage, page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     prefix = {"stages": "", "root": "docs/stages/"}.get(page_dir, "stages/")
     return f"[{stage}]({prefix}{stage}.md)"
 
 
-def ladder_table(page_dir="."):
+def ladder_table(page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
     headers, body, refs = ladder_lines(rows("ladder"))
     out = []
@@ -442,7 +624,7 @@ def mutant_table():
     for r in rows("mutants"):
         m = next(m for m in MUTANTS if m.name == r["mutant"])
         how = "racecheck" if m.expect == "racecheck" else "default check"
-        body.append([f"`{m.name}`", link(m.stage, "stages"), m.bug, f"`{m.args}`", how, r["verdict"],
+        body.append([f"`{m.name}`", link(m.stage), m.bug, f"`{m.args}`", how, r["verdict"],
                      "`" + r["line"].replace("|", "\\|") + "`"])
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
@@ -454,21 +636,28 @@ def mutants_caught():
 
 
 def stage_table(stage):
-    """This stage in both regimes, with the stage before it for comparison."""
+    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
+    against 01's one launch, in the tree regime) is marked *, as in ./ladder run's table."""
     i = REDUCE.index(stage)
-    body = []
+    body, crossed = [], False
     for regime in REGIMES:
         for st in ([REDUCE[i - 1]] if i else []) + [stage]:
             r = select(f"ladder_{regime}", stage=st)
-            if st == REDUCE[0] and regime == "stream":
+            if r["regime"] != regime:
                 continue  # 01 has no stream regime
             prev = select(f"ladder_{regime}", stage=REDUCE[REDUCE.index(st) - 1]) if REDUCE.index(st) else None
+            mark = "*" if prev is not None and prev["regime"] != regime else ""
+            crossed = crossed or bool(mark)
             body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
                          f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
-                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}",
+                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}",
                          f"{f(r['x_cub']):.2f}"])
-    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
-                    ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
+                     ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    if crossed:
+        table += (f"\n\n\\* against {REDUCE[0]}'s only launch, in the tree regime: {REDUCE[0]} has no loop, so no "
+                  f"stream regime.")
+    return table
 
 
 def multiblock_table():
@@ -539,9 +728,34 @@ def gemm_table(tile="16", sizes=None):
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
-def delta_us(before_ms, after_ms):
-    d = 1e3 * (f(after_ms) - f(before_ms))
+def best_read():
+    """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
+    r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
+    label = r["stage"] + ("" if r["combine"] == "relaunch" else f" ({r['combine']})")
+    return label, f"{f(r['pct_read']):.1f}"
+
+
+def read_check_line():
+    """The read-only kernel's own check in the ladder results, where the results record it."""
+    data = rows("ladder")
+    if "read_check" not in data[0]:
+        return ("Its verdict in the results on these pages: not measured yet (they predate the `read_check` "
+                "column; `./ladder measure` records it).")
+    passed = sum(r["read_check"] == "PASS" for r in data)
+    return f"In the ladder results it passed in {passed} of {len(data)} runs (`read_check` in `ladder.csv`)."
+
+
+def time_delta(a, b, prefix=""):
+    """Row b's median against row a's (the same prefix, e.g. "cub_"), in µs: 'X µs more' or 'X µs less' where the
+    runs' spreads do not overlap, 'the same time within noise (X µs apart)' where they do."""
+    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
+    if distinct(a, b, prefix, prefix) == 0:
+        return said(f"the same time {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}"
+
+
+def flush_rows(n):
+    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
 
 def flush_lines():
@@ -549,13 +763,23 @@ def flush_lines():
     l2 = int(meta()["l2_bytes"])
     out = []
     for n in sorted({int(r["n"]) for r in rows("flush")}):
-        clean, write, none = (select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none"))
+        clean, write, none = flush_rows(n)
         fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
         out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
                    f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
-                   f"{delta_us(clean['ms_median'], write['ms_median'])} than after `clean`, and CUB "
-                   f"{delta_us(clean['cub_ms_median'], write['cub_ms_median'])}.")
+                   f"{time_delta(clean, write)} against `clean`, and CUB {time_delta(clean, write, 'cub_')}.")
     return "\n".join(out)
+
+
+def flush_conclusion():
+    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
+    groups = {-1: [], 0: [], 1: []}
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, _, none = flush_rows(n)
+        groups[distinct(none, clean)].append(pow2(n))
+    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
+    parts = [said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v]
+    return "; it ".join(parts)
 
 
 def flush_table():
@@ -671,6 +895,12 @@ def ffma_per_shared_load(variant):
 def gemm_instr_change():
     a, b = ncu_value(GEMM, "tiled", "instructions"), ncu_value(GEMM, "tiled padded", "instructions")
     return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
+
+
+def naive_dram_ratio():
+    """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
+    size = int(select("ncu", stage=GEMM, variant="naive")["n_or_size"])
+    return ncu_value(GEMM, "naive", "dram") / (8 * size ** 2)
 
 
 def gemm_ffma_per_mac(variant):
@@ -830,7 +1060,7 @@ def loop_stalls():
 
 # ---- experiments kept as patches ------------------------------------------------------------------------
 
-def experiments_section(stage, page_dir="stages"):
+def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
     measured the patched build, the profiler rows beside the file's."""
     found = [p for s, p in experiments() if s == stage]
@@ -864,6 +1094,58 @@ def experiments_section(stage, page_dir="stages"):
                                 [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
                                   ncu(s, v, "instructions")] for s, v in cases]) + "\n")
     return "\n".join(out)
+
+
+def float4_share():
+    """Of the stream-regime time 06 saves over 05, the share that float4 alone (kLoadsInFlight = 1) saves, in %."""
+    data = "try_06_float4_kLoadsInFlight"
+    t05 = f(select("ladder_stream", stage="05_shuffle")["ms_median"])
+    one = f(select(data, variant="kLoadsInFlight = 1", regime="stream")["ms_median"])
+    file = f(select(data, variant=rows(data)[0]["variant"], regime="stream")["ms_median"])
+    return 100 * (t05 - one) / (t05 - file)
+
+
+# docs/results/memcheck.txt: the output of `./ladder measure`'s compute-sanitizer memcheck runs of 06, each run
+# introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line.
+MEMCHECK_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+
+
+def memcheck_runs():
+    """[(command, errors)] from docs/results/memcheck.txt, or None where it has not been measured."""
+    path = RESULTS / "memcheck.txt"
+    if not path.exists():
+        return None
+    runs, command = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith("$ "):
+            command = line[2:].strip()
+        m = MEMCHECK_SUMMARY.search(line)
+        if m:
+            runs.append((command, int(m.group(1))))
+            command = None
+    if not runs or any(c is None for c, _ in runs):
+        raise DocsError("docs/results/memcheck.txt: every run must start with '$ <command>' and end with its "
+                        "ERROR SUMMARY line")
+    return runs
+
+
+def docs_path(target):
+    """A path under docs/ as the page being rendered links it."""
+    return {"stages": "../", "root": "docs/"}.get(PAGE_DIR, "") + target
+
+
+def memcheck_line():
+    runs = memcheck_runs()
+    if runs is None:
+        return ("compute-sanitizer memcheck on this stage: not measured yet (`./ladder measure` writes "
+                "`docs/results/memcheck.txt`).")
+    errors = sum(e for _, e in runs)
+    cmds = "; ".join(f"`{c}`" for c, _ in runs)
+    if errors == 0:
+        return (f"compute-sanitizer memcheck reports 0 errors (no access outside an allocation, none misaligned) in "
+                f"{cmds}; a read just past either end of the input would meet the NaN guards around it and fail the "
+                f"check ([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
+    return f"compute-sanitizer memcheck reports {errors} errors in {cmds}: see `docs/results/memcheck.txt`."
 
 
 def racecheck():
@@ -924,7 +1206,8 @@ def excerpt(stage, start, end):
     return "```cuda\n" + "\n".join(lines[a:b + 1]) + "\n```"
 
 
-def img(name, alt, page_dir="."):
+def img(name, alt, page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     prefix = {"stages": "../", "root": "docs/"}.get(page_dir, "")
     return f"![{alt}]({prefix}img/{name})"
 
@@ -1080,29 +1363,69 @@ def draw_charts():
 # ---- rendering ------------------------------------------------------------------------------------------
 
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
+# {{ if CONDITION }} words {{ else }} other words {{ end }}: prose that a page asserts only where the results bear it
+# out. The words stay Markdown (placeholders allowed); the condition is a helper from "conditions" below.
+BLOCK_TAG = re.compile(r"^(if|elif)\s+(.+)$|^(else|end)$", re.S)
+PAGE_DIR = "."  # the folder of the page being rendered: "root" (README.md), "." (docs/) or "stages"
+evaluated = []  # (page, condition, value) of every condition a rendering evaluated
 
 
 def render(template):
+    global PAGE_DIR
     rel = template.relative_to(TEMPLATES)
-    page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
+    PAGE_DIR = "root" if rel.name == "README.md" else (rel.parent.name or ".")
     env = {name: obj for name, obj in globals().items() if callable(obj)}
     env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
                min=min, max=max, round=round, str=str, abs=abs, any=any, all=all)
-    env["link"] = lambda stage: link(stage, page_dir)
-    env["img"] = lambda name, alt: img(name, alt, page_dir)
-    env["ladder_table"] = lambda: ladder_table(page_dir)
-    env["experiments_section"] = lambda stage: experiments_section(stage, page_dir)
 
-    def expand(m):
+    def evaluate(expr):
         try:
-            return str(eval(m.group(1), {"__builtins__": {}, **env}))
+            return eval(expr, {"__builtins__": {}, **env})
         except DocsError:
             raise
         except Exception as e:  # a broken placeholder names itself
-            raise DocsError(f"{rel}: {{{{{m.group(1).strip()}}}}}: {type(e).__name__}: {e}")
+            raise DocsError(f"{rel}: {{{{{expr.strip()}}}}}: {type(e).__name__}: {e}")
 
+    text = template.read_text()
+    out, stack, pos = [], [], 0  # stack: [this branch is on, a branch was taken] per open if
+    for m in PLACEHOLDER.finditer(text):
+        on = all(frame[0] for frame in stack)
+        chunk = text[pos:m.start()]
+        tag = BLOCK_TAG.match(m.group(1).strip())
+        pos = m.end()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        eol = text.find("\n", m.end())
+        eol = len(text) if eol < 0 else eol
+        if tag and line_start >= m.start() - len(chunk) and not text[line_start:m.start()].strip() and \
+                not text[m.end():eol].strip():  # a tag alone on its line takes the line with it
+            chunk, pos = text[m.start() - len(chunk):line_start], min(len(text), eol + 1)
+        if on:
+            out.append(chunk)
+        if not tag:
+            if on:
+                out.append(str(evaluate(m.group(1))))
+            continue
+        word = tag.group(1) or tag.group(3)
+        if word == "if":
+            value = bool(evaluate(tag.group(2))) if on else False
+            if on:
+                evaluated.append((str(rel), " ".join(tag.group(2).split()), value))
+            stack.append([value, value or not on])
+        elif not stack:
+            raise DocsError(f"{rel}: {{{{ {word} }}}} without an if")
+        elif word == "elif":
+            frame = stack[-1]
+            value = not frame[1] and all(fr[0] for fr in stack[:-1]) and bool(evaluate(tag.group(2)))
+            frame[0], frame[1] = value, frame[1] or value
+        elif word == "else":
+            stack[-1][0], stack[-1][1] = not stack[-1][1], True
+        else:
+            stack.pop()
+    if stack:
+        raise DocsError(f"{rel}: an {{{{ if }}}} without its {{{{ end }}}}")
+    out.append(text[pos:])
     header = f"<!-- Generated by scripts/make_docs.py from docs/templates/{rel} and docs/results/. Edit the template, then run ./ladder docs. -->\n"
-    return header + PLACEHOLDER.sub(expand, template.read_text())
+    return header + "".join(out)
 
 
 def pages():
@@ -1163,15 +1486,31 @@ def outside_placeholders(text):
     return PLACEHOLDER.sub(" ", text)
 
 
+def outside_blocks(text):
+    """The template with the words inside {{ if }} ... {{ end }} blanked (newlines kept): a comparative there is
+    asserted only where its condition, computed from the results, holds."""
+    out, depth, pos = [], 0, 0
+    for m in PLACEHOLDER.finditer(text):
+        chunk = text[pos:m.start()]
+        out.append(chunk if depth == 0 else re.sub(r"[^\n]", " ", chunk))
+        word = m.group(1).split()[0] if m.group(1).split() else ""
+        depth += {"if": 1, "end": -1}.get(word, 0)
+        out.append(re.sub(r"[^\n]", " ", m.group(0)))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def lint_template(rel, text, facts):
-    """A template's own words: no hardware fact, no comparative word outside ALLOWED."""
+    """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {{ if }}."""
     problems = []
-    body = outside_placeholders(text)
+    body = PLACEHOLDER.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)  # line numbers kept
+    unguarded = outside_blocks(text).splitlines()
     for lineno, line in enumerate(body.splitlines(), 1):
-        clean = line
+        clean = unguarded[lineno - 1] if lineno <= len(unguarded) else ""
         for phrase in ALLOWED:
             clean = clean.replace(phrase, "")
-        for m in COMPARATIVE.finditer(clean):
+        for m in COMPARATIVE.finditer(re.sub(r'"[^"]*"', " ", clean)):  # a word in quotes is named, not used
             problems.append(f"{rel}:{lineno}: the comparative '{m.group(0)}' is typed, not generated: use "
                             f"compare_rows(), speedup() or which() so it follows the numbers")
         for fact in facts:
@@ -1180,10 +1519,41 @@ def lint_template(rel, text, facts):
     return problems
 
 
+SPEED_WORD = re.compile(r"\b(faster|slower|quicker)\b", re.I)
+
+
 def lint_rendered(rel, text):
-    """A rendered page: every 'N× faster' or 'N× slower' has N above 1."""
-    return [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
-            for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
+    """A rendered page: every 'N× faster' or 'N× slower' has N above 1, and every 'faster' or 'slower' in its prose
+    is one that compare_rows() said (so its runs' spreads do not overlap), not words inside a placeholder."""
+    problems = [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
+                for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
+    prose = outside_code(text)
+    for phrase in sorted(_said | ALLOWED, key=len, reverse=True):
+        prose = prose.replace(phrase, " ")
+    for line in prose.splitlines():
+        for m in SPEED_WORD.finditer(re.sub(r'"[^"]*"', " ", line)):  # a word in quotes is named, not used
+            problems.append(f"{rel}: '{m.group(0)}' in \"{line.strip()[:100]}\" does not come from compare_rows()")
+    return problems
+
+
+def guarded_problems(rel, template_text, text, guarded):
+    """The sentences the synthetic GPU makes false: each still in its template, inside an {{ if }}, and absent from
+    the page rendered from the synthetic results."""
+    problems = []
+    template_text, text = " ".join(template_text.split()), " ".join(text.split())
+    for page, words in guarded:
+        if page != rel:
+            continue
+        at = template_text.find(words)
+        before = template_text[:max(at, 0)]
+        depth = len(re.findall(r"\{\{\s*if\b", before)) - len(re.findall(r"\{\{\s*end\s*\}\}", before))
+        if at < 0:
+            problems.append(f"{rel}: the guarded sentence \"{words}\" (tests/synthetic_gpu.py) is not in the template")
+        elif depth <= 0:
+            problems.append(f"{rel}: \"{words}\" states a cause outside any {{{{ if }}}}")
+        if words in text:
+            problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
+    return problems
 
 
 def use_results(directory):
@@ -1210,7 +1580,9 @@ def check_claims():
             for out, template in pages().items():
                 rel = out.relative_to(ROOT)
                 text = render(template)
-                problems += [f"{rel} (synthetic GPU): {p}" for p in lint_rendered(rel, text)]
+                problems += [p.replace(f"{rel}:", f"{rel} (synthetic GPU):", 1) for p in lint_rendered(rel, text)]
+                problems += guarded_problems(str(template.relative_to(TEMPLATES)), template.read_text(), text,
+                                             synthetic_gpu.GUARDED)
                 for fact in facts:
                     if re.search(FACT.format(re.escape(fact)), outside_code(text)):
                         problems.append(f"{rel} (synthetic GPU): '{fact}', a fact of the measured GPU, survives a "
@@ -1229,6 +1601,64 @@ def outside_code(text):
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|"))
     return re.sub(r"`[^`]*`", " ", text)
+
+
+# ---- links: every relative link and anchor in README.md and docs/ resolves -------------------------------------
+
+LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
+
+
+def without_code(text):
+    """Markdown without fenced code blocks and inline code: what a reader sees as prose, links included."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: its visible text, lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = text.replace("`", "").replace("*", "").strip().lower()
+    return re.sub(r" ", "-", re.sub(r"[^\w\- ]", "", text))
+
+
+def anchors(text):
+    """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
+    found, seen = set(), {}
+    for line in re.sub(r"^```.*?^```", "", text, flags=re.S | re.M).splitlines():
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            base = slug(m.group(1))
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            found.add(base if k == 0 else f"{base}-{k}")
+    return found | set(HTML_ANCHOR.findall(text))
+
+
+def check_links(texts):
+    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page; web links are
+    not followed (this is a CPU test without a network)."""
+    problems, cache = [], {}
+
+    def anchors_of(path):
+        if path not in cache:
+            cache[path] = anchors(texts[path] if path in texts else path.read_text())
+        return cache[path]
+
+    for page, text in texts.items():
+        for m in LINK.finditer(without_code(text)):
+            target = m.group(2)
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            dest = (page.parent / file_part).resolve() if file_part else page
+            rel = page.relative_to(ROOT)
+            if file_part and not dest.exists() and dest not in texts:
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) points to a file that does not exist")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors_of(dest):
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) names an anchor #{anchor} that "
+                                f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
+    return problems
 
 
 def self_test():
@@ -1254,6 +1684,8 @@ def self_test():
             planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
         finally:
             use_results(real)
+    planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
+    planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
@@ -1279,6 +1711,7 @@ def main():
         return 1
     if a.check:
         problems += check_claims()
+        problems += check_links(rendered)
         for out, text in rendered.items():
             rel = out.relative_to(ROOT)
             if not out.exists():
