@@ -67,6 +67,14 @@ class DocsError(Exception):
     pass
 
 
+class NotMeasured(DocsError):
+    """A stage (or a result file a page may do without) that the results do not have yet: the page says so."""
+
+
+NOT_MEASURED = "*not measured yet*"
+not_measured = set()  # what a rendering found missing, reported by --check
+
+
 # ---- the result files --------------------------------------------------------------------------------
 
 _cache = {}
@@ -82,7 +90,10 @@ def ladder_view(regime):
     for stage in REDUCE:
         mine = [r for r in rows("ladder") if r["stage"] == stage and r["combine"] in ("relaunch", "atomic")]
         pick = [r for r in mine if r["regime"] == regime] or mine
-        out.append(pick[0])
+        if pick:
+            out.append(pick[0])
+        else:
+            not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
     return out
 
 
@@ -111,8 +122,21 @@ def meta():
     return json.loads(path.read_text())
 
 
+def stage_rows(name, stage):
+    """A stage's rows of a result file; NotMeasured if it has none."""
+    found = [r for r in rows(name) if r["stage"] == stage]
+    if not found:
+        not_measured.add(f"{stage}: no rows in docs/results/{name}.csv")
+        raise NotMeasured(f"{stage} is not measured yet")
+    return found
+
+
 def select(name, **match):
-    found = [r for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())]
+    data = rows(name)
+    if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
+        not_measured.add(f"{match['stage']}: no rows in docs/results/{'ladder' if name in LADDER_VIEWS else name}.csv")
+        raise NotMeasured(f"{match['stage']} is not measured yet")
+    found = [r for r in data if all(str(r[k]) == str(v) for k, v in match.items())]
     if len(found) != 1:
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
@@ -589,6 +613,8 @@ def ladder_table(page_dir=None):
         out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
                     f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
                     "1.00" if key == "cub" else ""])
+    measured = {r["stage"] for r in rows("ladder")}
+    out += [[link(s, page_dir), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
     headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                "% of peak", "% of read", "× prev", "× CUB"]
     return md_table(headers, out)
@@ -794,7 +820,7 @@ def flush_table():
 
 def probe_rank(stage, regime, which="best"):
     """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
-    data = [r for r in rows(f"probe_{regime}") if r["stage"] == stage]
+    data = stage_rows(f"probe_{regime}", stage)
     pick = max if which == "best" else min
     return pick(data, key=lambda r: f(r["gbps"]))["block"]
 
@@ -804,7 +830,7 @@ def probe_gbps(stage, regime, block, fmt=".0f"):
 
 
 def sweep_best_n(stage):
-    n = int(max((r for r in rows("sweep") if r["stage"] == stage), key=lambda r: f(r["pct_peak"]))["n"])
+    n = int(max(stage_rows("sweep", stage), key=lambda r: f(r["pct_peak"]))["n"])
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
 
@@ -813,7 +839,7 @@ def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
 
 
 def sweep_max(stage, fmt=".1f"):
-    return format(max(f(r["pct_peak"]) for r in rows("sweep") if r["stage"] == stage), fmt)
+    return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 
 
 def ncu_table(cases):
@@ -1000,7 +1026,8 @@ def depth_table():
     for n in accuracy_sizes():
         cells = [pow2(n)]
         for stage in REDUCE:
-            cells.append(select("accuracy", stage=stage, n=n)["summation_depth"])
+            r = [x for x in rows("accuracy") if x["stage"] == stage and int(x["n"]) == n]
+            cells.append(r[0]["summation_depth"] if r else NOT_MEASURED)
         body.append(cells + [f"{n - 1:,}"])
     return md_table(["n", *REDUCE, "CPU float loop"], body)
 
@@ -1039,7 +1066,7 @@ def loop_gap_line():
     """From which n on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series = accuracy_series()
     sizes = accuracy_sizes()
-    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE)]
+    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE if s in series)]
     start = next((n for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
     if start is None:
         return " At no size here is every tree two orders of magnitude closer than the loop."
@@ -1048,7 +1075,7 @@ def loop_gap_line():
 
 
 def stage_error_range(n):
-    vals = [accuracy_series()[s][n] for s in REDUCE]
+    vals = [accuracy_series()[s][n] for s in REDUCE if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
 
@@ -1568,9 +1595,11 @@ def render_text(text, rel):
     env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
                min=min, max=max, round=round, str=str, abs=abs, any=any, all=all)
 
-    def evaluate(expr):
+    def evaluate(expr, default=NOT_MEASURED):
         try:
             return eval(expr, {"__builtins__": {}, **env})
+        except NotMeasured:
+            return default  # a value says "not measured yet"; a condition is false, so nothing is asserted
         except DocsError:
             raise
         except Exception as e:  # a broken placeholder names itself
@@ -1596,7 +1625,7 @@ def render_text(text, rel):
             continue
         word = tag.group(1) or tag.group(3)
         if word == "if":
-            value = bool(evaluate(tag.group(2))) if on else False
+            value = bool(evaluate(tag.group(2), False)) if on else False
             if on:
                 evaluated.append((str(rel), " ".join(tag.group(2).split()), value))
             stack.append([value, value or not on])
@@ -1604,7 +1633,7 @@ def render_text(text, rel):
             raise DocsError(f"{rel}: {{{{ {word} }}}} without an if")
         elif word == "elif":
             frame = stack[-1]
-            value = not frame[1] and all(fr[0] for fr in stack[:-1]) and bool(evaluate(tag.group(2)))
+            value = not frame[1] and all(fr[0] for fr in stack[:-1]) and bool(evaluate(tag.group(2), False))
             frame[0], frame[1] = value, frame[1] or value
         elif word == "else":
             stack[-1][0], stack[-1][1] = not stack[-1][1], True
@@ -1878,6 +1907,24 @@ def self_test():
                 if "synthetic GPU" in p]
         finally:
             use_results(real)
+    with tempfile.TemporaryDirectory() as tmp:  # a stage without results, as when a rung is added
+        for path in real.iterdir():
+            text = path.read_text()
+            if path.suffix == ".csv":
+                text = "\n".join(l for l in text.split("\n") if not l.startswith(REDUCE[4] + ","))
+            (pathlib.Path(tmp) / path.name).write_text(text)
+        use_results(tmp)
+        not_measured.clear()
+        try:
+            texts = [render(t) for t in pages().values()]
+            planted["a stage without results"] = [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured)
+                                                  if NOT_MEASURED in texts[0] + "".join(texts)]
+        except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
+            planted["a stage without results"] = []
+            print(f"docs self-test: rendering without {REDUCE[4]}'s results failed: {type(e).__name__}: {e}")
+        finally:
+            use_results(real)
+            not_measured.clear()
     data = chart_data("ladder.png")
     tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
     data["marks"].append(dict(tree01, series="stream regime", col=3))  # 01's tree value drawn as a stream bar
@@ -1926,6 +1973,8 @@ def main():
                 problems.append(f"{rel} differs from what the templates and results give:\n" + "\n".join(delta[:30]))
         for problem in problems:
             print(f"docs: {problem}", file=sys.stderr)
+        for note in sorted(not_measured):
+            print(f"docs: not measured yet: {note} (the pages say so; run ./ladder measure on a GPU)")
         if not problems:
             print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
         return 1 if problems else 0
