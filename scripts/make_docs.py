@@ -1213,16 +1213,30 @@ def racecheck():
 
 
 def build_time_line():
-    """How long a first build took, from docs/results/first_build.json (written by ./ladder's first build)."""
+    """How long first builds took, from docs/results/first_build.json (one record, or a list of them, each written
+    by a first ./ladder build: copy <build>/first_build.json there, or add it to the list)."""
     path = RESULTS / "first_build.json"
     if not path.exists():
         raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "
                         "first ./ladder build")
-    b = json.loads(path.read_text())
-    gpu = "without a GPU" if b["gpu"] == "none" else "with a GPU"
-    s = int(b["seconds"])
-    took = f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
-    return f"on a machine with {b['cpus']} CPU cores, {gpu}, it took {took} (`{b['command']}`, on {b['date']})."
+    data = json.loads(path.read_text())
+    builds = data if isinstance(data, list) else [data]
+
+    def took(b):
+        s = int(b["seconds"])
+        return f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
+
+    def where(b):
+        return f"{b['cpus']} CPU cores, {'without a GPU' if b['gpu'] == 'none' else 'with a GPU'}"
+
+    if len(builds) == 1:
+        b = builds[0]
+        return f"on a machine with {where(b)}, it took {took(b)} (`{b['command']}`, on {b['date']})."
+    listed = "; ".join(f"{took(b)} with {where(b)} (`{b['command']}`, on {b['date']})" for b in builds)
+    secs = [int(b["seconds"]) for b in builds]
+    spread = (f" The slowest took {max(secs) / min(secs):.1f}× as long as the quickest: take them as a rough guide."
+              if max(secs) >= 1.5 * min(secs) else "")
+    return f"the recorded first builds took {listed}.{spread}"
 
 
 def provenance():
