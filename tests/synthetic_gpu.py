@@ -171,12 +171,13 @@ def write(src, dst):
                 w.writeheader()
                 w.writerows(rows)
         elif path.suffix == ".json":
-            m = json.loads(path.read_text())
-            m.update({k: GPU[k] for k in m if k in GPU})
-            if "date" in m:
-                m["date"] = "2000-01-01"
-            if "commit" in m:
-                m["commit"] = "0000000"
-            target.write_text(json.dumps(m, indent=2) + "\n")
+            data = json.loads(path.read_text())
+            for m in data if isinstance(data, list) else [data]:  # a record, or a list of them
+                m.update({k: GPU[k] for k in m if k in GPU})
+                if "date" in m:
+                    m["date"] = "2000-01-01"
+                if "commit" in m:
+                    m["commit"] = "0000000"
+            target.write_text(json.dumps(data, indent=2) + "\n")
         else:
             shutil.copy(path, target)
