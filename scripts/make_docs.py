@@ -1726,12 +1726,13 @@ INLINE = re.compile(r"(`[^`\n]+`|!?\[(?:[^\[\]]|\[[^\]]*\])*\]\([^)]*\)|<[^>\n]+
 
 
 def glossary_terms():
-    """[(form, anchor)] from docs/templates/glossary.md, the longest forms first."""
+    """[(form, anchor, in code only)] from docs/templates/glossary.md, the longest forms first. An entry named in
+    code (a stall reason) links only where a page writes it as code: `wait`, not the word wait."""
     terms = []
     for anchor, bold, code in GLOSSARY_ENTRY.findall((TEMPLATES / "glossary.md").read_text()):
         forms = GLOSSARY_FORMS.get(anchor)
         forms = [(bold or code).strip("`")] if forms is None else forms
-        terms += [(form, anchor) for form in forms]
+        terms += [(form, anchor, bool(code)) for form in forms]
     return sorted(terms, key=lambda t: -len(t[0]))
 
 
@@ -1747,7 +1748,7 @@ def autolink(text, rel):
         return text
     target = docs_path("glossary.md")
     done, lines, fenced = set(), text.split("\n"), False
-    terms = [(form, anchor, term_pattern(form)) for form, anchor in glossary_terms()]
+    terms = [(form, anchor, None if code else term_pattern(form)) for form, anchor, code in glossary_terms()]
     for i, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
@@ -1763,7 +1764,7 @@ def autolink(text, rel):
                         parts[k] = f"[{part}]({target}#{anchor})"
                         break
                     continue
-                m = pattern.search(part)
+                m = pattern.search(part) if pattern else None
                 if m:
                     parts[k] = part[:m.start()] + f"[{m.group(0)}]({target}#{anchor})" + part[m.end():]
                     break
