@@ -5,13 +5,18 @@
   python3 scripts/make_docs.py           render the pages, draw the charts (charts need matplotlib)
   python3 scripts/make_docs.py --check   fail if a page differs from what the templates and results give,
                                          a stage has no page, a result file does not parse, a chart is
-                                         missing, a template types a fact of the GPU or a comparative word,
-                                         or a page rendered from a synthetic second GPU (tests/
-                                         synthetic_gpu.py) keeps a fact of the first or says "N× faster"
-                                         with N below 1 (standard library only: this is a CPU test)
+                                         missing or disagrees with its table or the results, a link or
+                                         anchor does not resolve, a template types a fact of the GPU or a
+                                         comparative word, a page says faster/slower in words the comparison
+                                         helpers did not produce, or a page rendered from a synthetic second
+                                         GPU (tests/synthetic_gpu.py) keeps a fact of the first, says "N×
+                                         faster" with N below 1, or states a cause that is false there
+                                         (standard library only: this is a CPU test)
   python3 scripts/make_docs.py --self-test   plant such claims and demand that the checks catch each
 
-Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below.
+Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below, and
+{{ if condition }} ... {{ else }} ... {{ end }} blocks around the sentences that state a cause, with a condition
+from the "conditions" section.
 """
 import argparse
 import csv
@@ -1309,7 +1314,7 @@ def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
 
 def parse_tables(text):
     """[(offset, headers, rows)] of every Markdown table in text, cells stripped of links, bold and code marks."""
-    out, lines, offset, i = [], text.split("\n"), 0, 0
+    out, lines, i = [], text.split("\n"), 0
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
@@ -1627,7 +1632,6 @@ PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
 # out. The words stay Markdown (placeholders allowed); the condition is a helper from "conditions" below.
 BLOCK_TAG = re.compile(r"^(if|elif)\s+(.+)$|^(else|end)$", re.S)
 PAGE_DIR = "."  # the folder of the page being rendered: "root" (README.md), "." (docs/) or "stages"
-evaluated = []  # (page, condition, value) of every condition a rendering evaluated
 
 
 def render(template):
@@ -1674,8 +1678,6 @@ def render_text(text, rel):
         word = tag.group(1) or tag.group(3)
         if word == "if":
             value = bool(evaluate(tag.group(2), False)) if on else False
-            if on:
-                evaluated.append((str(rel), " ".join(tag.group(2).split()), value))
             stack.append([value, value or not on])
         elif not stack:
             raise DocsError(f"{rel}: {{{{ {word} }}}} without an if")
@@ -1828,10 +1830,6 @@ def hardware_literals():
                   f"{int(first['clock_mhz'])} MHz"}
     facts |= {r["grid"] for r in rows("ladder") if r["regime"] == "stream"}
     return {x for x in facts if x}
-
-
-def outside_placeholders(text):
-    return PLACEHOLDER.sub(" ", text)
 
 
 def outside_blocks(text):
