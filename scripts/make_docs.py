@@ -5,13 +5,18 @@
   python3 scripts/make_docs.py           render the pages, draw the charts (charts need matplotlib)
   python3 scripts/make_docs.py --check   fail if a page differs from what the templates and results give,
                                          a stage has no page, a result file does not parse, a chart is
-                                         missing, a template types a fact of the GPU or a comparative word,
-                                         or a page rendered from a synthetic second GPU (tests/
-                                         synthetic_gpu.py) keeps a fact of the first or says "N× faster"
-                                         with N below 1 (standard library only: this is a CPU test)
+                                         missing or disagrees with its table or the results, a link or
+                                         anchor does not resolve, a template types a fact of the GPU or a
+                                         comparative word, a page says faster/slower in words the comparison
+                                         helpers did not produce, or a page rendered from a synthetic second
+                                         GPU (tests/synthetic_gpu.py) keeps a fact of the first, says "N×
+                                         faster" with N below 1, or states a cause that is false there
+                                         (standard library only: this is a CPU test)
   python3 scripts/make_docs.py --self-test   plant such claims and demand that the checks catch each
 
-Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below.
+Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below, and
+{{ if condition }} ... {{ else }} ... {{ end }} blocks around the sentences that state a cause, with a condition
+from the "conditions" section.
 """
 import argparse
 import csv
@@ -69,6 +74,14 @@ class DocsError(Exception):
     pass
 
 
+class NotMeasured(DocsError):
+    """A stage (or a result file a page may do without) that the results do not have yet: the page says so."""
+
+
+NOT_MEASURED = "*not measured yet*"
+not_measured = set()  # what a rendering found missing, reported by --check
+
+
 # ---- the result files --------------------------------------------------------------------------------
 
 _cache = {}
@@ -84,7 +97,10 @@ def ladder_view(regime):
     for stage in REDUCE:
         mine = [r for r in rows("ladder") if r["stage"] == stage and r["combine"] in ("relaunch", "atomic")]
         pick = [r for r in mine if r["regime"] == regime] or mine
-        out.append(pick[0])
+        if pick:
+            out.append(pick[0])
+        else:
+            not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
     return out
 
 
@@ -113,8 +129,21 @@ def meta():
     return json.loads(path.read_text())
 
 
+def stage_rows(name, stage):
+    """A stage's rows of a result file; NotMeasured if it has none."""
+    found = [r for r in rows(name) if r["stage"] == stage]
+    if not found:
+        not_measured.add(f"{stage}: no rows in docs/results/{name}.csv")
+        raise NotMeasured(f"{stage} is not measured yet")
+    return found
+
+
 def select(name, **match):
-    found = [r for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())]
+    data = rows(name)
+    if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
+        not_measured.add(f"{match['stage']}: no rows in docs/results/{'ladder' if name in LADDER_VIEWS else name}.csv")
+        raise NotMeasured(f"{match['stage']} is not measured yet")
+    found = [r for r in data if all(str(r[k]) == str(v) for k, v in match.items())]
     if len(found) != 1:
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
@@ -138,23 +167,65 @@ def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
 
 def _times(r, prefix=""):
     median = f(r[prefix + "ms_median"])
-    return median, f(r.get(prefix + "ms_min") or median), f(r.get(prefix + "ms_max") or median)
+    lo, hi = r.get(prefix + "ms_min"), r.get(prefix + "ms_max")
+    return median, (f(lo) if lo else None), (f(hi) if hi else None)
+
+
+NOISE = "within noise"  # the words for two runs whose min-max spreads overlap
+_said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
+
+
+def said(phrase):
+    _said.add(phrase)
+    return phrase
+
+
+def distinct(a, b, a_prefix="", b_prefix=""):
+    """-1 if row a's runs were all quicker than row b's, 1 if all slower, 0 if their min-max spreads overlap or a
+    row has no spread: the one test behind every "faster", "slower" and "the same within noise" in the docs."""
+    _, lo_a, hi_a = _times(a, a_prefix)
+    _, lo_b, hi_b = _times(b, b_prefix)
+    if None in (lo_a, hi_a, lo_b, hi_b) or (lo_a <= hi_b and lo_b <= hi_a):
+        return 0
+    return -1 if hi_a < lo_b else 1
 
 
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
-    <other>', 'N× slower than <other>', or 'as fast as <other> (1.00×)'; when the two runs' min-max ranges overlap,
-    it says so, since the repetitions then cannot tell the two apart."""
-    ma, lo_a, hi_a = _times(a, a_prefix)
-    mb, lo_b, hi_b = _times(b, b_prefix)
+    <other>' or 'N× slower than <other>' only where the two runs' min-max spreads do not overlap, 'the same speed
+    as <other> within noise (N×)' where they do, and 'N× the speed of <other>' where a row has no spread."""
+    ma, lo_a, _ = _times(a, a_prefix)
+    mb, lo_b, _ = _times(b, b_prefix)
     r = ma / mb
     tail = f" than {other}" if other else ""
+    if lo_a is None or lo_b is None:
+        return said(f"{r:.2f}× the speed of {other}" if other else f"{r:.2f}× the speed")
+    order = distinct(b, a, b_prefix, a_prefix)
+    if order == 0:
+        return said((f"the same speed as {other}" if other else "the same speed") + f" {NOISE} ({r:.2f}×)")
     if f"{r:.2f}" == "1.00" or f"{1 / r:.2f}" == "1.00":
-        return (f"as fast as {other}" if other else "the same speed") + " (1.00×)"
-    words = f"{r:.2f}× faster{tail}" if r > 1 else f"{1 / r:.2f}× slower{tail}"
-    if lo_a <= hi_b and lo_b <= hi_a:
-        words += " (within the runs' min–max spread)"
-    return words
+        return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
+    return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
+
+
+def steps_line(view, pairs):
+    """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
+    whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
+    same, differ = [], []
+    for a, b in pairs:
+        ra, rb = select(view, stage=a), select(view, stage=b)
+        if distinct(rb, ra) == 0:
+            same.append((b, f(ra["ms_median"]) / f(rb["ms_median"])))
+        else:
+            differ.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
+    out = differ[:]
+    if same:
+        names = [s[:2] for s, _ in same]
+        ratios = ", ".join(f"{r:.2f}×" for _, r in same)
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "takes" if len(names) == 1 else "each take"
+        out.append(said(f"{who} {verb} the same time as the stage before {NOISE} ({ratios})"))
+    return "; ".join(out)
 
 
 def speedup(name, field, a, b, key="stage", other=None, **match):
@@ -323,6 +394,12 @@ def try_vs_file(name, stage="01_naive", regime="tree"):
                         select(data, variant=f"{name} (the patch)", regime=regime), stage[:2])
 
 
+def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
+    """The tree-regime row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
+    variant = "as in the file" if which_build == "file" else f"{name} (the patch)"
+    return select(f"try_{stage}_{name}", variant=variant, regime=regime)
+
+
 def instr_ratio(variant, stage="01_naive"):
     return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
 
@@ -336,8 +413,13 @@ def value_range(values):
     return lo if lo == hi else f"{lo}–{hi}"
 
 
+def conflict_count(stage, variant):
+    """Bank conflicts of a profiled kernel, loads and stores."""
+    return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
+
+
 def conflicts(stage, variant):
-    return f"{ncu_value(stage, variant, 'conflicts_ld') + ncu_value(stage, variant, 'conflicts_st'):,.0f}"
+    return f"{conflict_count(stage, variant):,.0f}"
 
 
 def sweep_gbps(stage, n):
@@ -356,8 +438,11 @@ def per_block_spread_diff(a, b, blocks):
 
 
 def time_difference(a, b, other):
-    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>'."""
+    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>' where the
+    runs' spreads do not overlap, 'the same time as <other> within noise (X µs apart)' where they do."""
     d = 1e3 * (f(b["ms_median"]) - f(a["ms_median"]))
+    if distinct(a, b) == 0:
+        return said(f"the same time as {other} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'} than {other}"
 
 
@@ -382,6 +467,130 @@ def ncu(stage, variant, metric, fmt=",.0f"):
     return format(ncu_value(stage, variant, metric), fmt)
 
 
+# ---- conditions: the causes a page may state, each evaluated from the results -----------------------------------
+# A template states a cause or a comparison only inside {{ if condition(...) }} ... {{ end }}, with one of these as
+# the condition, so a rendering from another GPU's results leaves the sentence out where it does not hold there.
+# method.md lists them with their values (conditions_table()); tests/synthetic_gpu.py makes each one false.
+
+# What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
+STALL_MEANING = {
+    "long_scoreboard": "waiting for a global-memory load", "barrier": "waiting at a block barrier",
+    "mio_throttle": "waiting for room in the queue of the MIO unit, which serves shared memory",
+    "short_scoreboard": "waiting for the result of a shared-memory or other MIO instruction",
+    "not_selected": "ready, but another warp was chosen", "wait": "a fixed wait the compiler scheduled",
+    "lg_throttle": "waiting for room in the queue of global-memory instructions",
+    "math_pipe_throttle": "waiting for a busy arithmetic pipe", "dispatch_stall": "held at dispatch",
+    "branch_resolving": "waiting for a branch target", "membar": "waiting at a memory barrier",
+    "no_instruction": "waiting for instructions to be fetched", "drain": "draining its stores at exit",
+}
+MEMORY_BOUND_PCT = 50  # below this DRAM % of peak, a kernel waiting on loads is not using the bandwidth
+BUSY_PCT = 80  # a unit at or above this % of its peak is the one a kernel is bound by
+
+
+def stall_meaning(stage, variant):
+    """The top stall of a profiled kernel, named and explained: '`barrier` (waiting at a block barrier)'."""
+    reason = select("ncu", stage=stage, variant=variant)["stall_1"]
+    return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
+
+
+def top_stall_is(stage, variant, reason):
+    """The profiled kernel's most frequent stall reason is `reason`."""
+    return select("ncu", stage=stage, variant=variant)["stall_1"] == reason
+
+
+def waits_for_loads(stage, variant):
+    """The kernel's top stall is long_scoreboard: its warps mostly wait for global-memory loads."""
+    return top_stall_is(stage, variant, "long_scoreboard")
+
+
+def latency_bound(stage, variant):
+    """The warps mostly wait for global loads (top stall long_scoreboard) while DRAM runs below
+    MEMORY_BOUND_PCT % of its peak: too few bytes in flight, not too little bandwidth."""
+    return waits_for_loads(stage, variant) and ncu_value(stage, variant, "dram_pct") < MEMORY_BOUND_PCT
+
+
+def cache_bound(stage, variant):
+    """The busiest memory unit is at BUSY_PCT % of its peak or more while DRAM is below a quarter of that: a cache,
+    not DRAM, sets the pace."""
+    return ncu_value(stage, variant, "mem_pct") >= BUSY_PCT and ncu_value(stage, variant, "dram_pct") < BUSY_PCT / 4
+
+
+def shared_pipe_bound(stage, variant):
+    """The top stall is mio_throttle or short_scoreboard (waiting on the unit that serves shared memory) and the
+    busiest memory unit is at BUSY_PCT % of its peak or more."""
+    r = select("ncu", stage=stage, variant=variant)
+    return r["stall_1"] in ("mio_throttle", "short_scoreboard") and ncu_value(stage, variant, "mem_pct") >= BUSY_PCT
+
+
+def about_equal(a, b, within=0.05):
+    """Two counts within 5% of each other."""
+    return abs(a - b) <= within * max(abs(a), abs(b))
+
+
+def quicker(a, b):
+    """Every run of row a took less time than every run of row b (their min-max spreads do not overlap)."""
+    return distinct(a, b) == -1
+
+
+def not_slower(a, b):
+    """Row a is quicker than row b, or the same within noise."""
+    return distinct(a, b) <= 0
+
+
+def none_at_peak():
+    """No measured reduce kernel (the ladder, the size sweep, the read-only kernel) reaches 100% of the theoretical
+    peak."""
+    data = rows("ladder") + rows("sweep")
+    return all(f(r["pct_peak"]) < 100 for r in data) and all(f(r["read_pct_peak"]) < 100 for r in rows("ladder"))
+
+
+def read_kernel_passed():
+    """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
+    above 100)."""
+    return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
+
+
+def per_block_flat(combine, blocks, within=0.10):
+    """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
+    vals = [per_block(combine, b) for b in blocks]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+def per_block_same(stages, block, within=0.05):
+    """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
+    vals = [per_block_ns(s, block) for s in stages]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+def costliest(combine, view="combine_tree"):
+    """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
+    combine's."""
+    data = rows(view)
+    return all(quicker(o, r) for r in data if r["combine"] == combine
+               for o in data if o["block"] == r["block"] and o["combine"] != combine)
+
+
+CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker, not_slower,
+              none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest]
+
+
+def tag(words):
+    """A template tag as inline code, for the page that explains them: tag("end") gives `{{ end }}`."""
+    return "`{{ " + words + " }}`"
+
+
+def conditions_table():
+    """Every condition a page may rest a cause on, with its definition, and which pages use it."""
+    uses = {}
+    for t in TEMPLATES.rglob("*.md"):
+        for c in CONDITIONS:
+            if re.search(r"\{\{\s*(?:el)?if\b[^}]*\b" + c.__name__ + r"\(", t.read_text()):
+                uses.setdefault(c.__name__, []).append(t.stem)
+    body = [[f"`{c.__name__}`", " ".join(c.__doc__.split()).replace("MEMORY_BOUND_PCT %", f"{MEMORY_BOUND_PCT}%")
+             .replace("BUSY_PCT %", f"{BUSY_PCT}%"), ", ".join(sorted(uses.get(c.__name__, [])))] for c in CONDITIONS]
+    return md_table(["condition", "holds when", "pages"], body, ["---"] * 3)
+
+
 # ---- tables -------------------------------------------------------------------------------------------
 
 def md_table(headers, body, align=None):
@@ -391,12 +600,14 @@ def md_table(headers, body, align=None):
     return "\n".join(out)
 
 
-def link(stage, page_dir):
+def link(stage, page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     prefix = {"stages": "", "root": "docs/stages/"}.get(page_dir, "stages/")
     return f"[{stage}]({prefix}{stage}.md)"
 
 
-def ladder_table(page_dir="."):
+def ladder_table(page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
     headers, body, refs = ladder_lines(rows("ladder"))
     out = []
@@ -409,6 +620,8 @@ def ladder_table(page_dir="."):
         out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
                     f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
                     "1.00" if key == "cub" else ""])
+    measured = {r["stage"] for r in rows("ladder")}
+    out += [[link(s, page_dir), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
     headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                "% of peak", "% of read", "× prev", "× CUB"]
     return md_table(headers, out)
@@ -444,33 +657,71 @@ def mutant_table():
     for r in rows("mutants"):
         m = next(m for m in MUTANTS if m.name == r["mutant"])
         how = "racecheck" if m.expect == "racecheck" else "default check"
-        body.append([f"`{m.name}`", link(m.stage, "stages"), m.bug, f"`{m.args}`", how, r["verdict"],
+        body.append([f"`{m.name}`", link(m.stage), m.bug, f"`{m.args}`", how, r["verdict"],
                      "`" + r["line"].replace("|", "\\|") + "`"])
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
 
 
-def mutants_caught():
+def mutant_verdict(name):
+    """'caught by racecheck' / 'caught by the default check' / 'not caught', from mutants.csv."""
+    r = select("mutants", mutant=name)
+    how = "racecheck" if r["expect"] == "racecheck" else "the default check"
+    return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
+
+
+def probe_best_line(regime):
+    """Each stage's quickest block size in the probe: '01 512, 02 1024, ...'."""
+    stages = dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}"))
+    return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in stages)
+
+
+def repeats_bits(combine):
+    """Every determinism run of a combine gave bitwise the same result, at every size."""
+    return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
+
+
+def mutants_line():
+    """What the planted bugs show of the check, from mutants.csv: how many the default check fails, which ones only
+    racecheck reports, and any that got through."""
     data = rows("mutants")
-    return f"{sum(r['verdict'] == 'caught' for r in data)} of {len(data)}"
+    check = [r for r in data if r["expect"] == "fail"]
+    race = [r for r in data if r["expect"] == "racecheck"]
+    caught = sum(r["verdict"] == "caught" for r in check)
+    words = (f"Of the {len(data)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
+             f"{len(check)} that change the sum fail this check")
+    if race:
+        names = ", ".join(f"`{r['mutant']}`" for r in race)
+        seen = sum(r["verdict"] == "caught" for r in race)
+        words += (f"; the other {len(race)} ({names}) are races that need not change the sum, and "
+                  f"`compute-sanitizer --tool racecheck` reports {seen} of them")
+    missed = [f"`{r['mutant']}`" for r in data if r["verdict"] != "caught"]
+    return words + (f". Not caught: {', '.join(missed)}." if missed else ".")
 
 
 def stage_table(stage):
-    """This stage in both regimes, with the stage before it for comparison."""
+    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
+    against 01's one launch, in the tree regime) is marked *, as in ./ladder run's table."""
     i = REDUCE.index(stage)
-    body = []
+    body, crossed = [], False
     for regime in REGIMES:
         for st in ([REDUCE[i - 1]] if i else []) + [stage]:
             r = select(f"ladder_{regime}", stage=st)
-            if st == REDUCE[0] and regime == "stream":
+            if r["regime"] != regime:
                 continue  # 01 has no stream regime
             prev = select(f"ladder_{regime}", stage=REDUCE[REDUCE.index(st) - 1]) if REDUCE.index(st) else None
+            mark = "*" if prev is not None and prev["regime"] != regime else ""
+            crossed = crossed or bool(mark)
             body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
                          f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
-                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}",
+                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}",
                          f"{f(r['x_cub']):.2f}"])
-    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
-                    ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
+                     ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    if crossed:
+        table += (f"\n\n\\* against {REDUCE[0]}'s only launch, in the tree regime: {REDUCE[0]} has no loop, so no "
+                  f"stream regime.")
+    return table
 
 
 def multiblock_table():
@@ -505,8 +756,9 @@ def sweep_table(step=2):
         if i % step and n != sizes[-1]:
             continue
         body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n),
-                     *[f"{f(by[(s, n)]['gbps']):.0f}" for s in stages], f"{f(by[(stages[-1], n)]['cub_gbps']):.0f}"])
-    return md_table(["n", *stages, "CUB"], body)
+                     *[f"{f(by[(s, n)]['gbps']):.0f}" for s in stages], f"{f(by[(stages[-1], n)]['cub_gbps']):.0f}",
+                     f"{f(by[(stages[-1], n)]['read_gbps']):.0f}"])
+    return md_table(["n", *stages, "CUB", "read-only kernel"], body)
 
 
 def probe_table(regime):
@@ -541,9 +793,34 @@ def gemm_table(tile="16", sizes=None):
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
-def delta_us(before_ms, after_ms):
-    d = 1e3 * (f(after_ms) - f(before_ms))
+def best_read():
+    """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
+    r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
+    label = r["stage"] + ("" if r["combine"] == "relaunch" else f" ({r['combine']})")
+    return label, f"{f(r['pct_read']):.1f}"
+
+
+def read_check_line():
+    """The read-only kernel's own check in the ladder results, where the results record it."""
+    data = rows("ladder")
+    if "read_check" not in data[0]:
+        return ("Its verdict in the results on these pages: not measured yet (they predate the `read_check` "
+                "column; `./ladder measure` records it).")
+    passed = sum(r["read_check"] == "PASS" for r in data)
+    return f"In the ladder results it passed in {passed} of {len(data)} runs (`read_check` in `ladder.csv`)."
+
+
+def time_delta(a, b, prefix=""):
+    """Row b's median against row a's (the same prefix, e.g. "cub_"), in µs: 'X µs more' or 'X µs less' where the
+    runs' spreads do not overlap, 'the same time within noise (X µs apart)' where they do."""
+    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
+    if distinct(a, b, prefix, prefix) == 0:
+        return said(f"the same time {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}"
+
+
+def flush_rows(n):
+    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
 
 def flush_lines():
@@ -551,13 +828,23 @@ def flush_lines():
     l2 = int(meta()["l2_bytes"])
     out = []
     for n in sorted({int(r["n"]) for r in rows("flush")}):
-        clean, write, none = (select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none"))
+        clean, write, none = flush_rows(n)
         fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
         out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
                    f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
-                   f"{delta_us(clean['ms_median'], write['ms_median'])} than after `clean`, and CUB "
-                   f"{delta_us(clean['cub_ms_median'], write['cub_ms_median'])}.")
+                   f"{time_delta(clean, write)} against `clean`, and CUB {time_delta(clean, write, 'cub_')}.")
     return "\n".join(out)
+
+
+def flush_conclusion():
+    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
+    groups = {-1: [], 0: [], 1: []}
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, _, none = flush_rows(n)
+        groups[distinct(none, clean)].append(pow2(n))
+    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
+    parts = [said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v]
+    return "; it ".join(parts)
 
 
 def flush_table():
@@ -571,7 +858,7 @@ def flush_table():
 
 def probe_rank(stage, regime, which="best"):
     """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
-    data = [r for r in rows(f"probe_{regime}") if r["stage"] == stage]
+    data = stage_rows(f"probe_{regime}", stage)
     pick = max if which == "best" else min
     return pick(data, key=lambda r: f(r["gbps"]))["block"]
 
@@ -581,7 +868,7 @@ def probe_gbps(stage, regime, block, fmt=".0f"):
 
 
 def sweep_best_n(stage):
-    n = int(max((r for r in rows("sweep") if r["stage"] == stage), key=lambda r: f(r["pct_peak"]))["n"])
+    n = int(max(stage_rows("sweep", stage), key=lambda r: f(r["pct_peak"]))["n"])
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
 
@@ -590,7 +877,7 @@ def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
 
 
 def sweep_max(stage, fmt=".1f"):
-    return format(max(f(r["pct_peak"]) for r in rows("sweep") if r["stage"] == stage), fmt)
+    return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 
 
 def ncu_table(cases):
@@ -673,6 +960,12 @@ def ffma_per_shared_load(variant):
 def gemm_instr_change():
     a, b = ncu_value(GEMM, "tiled", "instructions"), ncu_value(GEMM, "tiled padded", "instructions")
     return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
+
+
+def naive_dram_ratio():
+    """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
+    size = int(select("ncu", stage=GEMM, variant="naive")["n_or_size"])
+    return ncu_value(GEMM, "naive", "dram") / (8 * size ** 2)
 
 
 def gemm_ffma_per_mac(variant):
@@ -771,7 +1064,8 @@ def depth_table():
     for n in accuracy_sizes():
         cells = [pow2(n)]
         for stage in REDUCE:
-            cells.append(select("accuracy", stage=stage, n=n)["summation_depth"])
+            r = [x for x in rows("accuracy") if x["stage"] == stage and int(x["n"]) == n]
+            cells.append(r[0]["summation_depth"] if r else NOT_MEASURED)
         body.append(cells + [f"{n - 1:,}"])
     return md_table(["n", *REDUCE, "CPU float loop"], body)
 
@@ -810,7 +1104,7 @@ def loop_gap_line():
     """From which n on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series = accuracy_series()
     sizes = accuracy_sizes()
-    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE)]
+    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE if s in series)]
     start = next((n for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
     if start is None:
         return " At no size here is every tree two orders of magnitude closer than the loop."
@@ -819,7 +1113,7 @@ def loop_gap_line():
 
 
 def stage_error_range(n):
-    vals = [accuracy_series()[s][n] for s in REDUCE]
+    vals = [accuracy_series()[s][n] for s in REDUCE if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
 
@@ -832,7 +1126,7 @@ def loop_stalls():
 
 # ---- experiments kept as patches ------------------------------------------------------------------------
 
-def experiments_section(stage, page_dir="stages"):
+def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
     measured the patched build, the profiler rows beside the file's."""
     found = [p for s, p in experiments() if s == stage]
@@ -868,22 +1162,88 @@ def experiments_section(stage, page_dir="stages"):
     return "\n".join(out)
 
 
+def float4_share():
+    """Of the stream-regime time 06 saves over 05, the share that float4 alone (kLoadsInFlight = 1) saves, in %."""
+    data = "try_06_float4_kLoadsInFlight"
+    t05 = f(select("ladder_stream", stage="05_shuffle")["ms_median"])
+    one = f(select(data, variant="kLoadsInFlight = 1", regime="stream")["ms_median"])
+    file = f(select(data, variant=rows(data)[0]["variant"], regime="stream")["ms_median"])
+    return 100 * (t05 - one) / (t05 - file)
+
+
+# docs/results/memcheck.txt: the output of `./ladder measure`'s compute-sanitizer memcheck runs of 06, each run
+# introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line.
+MEMCHECK_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+
+
+def memcheck_runs():
+    """[(command, errors)] from docs/results/memcheck.txt, or None where it has not been measured."""
+    path = RESULTS / "memcheck.txt"
+    if not path.exists():
+        return None
+    runs, command = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith("$ "):
+            command = line[2:].strip()
+        m = MEMCHECK_SUMMARY.search(line)
+        if m:
+            runs.append((command, int(m.group(1))))
+            command = None
+    if not runs or any(c is None for c, _ in runs):
+        raise DocsError("docs/results/memcheck.txt: every run must start with '$ <command>' and end with its "
+                        "ERROR SUMMARY line")
+    return runs
+
+
+def docs_path(target):
+    """A path under docs/ as the page being rendered links it."""
+    return {"stages": "../", "root": "docs/"}.get(PAGE_DIR, "") + target
+
+
+def memcheck_line():
+    runs = memcheck_runs()
+    if runs is None:
+        return ("compute-sanitizer memcheck on this stage: not measured yet (`./ladder measure` writes "
+                "`docs/results/memcheck.txt`).")
+    errors = sum(e for _, e in runs)
+    cmds = "; ".join(f"`{c}`" for c, _ in runs)
+    if errors == 0:
+        return (f"compute-sanitizer memcheck reports 0 errors (no access outside an allocation, none misaligned) in "
+                f"{cmds}; a read just past either end of the input would meet the NaN guards around it and fail the "
+                f"check ([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
+    return f"compute-sanitizer memcheck reports {errors} errors in {cmds}: see `docs/results/memcheck.txt`."
+
+
 def racecheck():
     text = (RESULTS / "racecheck.txt").read_text().strip()
     return "```\n" + text + "\n```"
 
 
 def build_time_line():
-    """How long a first build took, from docs/results/first_build.json (written by ./ladder's first build)."""
+    """How long first builds took, from docs/results/first_build.json (one record, or a list of them, each written
+    by a first ./ladder build: copy <build>/first_build.json there, or add it to the list)."""
     path = RESULTS / "first_build.json"
     if not path.exists():
         raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "
                         "first ./ladder build")
-    b = json.loads(path.read_text())
-    gpu = "without a GPU" if b["gpu"] == "none" else "with a GPU"
-    s = int(b["seconds"])
-    took = f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
-    return f"on a machine with {b['cpus']} CPU cores, {gpu}, it took {took} (`{b['command']}`, on {b['date']})."
+    data = json.loads(path.read_text())
+    builds = data if isinstance(data, list) else [data]
+
+    def took(b):
+        s = int(b["seconds"])
+        return f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
+
+    def where(b):
+        return f"{b['cpus']} CPU cores, {'without a GPU' if b['gpu'] == 'none' else 'with a GPU'}"
+
+    if len(builds) == 1:
+        b = builds[0]
+        return f"on a machine with {where(b)}, it took {took(b)} (`{b['command']}`, on {b['date']})."
+    listed = "; ".join(f"{took(b)} with {where(b)} (`{b['command']}`, on {b['date']})" for b in builds)
+    secs = [int(b["seconds"]) for b in builds]
+    spread = (f" The slowest took {max(secs) / min(secs):.1f}× as long as the quickest: take them as a rough guide."
+              if max(secs) >= 1.5 * min(secs) else "")
+    return f"the recorded first builds took {listed}.{spread}"
 
 
 def provenance():
@@ -926,7 +1286,8 @@ def excerpt(stage, start, end):
     return "```cuda\n" + "\n".join(lines[a:b + 1]) + "\n```"
 
 
-def img(name, alt, page_dir="."):
+def img(name, alt, page_dir=None):
+    page_dir = page_dir or PAGE_DIR
     prefix = {"stages": "../", "root": "docs/"}.get(page_dir, "")
     return f"![{alt}]({prefix}img/{name})"
 
@@ -935,7 +1296,6 @@ def img(name, alt, page_dir="."):
 
 def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
     """Log-2 x axis, log y axis, labels, grid, the legend right of the plot; writes docs/img/<name>."""
-    import matplotlib.pyplot as plt
     ax.set_xscale("log", base=2)
     if xticks:
         ax.set_xticks(xticks, [str(x) for x in xticks])
@@ -946,8 +1306,212 @@ def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(IMG / name)
+    save_chart(fig, name)
+
+
+# Every chart is drawn from the cells of the table it illustrates (the first table after it on its pages; the probe,
+# the first two), and nothing else but its reference lines: CHART_SPECS names the table and how its cells become
+# marks. ./ladder docs writes the marks into the PNG ("Description"), and --check compares them with the results and
+# with the table on every page that shows the chart.
+
+def parse_tables(text):
+    """[(offset, headers, rows)] of every Markdown table in text, cells stripped of links, bold and code marks."""
+    out, lines, i = [], text.split("\n"), 0
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"\|\s*:?-{3}", lines[i + 1]):
+            block = [lines[i]]
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                block.append(lines[j])
+                j += 1
+            cells = [[clean_cell(c) for c in re.split(r"(?<!\\)\|", l.strip())[1:-1]] for l in block]
+            out.append((starts[i], cells[0], cells[1:]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def clean_cell(cell):
+    cell = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell.strip())
+    return cell.replace("**", "").replace("`", "").strip()
+
+
+def cell_number(cell):
+    """A table cell as a number ('2,569' -> 2569, '0.12*' -> 0.12, '2^20' -> 1048576), or None."""
+    text = cell.replace(",", "").rstrip("*%").strip()
+    if re.fullmatch(r"\d+\^\d+", text):
+        return float(size_value(text))
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def cell_matches(cell, value):
+    """Whether a printed cell shows value: equal to the printed precision."""
+    text = cell.replace(",", "").rstrip("*%").strip()
+    number = cell_number(cell)
+    if number is None:
+        return False
+    if "e" in text.lower():
+        mantissa = text.lower().split("e")[0]
+        digits = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        return abs(value - number) <= 0.5 * 10 ** -digits * 10 ** int(text.lower().split("e")[1]) * 1.0001
+    digits = len(text.split(".")[1]) if "." in text else 0
+    return abs(value - number) <= 0.5 * 10 ** -digits * 1.0001 + 1e-12
+
+
+def marks_ladder(tables):
+    _, headers, body = tables[0]
+    marks = []
+    for row in body:
+        stage_row = row[0].split(" ")[0] in REDUCE
+        for col, series in ([(3, "stream regime"), (8, "tree regime")] if stage_row else [(3, "line")]):
+            if cell_number(row[col]) is not None:
+                marks.append({"table": 0, "row": [row[0]], "col": col, "series": series, "label": row[0],
+                              "x": row[0], "y": cell_number(row[col])})
+    return marks
+
+
+def marks_by_column(tables, table=0, first=1):
+    """Rows are x (the first cell), columns from `first` on are series: the sweep and the accuracy table."""
+    _, headers, body = tables[table]
+    return [{"table": table, "row": [row[0]], "col": c, "series": headers[c], "label": headers[c],
+             "x": cell_number(row[0]), "y": cell_number(row[c])}
+            for row in body for c in range(first, len(headers)) if cell_number(row[c]) is not None]
+
+
+def marks_probe(tables):
+    marks = []
+    for t in (0, 1):
+        _, headers, body = tables[t]
+        marks += [{"table": t, "row": [row[0]], "col": c, "series": row[0], "label": row[0],
+                   "x": cell_number(headers[c]), "y": cell_number(row[c])}
+                  for row in body for c in range(1, len(headers)) if cell_number(row[c]) is not None]
+    return marks
+
+
+def marks_gemm(tables):
+    _, headers, body = tables[0]
+    col = headers.index("GFLOP/s")
+    return [{"table": 0, "row": row[:2], "col": col, "series": row[1], "label": row[1],
+             "x": cell_number(row[0].rstrip("³")), "y": cell_number(row[col])} for row in body]
+
+
+def marks_roofline(tables):
+    _, headers, body = tables[0]
+    return [{"table": 0, "row": [row[0]], "col": 2, "xcol": 1, "series": row[0], "label": row[0],
+             "x": cell_number(row[1]), "y": cell_number(row[2])} for row in body]
+
+
+def refs_ladder():
+    return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
+
+
+CHART_SPECS = {  # chart: (the table it illustrates, as a page renders it; its marks; its reference lines)
+    "ladder.png": (lambda: [ladder_table()], marks_ladder, refs_ladder),
+    "sweep.png": (lambda: [sweep_table(step=1)], marks_by_column, refs_ladder),
+    "probe.png": (lambda: [probe_table("stream"), probe_table("tree")], marks_probe, lambda: {}),
+    "gemm.png": (lambda: [gemm_table(tile="16")], marks_gemm, lambda: {"FP32 peak": round(fp32_peak(), 1)}),
+    "roofline.png": (lambda: [roofline_table()], marks_roofline,
+                     lambda: {"FP32 peak": round(fp32_peak(), 1), "peak GB/s": round(f(meta()["peak_gbps"]), 1)}),
+    "accuracy.png": (lambda: [accuracy_table()], marks_by_column, lambda: {"u = 2^-24 (one rounding)": 2.0 ** -24}),
+}
+
+
+def chart_data(name):
+    """What a chart draws: its marks, from the cells of its table, and its reference lines."""
+    tables_fn, marks_fn, refs_fn = CHART_SPECS[name]
+    tables = [parse_tables(t)[0] for t in tables_fn()]
+    return {"chart": name, "marks": marks_fn(tables), "refs": refs_fn()}
+
+
+def png_text(path, key="Description"):
+    """A PNG's tEXt chunk (standard library: the docs check runs without matplotlib)."""
+    import struct
+    data = path.read_bytes()
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"tEXt" and body.split(b"\0", 1)[0] == key.encode():
+            return body.split(b"\0", 1)[1].decode("latin-1")
+        pos += 12 + length
+    return None
+
+
+def chart_vs_table(page, text, name, data):
+    """The chart's marks against the table(s) after its image on a page: every mark a cell showing its value, with
+    its label, and every value cell of the columns it draws a mark."""
+    at = text.find(f"img/{name})")
+    if at < 0:
+        return []
+    n_tables = 1 + max(m["table"] for m in data["marks"]) if data["marks"] else 1
+    tables = [t for t in parse_tables(text) if t[0] > at][:n_tables]
+    problems, covered = [], set()
+    if len(tables) < n_tables:
+        return [f"{page}: {name} is not followed by the table it illustrates"]
+    width = max([m["col"] for m in data["marks"]] + [m.get("xcol") or 0 for m in data["marks"]] + [0])
+    if any(len(h) <= width for _, h, _ in tables):
+        return [f"{page}: the first table after {name} is not the one it illustrates (it has too few columns)"]
+    for m in data["marks"]:
+        _, headers, body = tables[m["table"]]
+        row = next((r for r in body if r[:len(m["row"])] == m["row"]), None)
+        if row is None:
+            problems.append(f"{page}: {name} draws '{' '.join(m['row'])}', a row its table does not have")
+            continue
+        covered.add((m["table"], tuple(m["row"]), m["col"]))
+        if m["label"] not in (m["row"][-1], headers[m["col"]]):
+            problems.append(f"{page}: {name} labels '{' '.join(m['row'])}' as '{m['label']}'")
+        if not cell_matches(row[m["col"]], m["y"]):
+            problems.append(f"{page}: {name} draws {m['y']:g} for '{' '.join(m['row'])}', "
+                            f"{headers[m['col']]}; the table says {row[m['col']] or 'nothing'}")
+        if m.get("xcol") is not None and not cell_matches(row[m["xcol"]], m["x"]):
+            problems.append(f"{page}: {name} places '{' '.join(m['row'])}' at {m['x']:g}; the table says {row[m['xcol']]}")
+    for t, col in {(m["table"], m["col"]) for m in data["marks"]}:
+        _, headers, body = tables[t]
+        key = len(next(m["row"] for m in data["marks"] if m["table"] == t))
+        for row in body:
+            if cell_number(row[col]) is not None and (t, tuple(row[:key]), col) not in covered:
+                problems.append(f"{page}: the table under {name} has '{' '.join(row[:key])}' ({headers[col]} "
+                                f"{row[col]}), which the chart does not draw")
+    return problems
+
+
+def check_charts(rendered):
+    """Each chart's PNG holds the data the results give now, and agrees with its table on every page showing it."""
+    problems = []
+    for name in CHART_SPECS:
+        want = chart_data(name)
+        path = IMG / name
+        saved = png_text(path) if path.exists() else None
+        if saved is None:
+            problems.append(f"docs/img/{name} carries no chart data: run ./ladder docs where matplotlib is installed")
+        elif json.loads(saved) != json.loads(json.dumps(want)):
+            problems.append(f"docs/img/{name} was drawn from other data than the results give now: run ./ladder docs")
+        for out, text in rendered.items():
+            problems += chart_vs_table(out.relative_to(ROOT), text, name, want)
+    return problems
+
+
+def save_chart(fig, name):
+    """Writes docs/img/<name> with the data it was drawn from."""
+    import matplotlib.pyplot as plt
+    fig.savefig(IMG / name, metadata={"Description": json.dumps(chart_data(name), ensure_ascii=True)})
     plt.close(fig)
+
+
+def series_of(marks, **match):
+    """{series: [(x, y), ...]} of the marks that match, in table order."""
+    out = {}
+    for m in marks:
+        if all(m.get(k) == v for k, v in match.items()):
+            out.setdefault(m["series"], []).append((m["x"], m["y"]))
+    return out
 
 
 def draw_charts():
@@ -960,42 +1524,38 @@ def draw_charts():
     title_gpu = f"{m['device']}, CUDA {m['cuda_runtime']}"
     IMG.mkdir(parents=True, exist_ok=True)
     plt.rcParams.update({"figure.dpi": 110, "font.size": 9})
+    n_ladder, reps = rows("ladder")[0]["n"], rows("ladder")[0]["reps"]
 
-    # The ladder: GB/s per stage in both regimes.
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    stages = [r["stage"] for r in rows("ladder_stream")]
-    x = range(len(stages))
-    for k, (regime, color) in enumerate([("stream", "#1f77b4"), ("tree", "#ff7f0e")]):
-        vals = [f(select(f"ladder_{regime}", stage=s)["gbps"]) for s in stages]
-        ax.bar([i + (k - 0.5) * 0.38 for i in x], vals, 0.38, label=f"{regime} regime", color=color)
-    cub = statistics.median(f(r["cub_gbps"]) for r in rows("ladder_stream"))
-    ax.axhline(peak, color="black", linestyle="--", linewidth=1, label=f"theoretical peak {peak:.0f} GB/s")
-    ax.axhline(cub, color="green", linestyle=":", linewidth=1.5, label=f"CUB {cub:.0f} GB/s")
-    ax.set_xticks(list(x), stages, rotation=20)
-    ax.set_ylabel("GB/s (n = 2^28 floats)")
-    ax.set_title(f"Sum of 2^28 floats, median of {rows('ladder_stream')[0]['reps']} reps, L2 flushed ({title_gpu})")
-    ax.legend(loc="upper left", fontsize=8)
+    # The ladder: a bar per row of the table and regime (none where a stage has no such regime), and its reference rows.
+    data = chart_data("ladder.png")
+    fig, ax = plt.subplots(figsize=(10.5, 4.4))
+    labels = list(dict.fromkeys(mk["x"] for mk in data["marks"] if mk["series"] != "line"))
+    for k, (regime, color) in enumerate([("stream regime", "#1f77b4"), ("tree regime", "#ff7f0e")]):
+        pts = series_of(data["marks"], series=regime).get(regime, [])
+        ax.bar([labels.index(x) + (k - 0.5) * 0.38 for x, _ in pts], [y for _, y in pts], 0.38, label=regime, color=color)
+    styles = iter([dict(color="green", linestyle=":"), dict(color="gray", linestyle="-."),
+                   dict(color="purple", linestyle=(0, (1, 3)))] * 2)
+    for mk in [mk for mk in data["marks"] if mk["series"] == "line"]:
+        ax.axhline(mk["y"], linewidth=1.5, label=f"{mk['label']}: {mk['y']:.0f} GB/s", **next(styles))
+    ax.axhline(data["refs"]["theoretical peak"], color="black", linestyle="--", linewidth=1,
+               label=f"theoretical peak {data['refs']['theoretical peak']:.0f} GB/s")
+    ax.set_xticks(range(len(labels)), [x.replace(" (", "\n(") for x in labels], fontsize=7)
+    ax.set_ylabel(f"GB/s (n = {n_ladder} floats)")
+    ax.set_title(f"Sum of {n_ladder} floats, median of {reps} reps, L2 flushed ({title_gpu})", fontsize=9)
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(IMG / "ladder.png")
-    plt.close(fig)
+    save_chart(fig, "ladder.png")
 
-    # The size sweep: GB/s over all sizes, and % of the theoretical peak where the stages separate.
+    # The size sweep: GB/s against n, and the six largest sizes as % of the theoretical peak.
+    data = chart_data("sweep.png")
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
-    data = rows("sweep")
-    stages = list(dict.fromkeys(r["stage"] for r in data))
-    big = sorted({int(r["n"]) for r in data})[-6:]
-    for stage in stages:
-        pts = sorted((int(r["n"]), f(r["gbps"]), f(r["pct_peak"])) for r in data if r["stage"] == stage)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=stage)
-        ax2.plot([p[0] for p in pts if p[0] in big], [p[2] for p in pts if p[0] in big], marker="o", label=stage)
-    pts = sorted((int(r["n"]), f(r["cub_gbps"])) for r in data if r["stage"] == stages[-1])
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black", linestyle=":", marker="x", label="CUB")
-    ax2.plot([p[0] for p in pts if p[0] in big], [100 * p[1] / peak for p in pts if p[0] in big], color="black",
-             linestyle=":", marker="x", label="CUB")
-    if "read_gbps" in data[0]:
-        pts = sorted((int(r["n"]), f(r["read_pct_peak"])) for r in data if r["stage"] == stages[-1])
-        ax2.plot([p[0] for p in pts if p[0] in big], [p[1] for p in pts if p[0] in big], color="gray",
-                 linestyle="--", label="read-only kernel")
+    series = series_of(data["marks"])
+    big = sorted({x for pts in series.values() for x, _ in pts})[-6:]
+    for name, pts in series.items():
+        style = {"CUB": dict(color="black", linestyle=":", marker="x"),
+                 "read-only kernel": dict(color="gray", linestyle="--", marker="+")}.get(name, dict(marker="."))
+        ax.plot([x for x, _ in pts], [y for _, y in pts], label=name, **style)
+        ax2.plot([x for x, _ in pts if x in big], [100 * y / peak for x, y in pts if x in big], label=name, **style)
     ax.axhline(peak, color="gray", linestyle="--", linewidth=1, label="theoretical peak")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -1005,76 +1565,64 @@ def draw_charts():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     ax2.set_xscale("log", base=2)
-    ax2.set_xticks(big, [f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n) for n in big])
+    ax2.set_xticks(big, [pow2(int(n)) for n in big])
     ax2.set_xlabel("n (floats)")
     ax2.set_ylabel("% of theoretical peak")
-    ax2.set_title(f"the largest sizes")
+    ax2.set_title("the largest sizes")
     ax2.grid(True, alpha=0.3)
     fig.suptitle(title_gpu)
     fig.tight_layout()
-    fig.savefig(IMG / "sweep.png")
-    plt.close(fig)
+    save_chart(fig, "sweep.png")
 
     # The block-size probe; one legend for both panels, below them, covering nothing.
+    data = chart_data("probe.png")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    for ax, regime in zip(axes, ["stream", "tree"]):
-        data = rows(f"probe_{regime}")
-        for stage in dict.fromkeys(r["stage"] for r in data):
-            pts = sorted((int(r["block"]), f(r["gbps"])) for r in data if r["stage"] == stage)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=stage)
-        blocks = sorted({int(r["block"]) for r in data})
+    for t, (ax, regime) in enumerate(zip(axes, ["stream", "tree"])):
+        for name, pts in series_of(data["marks"], table=t).items():
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3, label=name)
+        blocks = sorted({mk["x"] for mk in data["marks"]})
         ax.set_xscale("log", base=2)
-        ax.set_xticks(blocks, [str(b) for b in blocks])
+        ax.set_xticks(blocks, [str(int(b)) for b in blocks])
         ax.set_xlabel("threads per block")
         ax.set_ylabel("GB/s")
-        ax.set_title(f"{regime} regime, n = 2^28")
+        ax.set_title(f"{regime} regime, n = {rows('probe_' + regime)[0]['n']}")
         ax.grid(True, alpha=0.3)
     handles, labels = axes[1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7, frameon=False)
     fig.suptitle(f"Block-size probe ({title_gpu})")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(IMG / "probe.png")
-    plt.close(fig)
+    save_chart(fig, "probe.png")
 
-    # GEMM: every kernel and tile against size, the FP32 peak as a line.
+    # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
+    data = chart_data("gemm.png")
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    data = rows("gemm")
-    sizes = sorted({int(r["m"]) for r in data})
-    fp32 = fp32_peak()
-    for tile in sorted({r["tile"] for r in data}, key=int):
-        for pad in ("false", "true"):
-            pts = sorted((int(r["m"]), f(r["gflops"])) for r in data if r["tile"] == tile and r["pad"] == pad)
-            if pts:
-                name = f"tiled {tile}×{int(tile) + (pad == 'true')}" + (" (padded)" if pad == "true" else "")
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if tile == "16" else "s",
-                        linestyle="-" if tile == "16" else "none", label=name)
-    base = sorted({int(r["m"]): r for r in data if r["tile"] == "16" and r["pad"] == "false"}.items())
-    ax.plot([m for m, _ in base], [f(r["naive_gflops"]) for _, r in base], marker="o", label="naive")
-    ax.plot([m for m, _ in base], [f(r["cublas_gflops"]) for _, r in base], marker="o", label="cuBLAS (FP32, no TF32)")
+    fp32 = data["refs"]["FP32 peak"]
+    for name, pts in series_of(data["marks"]).items():
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=name)
     ax.axhline(fp32, color="black", linestyle="--", linewidth=1, label=f"FP32 peak {fp32:,.0f} GFLOP/s")
-    ax.set_ylim(min(f(r["naive_gflops"]) for r in data) / 2, fp32 * 2)
-    finish_log_log(fig, ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {data[0]['reps']} reps ({title_gpu})",
-                   "gemm.png", xticks=sizes)
+    ax.set_ylim(min(mk["y"] for mk in data["marks"]) / 2, fp32 * 2)
+    finish_log_log(fig, ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {rows('gemm')[0]['reps']} reps ({title_gpu})",
+                   "gemm.png", xticks=sorted({int(mk["x"]) for mk in data["marks"]}))
 
     # Accuracy: relative error against n.
+    data = chart_data("accuracy.png")
     fig, ax = plt.subplots(figsize=(8, 4.4))
-    for name, pts in accuracy_series().items():
-        xs = sorted(pts)
-        ys = [max(pts[x], 1e-12) for x in xs]
+    for name, pts in series_of(data["marks"]).items():
         style = {"CPU float loop": dict(color="black", linestyle="--"), "CPU Kahan, float": dict(color="gray", linestyle=":"),
                  "CUB": dict(color="green", linestyle="-.")}.get(name, {})
-        ax.plot(xs, ys, marker=".", label=name, **style)
+        ax.plot([x for x, _ in pts], [max(y, 1e-12) for _, y in pts], marker=".", label=name, **style)
     ax.axhline(2.0 ** -24, color="red", linewidth=0.8, label="u = 2^-24 (one rounding)")
     finish_log_log(fig, ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum",
                    f"Accuracy of the float sum against n ({title_gpu})", "accuracy.png")
 
     # The roofline.
+    data = chart_data("roofline.png")
     fig, ax = plt.subplots(figsize=(8, 4.4))
-    bw = peak
+    bw, fp32 = data["refs"]["peak GB/s"], data["refs"]["FP32 peak"]
     xs = [2 ** (i / 4) for i in range(-12, 48)]
     ax.plot(xs, [min(fp32, x * bw) for x in xs], color="black", linewidth=1.5, label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
-    for name, ai, gf in roofline_points():
-        ax.plot([ai], [gf], marker="o" if ai < 1 else "s", linestyle="none", label=name)
+    for mk in data["marks"]:
+        ax.plot([mk["x"]], [mk["y"]], marker="o" if mk["x"] < 1 else "s", linestyle="none", label=mk["label"])
     finish_log_log(fig, ax, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s", f"Roofline ({title_gpu})",
                    "roofline.png")
 
@@ -1082,29 +1630,154 @@ def draw_charts():
 # ---- rendering ------------------------------------------------------------------------------------------
 
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
+# {{ if CONDITION }} words {{ else }} other words {{ end }}: prose that a page asserts only where the results bear it
+# out. The words stay Markdown (placeholders allowed); the condition is a helper from "conditions" below.
+BLOCK_TAG = re.compile(r"^(if|elif)\s+(.+)$|^(else|end)$", re.S)
+PAGE_DIR = "."  # the folder of the page being rendered: "root" (README.md), "." (docs/) or "stages"
 
 
 def render(template):
-    rel = template.relative_to(TEMPLATES)
-    page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
+    return render_text(template.read_text(), template.relative_to(TEMPLATES))
+
+
+def render_text(text, rel):
+    """A template's text rendered as the page docs/templates/<rel> would be."""
+    global PAGE_DIR
+    rel = pathlib.Path(rel)
+    PAGE_DIR = "root" if rel.name == "README.md" else (rel.parent.name or ".")
     env = {name: obj for name, obj in globals().items() if callable(obj)}
     env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
                min=min, max=max, round=round, str=str, abs=abs, any=any, all=all)
-    env["link"] = lambda stage: link(stage, page_dir)
-    env["img"] = lambda name, alt: img(name, alt, page_dir)
-    env["ladder_table"] = lambda: ladder_table(page_dir)
-    env["experiments_section"] = lambda stage: experiments_section(stage, page_dir)
 
-    def expand(m):
+    def evaluate(expr, default=NOT_MEASURED):
         try:
-            return str(eval(m.group(1), {"__builtins__": {}, **env}))
+            return eval(expr, {"__builtins__": {}, **env})
+        except NotMeasured:
+            return default  # a value says "not measured yet"; a condition is false, so nothing is asserted
         except DocsError:
             raise
         except Exception as e:  # a broken placeholder names itself
-            raise DocsError(f"{rel}: {{{{{m.group(1).strip()}}}}}: {type(e).__name__}: {e}")
+            raise DocsError(f"{rel}: {{{{{expr.strip()}}}}}: {type(e).__name__}: {e}")
 
+    out, stack, pos = [], [], 0  # stack: [this branch is on, a branch was taken] per open if
+    for m in PLACEHOLDER.finditer(text):
+        on = all(frame[0] for frame in stack)
+        chunk = text[pos:m.start()]
+        tag = BLOCK_TAG.match(m.group(1).strip())
+        pos = m.end()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        eol = text.find("\n", m.end())
+        eol = len(text) if eol < 0 else eol
+        if tag and line_start >= m.start() - len(chunk) and not text[line_start:m.start()].strip() and \
+                not text[m.end():eol].strip():  # a tag alone on its line takes the line with it
+            chunk, pos = text[m.start() - len(chunk):line_start], min(len(text), eol + 1)
+        if on:
+            out.append(chunk)
+        if not tag:
+            if on:
+                out.append(str(evaluate(m.group(1))))
+            continue
+        word = tag.group(1) or tag.group(3)
+        if word == "if":
+            value = bool(evaluate(tag.group(2), False)) if on else False
+            stack.append([value, value or not on])
+        elif not stack:
+            raise DocsError(f"{rel}: {{{{ {word} }}}} without an if")
+        elif word == "elif":
+            frame = stack[-1]
+            value = not frame[1] and all(fr[0] for fr in stack[:-1]) and bool(evaluate(tag.group(2), False))
+            frame[0], frame[1] = value, frame[1] or value
+        elif word == "else":
+            stack[-1][0], stack[-1][1] = not stack[-1][1], True
+        else:
+            stack.pop()
+    if stack:
+        raise DocsError(f"{rel}: an {{{{ if }}}} without its {{{{ end }}}}")
+    out.append(text[pos:])
     header = f"<!-- Generated by scripts/make_docs.py from docs/templates/{rel} and docs/results/. Edit the template, then run ./ladder docs. -->\n"
-    return header + PLACEHOLDER.sub(expand, template.read_text())
+    return header + autolink("".join(out), rel)
+
+
+# ---- glossary links: each page links a term of docs/glossary.md where it first uses it -----------------------------
+
+GLOSSARY_ENTRY = re.compile(r'<a id="([^"]+)"></a>(?:\*\*([^*]+)\*\*|`([^`]+)`)')
+# Words a page uses for a glossary entry besides its own name. Entries not named here link by their name alone.
+GLOSSARY_FORMS = {
+    "stage": [], "thread": [], "block": [], "grid": [], "gbs": [], "cub": [], "prev": [],  # too common to link
+    "regime": [], "stream-regime": ["stream regime"], "tree-regime": ["tree regime"],
+    "speed-of-light": ["speed of light", "read-only kernel"], "theoretical-peak": ["theoretical peak"],
+    "warp": ["warp", "warps"], "sm": ["SM", "SMs"], "bank": ["banks"], "bank-conflict": ["bank conflict", "bank conflicts"],
+    "wavefront": ["wavefront", "wavefronts"], "divergence": ["divergence", "diverges"],
+    "predication": ["predicated", "predication"], "loop-unrolling": ["loop unrolling", "unrolled"],
+    "syncwarp": ["__syncwarp()"], "shuffle": ["shuffle", "shuffles", "__shfl_down_sync"],
+    "vectorized-loads": ["vectorized loads", "16-byte loads", "vector loads"], "coalesced": ["coalesced"],
+    "atomic": ["atomicAdd", "atomics"], "two-pass": ["two-pass"], "last-block": ["last-block"],
+    "acquire-release": ["acquire-release", "acq_rel"], "occupancy": ["occupancy"], "data-race": ["data race", "race"],
+    "interleaved-addressing": ["interleaved tree", "interleaved addressing"],
+    "sequential-addressing": ["sequential addressing"], "grid-stride-loop": ["grid-stride loop"],
+    "shared-memory": ["shared memory"], "padding": ["padding"], "l2-flush": ["L2 flush"],
+    "within-noise": ["within noise"], "oracle": ["oracle"], "exact-check": ["exact check"],
+    "float-bound": ["float bound"], "summation-depth": ["summation depth"], "ulp": ["ulp", "ulps"],
+    "kahan-summation": ["Kahan"], "planted-bug": ["planted bug", "planted bugs", "mutants"],
+    "deterministic": ["deterministic", "determinism"], "nsight-compute": ["Nsight Compute"], "sass": ["SASS"],
+    "stall-reason": ["stall reason", "stall reasons", "top stall"],
+    "threads-on-per-instruction": ["threads on per instruction"], "dram-throughput": ["DRAM throughput"],
+    "gemm": ["GEMM", "SGEMM"], "tile": ["tile", "tiles"], "register-tiling": ["register tiling"],
+    "fp32-peak": ["FP32 peak"], "tf32": ["TF32", "tensor cores"], "roofline": ["roofline"],
+    "arithmetic-intensity": ["arithmetic intensity"],
+}
+INLINE = re.compile(r"(`[^`\n]+`|!?\[(?:[^\[\]]|\[[^\]]*\])*\]\([^)]*\)|<[^>\n]+>)")
+
+
+def glossary_terms():
+    """[(form, anchor, in code only)] from docs/templates/glossary.md, the longest forms first. An entry named in
+    code (a stall reason) links only where a page writes it as code: `wait`, not the word wait."""
+    terms = []
+    for anchor, bold, code in GLOSSARY_ENTRY.findall((TEMPLATES / "glossary.md").read_text()):
+        forms = GLOSSARY_FORMS.get(anchor)
+        forms = [(bold or code).strip("`")] if forms is None else forms
+        terms += [(form, anchor, bool(code)) for form in forms]
+    return sorted(terms, key=lambda t: -len(t[0]))
+
+
+def term_pattern(form):
+    flags = 0 if any(c.isupper() for c in form[1:]) or form.isupper() else re.I
+    return re.compile(r"(?<![\w-])" + re.escape(form) + r"(?![\w-])", flags)
+
+
+def autolink(text, rel):
+    """Links the first use of each glossary term in a page's prose (not in headings, tables, code blocks, links or
+    other code; a code span that is exactly the term is linked whole)."""
+    if str(rel) == "glossary.md":
+        return text
+    target = docs_path("glossary.md")
+    done, lines, fenced = set(), text.split("\n"), False
+    terms = [(form, anchor, None if code else term_pattern(form)) for form, anchor, code in glossary_terms()]
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced or line.startswith(("#", "|", "```", "<!--", "![")) or not line.strip():
+            continue
+        for form, anchor, pattern in terms:
+            if anchor in done:
+                continue
+            parts = INLINE.split(line)
+            for k, part in enumerate(parts):
+                if k % 2:  # code, a link or a tag: linked only when it is the term itself, in code
+                    if part == f"`{form}`":
+                        parts[k] = f"[{part}]({target}#{anchor})"
+                        break
+                    continue
+                m = pattern.search(part) if pattern else None
+                if m:
+                    parts[k] = part[:m.start()] + f"[{m.group(0)}]({target}#{anchor})" + part[m.end():]
+                    break
+            else:
+                continue
+            done.add(anchor)
+            line = "".join(parts)
+        lines[i] = line
+    return "\n".join(lines)
 
 
 def pages():
@@ -1161,19 +1834,31 @@ def hardware_literals():
     return {x for x in facts if x}
 
 
-def outside_placeholders(text):
-    return PLACEHOLDER.sub(" ", text)
+def outside_blocks(text):
+    """The template with the words inside {{ if }} ... {{ end }} blanked (newlines kept): a comparative there is
+    asserted only where its condition, computed from the results, holds."""
+    out, depth, pos = [], 0, 0
+    for m in PLACEHOLDER.finditer(text):
+        chunk = text[pos:m.start()]
+        out.append(chunk if depth == 0 else re.sub(r"[^\n]", " ", chunk))
+        word = m.group(1).split()[0] if m.group(1).split() else ""
+        depth += {"if": 1, "end": -1}.get(word, 0)
+        out.append(re.sub(r"[^\n]", " ", m.group(0)))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def lint_template(rel, text, facts):
-    """A template's own words: no hardware fact, no comparative word outside ALLOWED."""
+    """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {{ if }}."""
     problems = []
-    body = outside_placeholders(text)
+    body = PLACEHOLDER.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)  # line numbers kept
+    unguarded = outside_blocks(text).splitlines()
     for lineno, line in enumerate(body.splitlines(), 1):
-        clean = line
+        clean = unguarded[lineno - 1] if lineno <= len(unguarded) else ""
         for phrase in ALLOWED:
             clean = clean.replace(phrase, "")
-        for m in COMPARATIVE.finditer(clean):
+        for m in COMPARATIVE.finditer(re.sub(r'"[^"]*"', " ", clean)):  # a word in quotes is named, not used
             problems.append(f"{rel}:{lineno}: the comparative '{m.group(0)}' is typed, not generated: use "
                             f"compare_rows(), speedup() or which() so it follows the numbers")
         for fact in facts:
@@ -1182,10 +1867,46 @@ def lint_template(rel, text, facts):
     return problems
 
 
+SPEED_WORD = re.compile(r"\b(faster|slower|quicker)\b", re.I)
+
+
 def lint_rendered(rel, text):
-    """A rendered page: every 'N× faster' or 'N× slower' has N above 1."""
-    return [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
-            for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
+    """A rendered page: every 'N× faster' or 'N× slower' has N above 1, and every 'faster' or 'slower' in its prose
+    is one that compare_rows() said (so its runs' spreads do not overlap), not words inside a placeholder."""
+    problems = [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
+                for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
+    prose = link_text(outside_code(text))
+    for phrase in sorted(_said | ALLOWED, key=len, reverse=True):
+        prose = prose.replace(phrase, " ")
+    for line in prose.splitlines():
+        for m in SPEED_WORD.finditer(re.sub(r'"[^"]*"', " ", line)):  # a word in quotes is named, not used
+            problems.append(f"{rel}: '{m.group(0)}' in \"{line.strip()[:100]}\" does not come from compare_rows()")
+    return problems
+
+
+def link_text(text):
+    """Markdown with every link replaced by its text, as a reader reads it."""
+    return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)
+
+
+def guarded_problems(rel, template_text, text, guarded):
+    """The sentences the synthetic GPU makes false: each still in its template, inside an {{ if }}, and absent from
+    the page rendered from the synthetic results."""
+    problems = []
+    template_text, text = " ".join(template_text.split()), " ".join(link_text(text).split())
+    for page, words in guarded:
+        if page != rel:
+            continue
+        at = template_text.find(words)
+        before = template_text[:max(at, 0)]
+        depth = len(re.findall(r"\{\{\s*if\b", before)) - len(re.findall(r"\{\{\s*end\s*\}\}", before))
+        if at < 0:
+            problems.append(f"{rel}: the guarded sentence \"{words}\" (tests/synthetic_gpu.py) is not in the template")
+        elif depth <= 0:
+            problems.append(f"{rel}: \"{words}\" states a cause outside any {{{{ if }}}}")
+        if words in text:
+            problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
+    return problems
 
 
 def use_results(directory):
@@ -1212,7 +1933,9 @@ def check_claims():
             for out, template in pages().items():
                 rel = out.relative_to(ROOT)
                 text = render(template)
-                problems += [f"{rel} (synthetic GPU): {p}" for p in lint_rendered(rel, text)]
+                problems += [p.replace(f"{rel}:", f"{rel} (synthetic GPU):", 1) for p in lint_rendered(rel, text)]
+                problems += guarded_problems(str(template.relative_to(TEMPLATES)), template.read_text(), text,
+                                             synthetic_gpu.GUARDED)
                 for fact in facts:
                     if re.search(FACT.format(re.escape(fact)), outside_code(text)):
                         problems.append(f"{rel} (synthetic GPU): '{fact}', a fact of the measured GPU, survives a "
@@ -1231,6 +1954,64 @@ def outside_code(text):
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|"))
     return re.sub(r"`[^`]*`", " ", text)
+
+
+# ---- links: every relative link and anchor in README.md and docs/ resolves -------------------------------------
+
+LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
+
+
+def without_code(text):
+    """Markdown without fenced code blocks and inline code: what a reader sees as prose, links included."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: its visible text, lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = text.replace("`", "").replace("*", "").strip().lower()
+    return re.sub(r" ", "-", re.sub(r"[^\w\- ]", "", text))
+
+
+def anchors(text):
+    """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
+    found, seen = set(), {}
+    for line in re.sub(r"^```.*?^```", "", text, flags=re.S | re.M).splitlines():
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            base = slug(m.group(1))
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            found.add(base if k == 0 else f"{base}-{k}")
+    return found | set(HTML_ANCHOR.findall(text))
+
+
+def check_links(texts):
+    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page; web links are
+    not followed (this is a CPU test without a network)."""
+    problems, cache = [], {}
+
+    def anchors_of(path):
+        if path not in cache:
+            cache[path] = anchors(texts[path] if path in texts else path.read_text())
+        return cache[path]
+
+    for page, text in texts.items():
+        for m in LINK.finditer(without_code(text)):
+            target = m.group(2)
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            dest = (page.parent / file_part).resolve() if file_part else page
+            rel = page.relative_to(ROOT)
+            if file_part and not dest.exists() and dest not in texts:
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) points to a file that does not exist")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors_of(dest):
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) names an anchor #{anchor} that "
+                                f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
+    return problems
 
 
 def self_test():
@@ -1254,8 +2035,42 @@ def self_test():
             planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", text)
             text = outside_code(f"The stream grid is {{}} blocks.".format(grid))  # a helper returning a constant
             planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
+            page, words = synthetic_gpu.GUARDED[1]
+            planted_text = f"The top stall says it: {{{{ if True }}}}{words}{{{{ end }}}}."  # a condition that is no test
+            planted["a causal sentence false on the synthetic GPU"] = [
+                p for p in guarded_problems(page, planted_text, render_text(planted_text, page), synthetic_gpu.GUARDED)
+                if "synthetic GPU" in p]
         finally:
             use_results(real)
+    with tempfile.TemporaryDirectory() as tmp:  # a stage without results, as when a rung is added
+        for path in real.iterdir():
+            text = path.read_text()
+            if path.suffix == ".csv":
+                text = "\n".join(l for l in text.split("\n") if not l.startswith(REDUCE[4] + ","))
+            (pathlib.Path(tmp) / path.name).write_text(text)
+        use_results(tmp)
+        not_measured.clear()
+        try:
+            texts = [render(t) for t in pages().values()]
+            planted["a stage without results"] = [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured)
+                                                  if NOT_MEASURED in texts[0] + "".join(texts)]
+        except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
+            planted["a stage without results"] = []
+            print(f"docs self-test: rendering without {REDUCE[4]}'s results failed: {type(e).__name__}: {e}")
+        finally:
+            use_results(real)
+            not_measured.clear()
+    data = chart_data("ladder.png")
+    tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
+    data["marks"].append(dict(tree01, series="stream regime", col=3))  # 01's tree value drawn as a stream bar
+    readme = render(TEMPLATES / "README.md")
+    planted["a chart that disagrees with its table"] = chart_vs_table("README.md", readme, "ladder.png", data)
+    data = chart_data("probe.png")
+    data["marks"].pop()
+    planted["a chart that leaves out a row of its table"] = chart_vs_table(
+        "docs/results.md", render(TEMPLATES / "results.md"), "probe.png", data)
+    planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
+    planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
@@ -1281,6 +2096,8 @@ def main():
         return 1
     if a.check:
         problems += check_claims() + stale_diagrams(IMG)
+        problems += check_links(rendered)
+        problems += check_charts(rendered)
         for out, text in rendered.items():
             rel = out.relative_to(ROOT)
             if not out.exists():
@@ -1291,6 +2108,8 @@ def main():
                 problems.append(f"{rel} differs from what the templates and results give:\n" + "\n".join(delta[:30]))
         for problem in problems:
             print(f"docs: {problem}", file=sys.stderr)
+        for note in sorted(not_measured):
+            print(f"docs: not measured yet: {note} (the pages say so; run ./ladder measure on a GPU)")
         if not problems:
             print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
         return 1 if problems else 0
