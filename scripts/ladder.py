@@ -53,6 +53,15 @@ COMMANDS = {
     "sweep": "GB/s against n for every stage with a stream regime, and CUB",
     "probe": "GB/s against the block size, 64 to 1024, for every reduce stage",
 }
+EXAMPLES = {
+    "run": "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm",
+    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^cli\\.' -V",
+    "diff": "./ladder diff 04 05",
+    "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
+           "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch",
+    "sweep": "./ladder sweep --sweep 2^20..2^28",
+    "probe": "./ladder probe --regime tree",
+}
 # ./ladder tells the driver, by this exit status of --check, that it printed the help and there is nothing to build.
 HELP_SHOWN = 3
 
@@ -130,7 +139,7 @@ TEST_OPTIONS = [
     ("-L", dict(metavar="LABEL", help="run only the tests labelled LABEL: cpu, gpu, sanitizer, mutant, profiler")),
     ("-LE", dict(metavar="LABEL", help="leave out the tests labelled LABEL")),
     ("--timeout", dict(metavar="SECONDS", type=values.whole(1, 86400), help="a time limit for every test")),
-    ("--repeat", dict(metavar="MODE:N", help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
+    ("--repeat", dict(metavar="MODE:N", type=values.repeat, help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
     ("-V", dict(action="store_true", help="print every test's output")),
     ("-VV", dict(action="store_true", help="print every test's output and ctest's own steps")),
     ("-N", dict(action="store_true", help="list the tests, run none")),
@@ -152,7 +161,9 @@ def build_parser():
     parsers = {}
     for name, text in COMMANDS.items():
         parsers[name] = sub.add_parser(name, help=text, description=text, parents=[g[x] for x in shared[name]],
-                                       allow_abbrev=False, add_help=name != "docs")
+                                       allow_abbrev=False, add_help=name != "docs",
+                                       epilog=f"examples:\n  {EXAMPLES[name]}" if name in EXAMPLES else None,
+                                       formatter_class=argparse.RawDescriptionHelpFormatter)
     parsers["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
     for flag, kwargs in TEST_OPTIONS:
         parsers["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)

@@ -5,11 +5,14 @@
   test_runner.py stage_roles            what a stage accepts is read from its file; no runner module names a stage
   test_runner.py test_command           ./ladder test: ctest's listing and the skipped tests' reasons, both on stdout
   test_runner.py presets                every build preset sets a job count; the debug preset adds no device flags
+  test_runner.py docs_unchanged         ./ladder docs, run on a copy of the tree, says "unchanged" for the pages it
+                                        leaves as they are (all of them, since docs_check holds them current)
 """
 import argparse
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,7 +72,7 @@ def stage_roles():
         problems.append(f"06_float4's constants read as {stages.constants('06_float4')}")
     # The stages with a role (the one without a stream regime, the one with the combines) are found, never named.
     roles = [s for s in stages.REDUCE if not stages.has_stream(s)] + [stages.combine_stage()]
-    sources = [ROOT / "scripts" / "ladder.py", *sorted((ROOT / "scripts" / "runner").glob("*.py"))]
+    sources = sorted((ROOT / "scripts" / "runner").glob("*.py"))  # (ladder.py's help may show examples)
     for path in sources:
         for stage in roles:
             if stage in path.read_text():
@@ -116,9 +119,23 @@ def presets():
     return problems, len(data["buildPresets"])
 
 
+def docs_unchanged():
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = pathlib.Path(tmp) / "tree"
+        shutil.copytree(ROOT, copy, ignore=lambda d, names: [n for n in names if n in (".git", "__pycache__") or
+                                                             (pathlib.Path(d) == ROOT and n.startswith("build"))])
+        proc = subprocess.run([str(copy / "ladder"), "docs"], capture_output=True, text=True)
+    lines = proc.stderr.splitlines()
+    unchanged = [line for line in lines if line.startswith("unchanged ")]
+    problems = [f"{line}: the page was current" for line in lines if line.startswith("wrote ")]
+    if proc.returncode != 0 or not unchanged:
+        problems.append(f"./ladder docs exited {proc.returncode}:\n{proc.stderr}")
+    return problems, len(unchanged)
+
+
 def main(argv):
     tests = {"values_agree": values_agree, "stage_roles": stage_roles, "test_command": test_command,
-             "presets": presets}
+             "presets": presets, "docs_unchanged": docs_unchanged}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)
         return 2

@@ -110,6 +110,13 @@ def whole(lo, hi):
     return parse
 
 
+def repeat(text):
+    """An argparse type: ctest's --repeat MODE:N."""
+    if not re.fullmatch(r"(until-fail|until-pass|after-timeout):[1-9]\d*", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not until-fail:N, until-pass:N or after-timeout:N")
+    return text
+
+
 def _choice(choices):
     def check(text):
         if text not in choices:
