@@ -1,4 +1,7 @@
 # Dependencies come from installed packages; nothing is downloaded at build time.
+# The notes about optional ones are said once per build directory, as CMake's own find modules say theirs
+# (find_package_message repeats a message only when what it says changes).
+include(FindPackageMessage)
 find_package(CUDAToolkit REQUIRED)
 find_package(Threads REQUIRED)
 
@@ -18,14 +21,17 @@ if(NOT GTest_FOUND)
   find_package(GTest QUIET)
 endif()
 if(NOT GTest_FOUND)
-  message(STATUS "cuda-ladder: GoogleTest not found (apt-get install libgtest-dev): the host unit tests are registered as skipped")
+  find_package_message(LadderGTest
+    "cuda-ladder: GoogleTest not found (apt-get install libgtest-dev): the host unit tests are registered as skipped"
+    "none")
 endif()
 
 # Optional: the sanitizer tests need compute-sanitizer from the CUDA Toolkit.
 find_program(LADDER_COMPUTE_SANITIZER compute-sanitizer
   HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../compute-sanitizer")
 if(NOT LADDER_COMPUTE_SANITIZER)
-  message(STATUS "cuda-ladder: compute-sanitizer not found: the sanitizer tests are registered as skipped")
+  find_package_message(LadderSanitizer
+    "cuda-ladder: compute-sanitizer not found: the sanitizer tests are registered as skipped" "none")
 endif()
 
 # Optional: the profiler test needs Nsight Compute.
@@ -33,5 +39,5 @@ find_program(LADDER_NCU ncu HINTS "${CUDAToolkit_BIN_DIR}")
 
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(NOT Python3_Interpreter_FOUND)
-  message(STATUS "cuda-ladder: python3 not found: the stage-diff and docs tests are left out")
+  find_package_message(LadderPython "cuda-ladder: python3 not found: the stage-diff and docs tests are left out" "none")
 endif()

@@ -16,6 +16,12 @@
 
 #include "ladder_version.hpp"
 
+// A changed copy of a stage (a planted bug of tests/mutants.py, a variant built by ./ladder try) links a
+// definition of these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says
+// what it is a copy of; a stage itself defines neither, and its --version names the stage.
+extern "C" const char* ladder_program_name() __attribute__((weak));
+extern "C" const char* ladder_program_note() __attribute__((weak));
+
 namespace ladder {
 
 const char* to_string(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
@@ -205,8 +211,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
                    "are bitwise identical");
   }
   app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
-  app.set_version_flag("--version", fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT),
-                       "Print the project version and the commit this program was built from");
+  std::string version = fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT);
+  if (ladder_program_note != nullptr) version += fmt::format(", {}", ladder_program_note());
+  app.set_version_flag("--version", version, "Print the project version and the commit this program was built from");
 }
 
 // The checks CLI11 does not do for us; the first problem found, in the project's words.
@@ -249,7 +256,8 @@ std::optional<ParseOutcome> run_cli(CLI::App& app, const std::string& program, i
   } catch (const CLI::CallForAllHelp&) {
     return ParseOutcome{0, app.help("", CLI::AppFormatMode::All)};
   } catch (const CLI::CallForVersion& e) {
-    return ParseOutcome{0, fmt::format("{}: {}", program, e.what())};
+    return ParseOutcome{0, fmt::format("{}: {}", ladder_program_name != nullptr ? ladder_program_name() : program,
+                                       e.what())};
   } catch (const CLI::ExtrasError&) {
     const auto extras = app.remaining();
     const auto option = std::find_if(extras.begin(), extras.end(),
@@ -281,6 +289,25 @@ std::vector<std::string> split_list(const std::string& text) {
     start = comma + 1;
   }
   return items;
+}
+
+// What is wrong with one item "a..b" of a size list whose ends are numbers, or nullopt when the item is not such a
+// range: a range doubles from one power of two up to another.
+std::optional<std::string> range_problem(const std::string& item) {
+  const auto dots = item.find("..");
+  if (dots == std::string::npos) return std::nullopt;
+  const std::string lo_text = trim(item.substr(0, dots)), hi_text = trim(item.substr(dots + 2));
+  const auto lo = parse_count(lo_text), hi = parse_count(hi_text);
+  if (!lo || !hi) return std::nullopt;
+  if (!is_power_of_two(*lo) || !is_power_of_two(*hi)) {
+    return fmt::format("-n/--size '{}': a range a..b doubles from a to b, so both ends are powers of two (2^10..2^30)",
+                       item);
+  }
+  if (*lo > *hi) {
+    return fmt::format("-n/--size '{}' runs backwards: a range goes from the smaller power of two up ({}..{})", item,
+                       hi_text, lo_text);
+  }
+  return std::nullopt;
 }
 
 std::string join_names(const std::vector<Combine>& combines) {
@@ -372,6 +399,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
       if (std::regex_match(item, kWhole) && !parse_count_list(item)) {
         return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", item));
       }
+      if (auto problem = range_problem(item)) return usage_error(program, *problem);
     }
     return usage_error(program, fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 "
                                             "(268435456, 2^28, 1e6), a list, or a range like 2^10..2^30",
@@ -422,15 +450,15 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   } else {
     for (const auto& item : split_list(combine_text)) {
       auto c = lookup(kCombineNames, item);
+      const bool several = stage.combines.size() > 1;
       if (!c) {
-        return usage_error(program, fmt::format("--combine '{}' is not one of relaunch, atomic, two-pass, "
-                                                "last-block, all",
-                                                item));
+        return usage_error(program, fmt::format("--combine '{}' is not one of {}{}", item,
+                                                join_names(stage.combines), several ? ", all" : ""));
       }
       if (std::find(stage.combines.begin(), stage.combines.end(), *c) == stage.combines.end()) {
-        return usage_error(program, fmt::format("--combine {}: {} combines partial sums by {} only "
-                                                "(07_multiblock has the other strategies)",
-                                                item, program, join_names(stage.combines)));
+        return usage_error(program, fmt::format("--combine {}: {} combines partial sums by {} only{}", item, program,
+                                                join_names(stage.combines),
+                                                several ? "" : " (07_multiblock has the other strategies)"));
       }
       out.combines.push_back(*c);
     }
@@ -448,10 +476,11 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   std::string m_text = "4096", n_text = "4096", k_text = "4096", size_text;
   out.reps = 20;
   out.warmup = 3;
-  app.add_option("-m", m_text, "Rows of A and C")->capture_default_str();
-  app.add_option("-n", n_text, "Columns of B and C")->capture_default_str();
-  app.add_option("-k", k_text, "Columns of A, rows of B")->capture_default_str();
-  app.add_option("--size", size_text, "Set M = N = K at once");
+  const std::string range = fmt::format("1 to {}", kMaxGemmDim);
+  app.add_option("-m", m_text, "Rows of A and C, " + range)->capture_default_str();
+  app.add_option("-n", n_text, "Columns of B and C, " + range)->capture_default_str();
+  app.add_option("-k", k_text, "Columns of A, rows of B, " + range)->capture_default_str();
+  app.add_option("--size", size_text, "Set M = N = K at once, " + range);
   std::string tile_text = std::to_string(out.tile);
   app.add_option("--tile", tile_text, "Shared-memory tile edge, 16 or 32 (threads per block = tile x tile)")
       ->capture_default_str();
@@ -470,7 +499,7 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
     return usage_error(program, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
   }
   if (app.count("--size") > 0 && size_text.empty()) {
-    return usage_error(program, "--size '' is not a whole number");
+    return usage_error(program, fmt::format("--size '' is not a whole number: give one from 1 to {}", kMaxGemmDim));
   }
 
   out.pads = pad_text == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad_text == "on"};
@@ -481,7 +510,8 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
     auto v = parse_count(*dims[i].second);
     const char* option = size_text.empty() ? dims[i].first : "--size";
     if (!v) {
-      return usage_error(program, fmt::format("{} '{}' is not a whole number", option, *dims[i].second));
+      return usage_error(program, fmt::format("{} '{}' is not a whole number: give one from 1 to {}", option,
+                                              *dims[i].second, kMaxGemmDim));
     }
     if (*v < 1 || *v > kMaxGemmDim) {
       return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option, *v,

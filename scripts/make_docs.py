@@ -2114,6 +2114,9 @@ def main():
             print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
         return 1 if problems else 0
     for out, text in rendered.items():
+        if out.exists() and out.read_text() == text:
+            print(f"unchanged {out.relative_to(ROOT)}", file=sys.stderr)
+            continue
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)

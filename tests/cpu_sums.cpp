@@ -15,11 +15,13 @@
 #include <string>
 
 #include "input.hpp"
+#include "ladder_version.hpp"
 
 namespace {
+constexpr const char* kUsage = "cpu_sums [--seed S] [--max-log2 K] [--help] [--version], K even from 10 to 32";
+
 int usage(const char* message) {
-  std::fprintf(stderr, "cpu_sums: error: %s (usage: cpu_sums [--seed S] [--max-log2 K], K even from 10 to 32)\n",
-               message);
+  std::fprintf(stderr, "cpu_sums: error: %s (usage: %s)\n", message, kUsage);
   return 2;
 }
 }  // namespace
@@ -29,6 +31,18 @@ int main(int argc, char** argv) {
   int max_log2 = 30;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float input against "
+                  "the exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if one breaks its bound\n"
+                  "usage: %s\n  --seed S      input seed (default 1)\n  --max-log2 K  the largest n is 2^K "
+                  "(default 30)\n",
+                  kUsage);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("cpu_sums: cuda-ladder %s (commit %s)\n", LADDER_VERSION, LADDER_COMMIT);
+      return 0;
+    }
     if (arg != "--seed" && arg != "--max-log2") return usage(("unknown argument '" + arg + "'").c_str());
     if (i + 1 >= argc) return usage((arg + " needs a value").c_str());
     const std::string text = argv[++i];

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include "ladder_version.hpp"
 #include "cuda_check.hpp"
 #include "device.hpp"
 
@@ -43,12 +44,16 @@ __global__ void racy_reduce(const float* in, float* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1) {  // a test helper, not a stage: it takes no options
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("racy_warp_unroll: cuda-ladder %s (commit %s)\n", LADDER_VERSION, LADDER_COMMIT);
+    return 0;
+  }
+  if (argc > 1) {  // a test helper, not a stage: it takes no options but --help and --version
     const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
     std::fprintf(help ? stdout : stderr,
                  "racy_warp_unroll: a test helper, run by the test racecheck_finds_volatile_race under "
                  "compute-sanitizer --tool racecheck: it sums with the pre-Volta unrolled last warp (volatile, no "
-                 "__syncwarp) and takes no options\n");
+                 "__syncwarp) and takes no options (but --help and --version)\n");
     return help ? 0 : 2;
   }
   const auto lookup = ladder::find_device(0);

@@ -2,11 +2,22 @@
 # EXPECT_ERRORS=1 it fails unless the tool reports errors (a test that the tool sees a planted bug).
 # Without a usable GPU it prints "no usable GPU", which the test's SKIP_REGULAR_EXPRESSION turns into
 # a skip (cmake -P cannot exit 77 before CMake 3.29).
+# A planted-bug program (PROBE given: a stage binary to ask for a GPU) may not be built: see expect.cmake.
 separate_arguments(args NATIVE_COMMAND "${ARGS}")
-execute_process(COMMAND ${EXE} --list-devices RESULT_VARIABLE probe OUTPUT_QUIET ERROR_QUIET)
+if(NOT PROBE)
+  set(PROBE ${EXE})
+endif()
+execute_process(COMMAND ${PROBE} --list-devices RESULT_VARIABLE probe OUTPUT_QUIET ERROR_QUIET)
 if(probe EQUAL 77)
-  message("no usable GPU: compute-sanitizer --tool ${TOOL} skipped")
+  if(MUTANTS_SKIPPED AND NOT EXISTS "${EXE}")
+    message("SKIPPED: ${MUTANTS_SKIPPED}")
+  else()
+    message("no usable GPU: compute-sanitizer --tool ${TOOL} skipped")
+  endif()
   return()
+endif()
+if(NOT EXISTS "${EXE}")
+  message(FATAL_ERROR "${EXE} is not built (the test mutants.build builds it; or cmake --build . --target mutants)")
 endif()
 execute_process(
   COMMAND ${SANITIZER} --tool ${TOOL} --error-exitcode 99 --print-limit 20 ${EXE} ${args}

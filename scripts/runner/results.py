@@ -1,0 +1,114 @@
+"""Running a stage binary and reading its rows; tables for people; result files for the docs."""
+import csv
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+from .stages import ROOT, NoGpu, StageError, binary
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_binary(build, stage, args, fmt="json", exe=None):
+    """Runs one stage binary (or exe, a variant of it) with --format fmt; returns its rows and exit status."""
+    cmd = [exe or binary(build, stage), *args, "--format", fmt]
+    started = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode == 77:
+        raise NoGpu(proc.stderr.strip())
+    if proc.returncode not in (0, 1):
+        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited {proc.returncode}: {proc.stderr.strip()}")
+    if fmt == "json":
+        rows = json.loads(proc.stdout)
+    else:
+        rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    if proc.returncode == 1 and rows and all(row_passes(r) for r in rows) and "--determinism" not in args:
+        # exit 1 means a check failed: if no row says which, the failure is one the rows do not carry
+        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited 1 (a check failed) but every row passes: "
+                         f"run it with --format table to see its notes")
+    say(f"      {stage} {' '.join(args)}  ({time.time() - started:.1f} s)")
+    return rows, proc.returncode
+
+
+def common_args(a):
+    args = ["--reps", str(a.reps), "--warmup", str(a.warmup), "--seed", str(a.seed), "--input", a.input,
+            "--device", str(a.device)]
+    return args + ["--flush", a.flush]
+
+
+def fmt_num(v, spec):
+    return "-" if v is None or v == "" else format(float(v), spec)
+
+
+def table(headers, rows):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    out = ["  " + "  ".join(f"{h:>{w}}" if i else f"{h:<{w}}" for i, (h, w) in enumerate(zip(headers, widths)))]
+    for r in rows:
+        out.append("  " + "  ".join(f"{str(c):>{w}}" if i else f"{str(c):<{w}}" for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(out)
+
+
+def tool_version(cmd, pick=lambda out: out.strip().splitlines()[-1]):
+    try:
+        return pick(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "unknown"
+
+
+def meta_from(row):
+    return {
+        "device": row["device"], "compute_capability": row["compute_capability"], "sms": row["sms"],
+        "l2_bytes": row["l2_bytes"], "peak_gbps": row["peak_gbps"], "cuda_driver_api": row["driver"],
+        "cuda_runtime": row["runtime"],
+        "driver": tool_version(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                               lambda out: out.strip().splitlines()[0]),
+        "nvcc": tool_version(["nvcc", "--version"]),
+    }
+
+
+def git_commit():
+    if os.environ.get("LADDER_COMMIT"):
+        return os.environ["LADDER_COMMIT"]
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+SAVE_FORMAT = "csv"
+
+
+def save(directory, name, rows, meta=None):
+    """Writes rows to <directory>/<name>.csv (or .json with --save-format json), and the meta beside them."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.{SAVE_FORMAT}"
+    if rows and SAVE_FORMAT == "json":
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+    elif rows:
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v) for k, v in r.items()})
+    if meta is not None:
+        (directory / f"{name}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    say(f"      wrote {path}")
+
+
+def row_passes(r):
+    """A row's every check: the stage's, CUB's and the speed-of-light read's (GEMM rows: the kernels')."""
+    return r["check"] == "PASS" and all(r.get(k, "PASS") in ("PASS", "-") for k in
+                                        ("cub_check", "read_check", "naive_check", "cublas_check"))
+
+
+def all_pass(reduce_rows, gemm=()):
+    ok = all(row_passes(r) for r in reduce_rows)
+    return ok and all(r["check"] == "PASS" for r in gemm)

@@ -1,0 +1,470 @@
+"""The measurement studies the docs are built from: measure (everything, into docs/results/), profile (Nsight
+Compute counters, SASS, racecheck), mutants (every planted bug), sweep (GB/s against n) and probe (GB/s against the
+block size)."""
+import csv
+import datetime
+import io
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, print_ladder
+from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
+from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, has_stream,
+                     regime_args)
+
+
+# ---- sweep and probe ---------------------------------------------------------------------------------
+
+def sweep_rows(a):
+    rows = []
+    stages = REDUCE[1:]
+    for i, stage in enumerate(stages, 1):
+        say(f"[{i}/{len(stages)}] {stage}: n = {a.sweep}")
+        r, _ = run_binary(a.build, stage, ["-n", a.sweep, *common_args(a)])
+        rows.extend(r)
+    return rows
+
+
+def print_sweep(rows):
+    sizes = sorted({int(r["n"]) for r in rows})
+    stages = list(dict.fromkeys(r["stage"] for r in rows))
+    by = {(r["stage"], int(r["n"])): r for r in rows}
+    out = []
+    for n in sizes:
+        cub = by[(stages[-1], n)]["cub_gbps"]
+        out.append([str(n), *[fmt_num(by[(s, n)]["gbps"], ".0f") for s in stages], fmt_num(cub, ".0f")])
+    print(f"\nGB/s against n (stream regime; CUB from the {stages[-1]} run)\n")
+    print(table(["n", *stages, "CUB"], out))
+
+
+def cmd_sweep(a):
+    rows = sweep_rows(a)
+    print_sweep(rows)
+    if a.save:
+        save(a.save, "sweep", rows, {**meta_from(rows[0]), "commit": git_commit()})
+    return 0 if all_pass(rows) else 1
+
+
+def probe_rows(a, regime):
+    rows = []
+    for i, stage in enumerate(REDUCE, 1):
+        say(f"[{i}/{len(REDUCE)}] {stage}: blocks 64..1024")
+        if regime == "stream" and not has_stream(stage):
+            continue  # 01 has no stream regime
+        r, _ = run_binary(a.build, stage, ["-n", a.size, "--block", "64,128,256,512,1024",
+                                           *regime_args(stage, [regime]), *common_args(a)])
+        rows.extend(r)
+    return rows
+
+
+def print_probe(rows, regime):
+    blocks = sorted({int(r["block"]) for r in rows})
+    out = []
+    for stage in dict.fromkeys(r["stage"] for r in rows):
+        by = {int(r["block"]): r for r in rows if r["stage"] == stage}
+        best = max(blocks, key=lambda b: float(by[b]["gbps"]))
+        out.append([stage, *[fmt_num(by[b]["gbps"], ".0f") + ("*" if b == best else " ") for b in blocks]])
+    print(f"\nGB/s against threads per block ({regime} regime, n = {rows[0]['n']}; * marks the fastest)\n")
+    print(table(["stage", *[str(b) for b in blocks]], out))
+
+
+def cmd_probe(a):
+    rows = probe_rows(a, a.regime)
+    print_probe(rows, a.regime)
+    if a.save:
+        save(a.save, f"probe_{a.regime}", rows, {**meta_from(rows[0]), "commit": git_commit()})
+    return 0 if all_pass(rows) else 1
+
+
+# ---- measure: everything the docs use ------------------------------------------------------------------
+
+def mutant_rows(a):
+    """Runs every planted bug (tests/mutants.py) as its test does; records the verdict and the line it printed."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mutants import MUTANTS
+    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    rows = []
+    for m in MUTANTS:
+        exe = a.build / "tests" / "bin" / f"mutant_{m.name}"
+        if not exe.exists():
+            raise StageError(f"{exe} does not exist: build the target 'mutants' first")
+        cmd = [str(exe), *shlex.split(m.args)]
+        if m.expect == "racecheck":
+            cmd = [sanitizer, "--tool", "racecheck", "--error-exitcode", "99", "--print-limit", "1", *cmd]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        text = proc.stdout + proc.stderr
+        if proc.returncode == 77:
+            raise NoGpu(text.strip())
+        if m.expect == "racecheck":
+            caught = proc.returncode == 99
+            line = next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
+        else:
+            caught = proc.returncode == 1 and "FAIL" in text
+            line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ")), "")
+        say(f"      mutant {m.name}: {'caught' if caught else 'NOT CAUGHT'} (exit {proc.returncode})")
+        rows.append({"mutant": m.name, "stage": m.stage, "expect": m.expect, "args": m.args, "exit": proc.returncode,
+                     "verdict": "caught" if caught else "NOT CAUGHT", "line": line.replace("=========", "").strip()})
+    return rows
+
+
+def cmd_mutants(a):
+    rows = mutant_rows(a)
+    print(table(["mutant", "verdict", "exit", "what the stage printed"],
+                [[r["mutant"], r["verdict"], str(r["exit"]), r["line"][:110]] for r in rows]))
+    if a.save:
+        save(a.save, "mutants", rows)
+    return 0 if all(r["verdict"] == "caught" for r in rows) else 1
+
+
+# The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
+ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
+
+
+def try_experiments():
+    return [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")] + \
+        [(stage, str(path.relative_to(ROOT))) for stage, path in experiments()]
+
+
+def cmd_measure(a):
+    out = pathlib.Path(a.save or ROOT / "docs" / "results")
+    started = time.time()
+    ok = True
+    meta = None
+    say("== the ladder, both regimes (what ./ladder run does after the build: the ladder, then the GEMM rung)")
+    t0 = time.time()
+    rows = ladder_rows(a)
+    ok &= all_pass(gemm_rows(a))
+    run_seconds = round(time.time() - t0, 1)
+    print_ladder(rows)
+    meta = {**meta_from(rows[0]), "commit": git_commit(),
+            "date": datetime.date.today().isoformat(), "command": "./ladder measure",
+            "ladder_run_s": run_seconds}
+    save(out, "ladder", rows, meta)
+    ok &= all_pass(rows)
+    for stage, spec in try_experiments():
+        say(f"== ./ladder try {stage[:2]} {spec}")
+        a.stage, a.change = stage, spec
+        a.save = str(out)
+        ok &= cmd_try(a) == 0
+    say("== planted bugs: every mutant must be caught")
+    rows = mutant_rows(a)
+    save(out, "mutants", rows)
+    ok &= all(r["verdict"] == "caught" for r in rows)
+    multiblock = combine_stage()
+    say(f"== {multiblock}: every combine strategy at the sizes of the targets")
+    rows, _ = run_binary(a.build, multiblock, ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
+    save(out, "multiblock", rows)
+    ok &= all_pass(rows)
+    say(f"== {multiblock} in the tree regime: every combine at small blocks (one atomic or ticket per block)")
+    rows, _ = run_binary(a.build, multiblock, ["-n", a.size, "--regime", "tree", "--block", "64,128,256,1024",
+                                                    "--combine", "all", *common_args(a)])
+    save(out, "combine_tree", rows)
+    ok &= all_pass(rows)
+    say(f"== the L2 flush: {multiblock} and CUB timed after each kind of flush")
+    frows = []
+    for flush in ("clean", "write", "none"):
+        r, _ = run_binary(a.build, multiblock, ["-n", "2^22,2^24,2^28", *common_args(a)[:-2], "--flush", flush])
+        frows.extend(r)
+    save(out, "flush", frows)
+    ok &= all_pass(frows)
+    say(f"== {multiblock}: determinism, 100 runs of each strategy at three sizes")
+    drows = []
+    for n in ("2^20", "2^24", "2^28"):
+        rows, rc = run_binary(a.build, multiblock, ["-n", n, "--combine", "all", "--determinism", "100",
+                                                         "--seed", str(a.seed), "--input", a.input])
+        drows.extend(rows)
+        ok &= rc == 0
+    save(out, "determinism", drows)
+    say("== accuracy: every stage's float result from 2^10 to 2^30 (--check-only), and the CPU's float sums")
+    arows = []
+    for stage in REDUCE:
+        rows, _ = run_binary(a.build, stage, ["--check-only", "-n", ACCURACY_SIZES, "--seed", str(a.seed),
+                                              "--device", str(a.device)])
+        arows.extend(rows)
+    save(out, "accuracy", arows)
+    ok &= all_pass(arows)
+    proc = subprocess.run([str(a.build / "tests" / "bin" / "cpu_sums"), "--seed", str(a.seed), "--max-log2", "30"],
+                          capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise StageError(f"cpu_sums failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    ok &= proc.returncode == 0
+    (out / "accuracy_cpu.csv").write_text(proc.stdout)
+    say("== size sweep")
+    rows = sweep_rows(a)
+    print_sweep(rows)
+    save(out, "sweep", rows)
+    ok &= all_pass(rows)
+    for regime in ("stream", "tree"):
+        say(f"== block-size probe, {regime} regime")
+        rows = probe_rows(a, regime)
+        print_probe(rows, regime)
+        save(out, f"probe_{regime}", rows)
+        ok &= all_pass(rows)
+    say("== GEMM sizes")
+    grows = []
+    for size, tile in [("1024", 16), ("2048", 16), ("4096", 16), ("8192", 16), ("4096", 32)]:
+        r, _ = run_binary(a.build, GEMM, ["--size", size, "--tile", str(tile), "--pad", "both",
+                                          "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device)])
+        grows.extend(r)
+    save(out, "gemm", grows)
+    ok &= all(r["check"] == "PASS" and r["naive_check"] == "PASS" and r["cublas_check"] == "PASS" for r in grows)
+    if find_ncu():
+        say("== Nsight Compute counters and racecheck")
+        a.save = str(out)
+        cmd_profile(a)
+    else:
+        say("== ncu not found: Nsight Compute counters not measured")
+    meta["elapsed_s"] = round(time.time() - started, 1)
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    say(f"== done in {meta['elapsed_s']} s; results in {out}")
+    return 0 if ok else 1
+
+
+# ---- profile: Nsight Compute counters ------------------------------------------------------------------
+
+# The Nsight Compute sections every case collects (they name their metrics per GPU, so nothing here breaks on
+# another chip), plus the shared-memory and instruction counters the pages cite. ./ladder profile keeps the
+# columns below; the pages name each by its ncu metric, so a reader can ask ncu for the same one.
+NCU_SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "InstructionStats", "SourceCounters"]
+NCU_METRICS = [
+    "dram__bytes_read.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+]
+NCU_COLUMNS = {
+    "gpu__time_duration.sum": "duration (ns)",
+    "dram__bytes_read.sum": "DRAM bytes read",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "DRAM throughput, % of peak",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory throughput, % of peak",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM throughput, % of peak",
+    "launch__registers_per_thread": "registers per thread",
+    "sm__maximum_warps_per_active_cycle_pct": "theoretical occupancy, %",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy, %",
+    "smsp__inst_executed.sum": "warp instructions",
+    "smsp__thread_inst_executed_per_inst_executed.ratio": "active threads per instruction",
+    "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": "threads with predicate on per instruction",
+    "smsp__sass_branch_targets_threads_divergent.sum": "divergent branch targets",
+    "smsp__inst_executed_op_shared_ld.sum": "shared-load instructions",
+    "smsp__inst_executed_op_shared_st.sum": "shared-store instructions",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared-load wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared-store wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "bank conflicts, loads",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "bank conflicts, stores",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": "FMA pipe active, % of peak",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "tensor pipe active, % of peak",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": "FFMA thread instructions",
+}
+STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
+TOP_STALLS = 3
+
+
+def parse_ncu_raw(text):
+    """ncu --page raw --csv: a header row, a units row, then one row per profiled kernel -> [{column: value}]."""
+    lines = [l for l in text.splitlines() if l.startswith('"')]
+    if len(lines) < 3:
+        return []
+    table_rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    header = table_rows[0]
+    return [dict(zip(header, r)) for r in table_rows[2:]]
+
+
+def ncu_number(value):
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return ""
+
+
+def ncu_row(stage, variant, size, kernel):
+    """One profiled kernel -> the row ./ladder profile keeps: the columns above and the top stall reasons (warps
+    stalled per issued instruction, WarpStateStats; "selected" is issuing, not a stall)."""
+    row = {"stage": stage, "variant": variant, "n_or_size": size, "kernel": kernel.get("Kernel Name", ""),
+           "grid": kernel.get("Grid Size", ""), "block": kernel.get("Block Size", "")}
+    row.update({m: ncu_number(kernel.get(m, "")) for m in NCU_COLUMNS})
+    stalls = sorted(((ncu_number(v), STALL.match(k).group(1)) for k, v in kernel.items()
+                     if STALL.match(k) and STALL.match(k).group(1) != "selected" and ncu_number(v) != ""), reverse=True)
+    for i in range(TOP_STALLS):
+        value, name = stalls[i] if i < len(stalls) else ("", "")
+        row[f"stall_{i + 1}"], row[f"stall_{i + 1}_per_issue"] = name, value
+    row.update({f"stall_{name}": value for value, name in sorted(stalls, key=lambda s: s[1])})
+    return row
+
+
+def find_ncu():
+    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def ncu_command(ncu, cmd, kernel_regex, launch_count=None):
+    sections = [x for s in NCU_SECTIONS for x in ("--section", s)]
+    count = ["--launch-count", str(launch_count)] if launch_count else []
+    return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), "--page", "raw", "--csv",
+            "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
+
+
+def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
+    full = ncu_command(ncu, cmd, kernel_regex, launch_count)
+    proc = subprocess.run(full, capture_output=True, text=True)
+    kernels = parse_ncu_raw(proc.stdout)
+    if proc.returncode != 0 or not kernels:
+        raise StageError(f"ncu failed for {' '.join(cmd)} (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
+                         f"{proc.stderr[-2000:]}")
+    return kernels
+
+
+# The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
+def profile_command(stage, variant, size):
+    """Exactly what cmd_profile runs for one row (less --csv --page raw), broken over lines for a page."""
+    sections = " ".join(f"--section {s}" for s in NCU_SECTIONS)
+    head = f"ncu --clock-control none {sections} \\\n    --metrics {','.join(NCU_METRICS)} \\\n    "
+    if stage == GEMM:
+        return (head + "--kernel-name-base demangled --kernel-name regex:gemm \\\n    "
+                f"build/bin/{GEMM} --size {size} --pad both --reps 1 --warmup 0")
+    return (head + f"--kernel-name regex:reduce_kernel --launch-count 1 \\\n    build/bin/{stage} --check-only --input int "
+            f"-n {size}" + (f" --regime {variant}" if has_stream(stage) else ""))
+
+
+GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k), ("tiled padded", lambda k: "gemm_kernel<" in k and ", 1>" in k),
+                ("naive", lambda k: "gemm_naive_kernel" in k),
+                ("cuBLAS", lambda k: "gemm_kernel<" not in k and "gemm_naive_kernel" not in k)]
+
+
+def ncu_check(a, ncu, stage):
+    """The test profile_metrics: one stage's first launch through the very sections and metrics of cmd_profile;
+    every kept column must be a number and the stall reasons present."""
+    probe = subprocess.run([binary(a.build, stage), "--check-only", "-n", "1"], capture_output=True, text=True)
+    if probe.returncode == 77:
+        print(probe.stderr.strip())  # "...: no usable GPU: ..." marks the test skipped
+        return 0
+    kernel = run_ncu(ncu, [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+                           *regime_args(stage, ["tree"])], "reduce_kernel", launch_count=1)[0]
+    row = ncu_row(stage, "tree", a.profile_size, kernel)
+    missing = [m for m in NCU_COLUMNS if row[m] == ""] + ([] if row["stall_1"] else ["stall reasons"])
+    if missing:
+        say(f"ladder: profile row of {stage} lacks {', '.join(missing)}")
+        return 1
+    print(f"profile row of {stage}: {len(NCU_COLUMNS)} columns, top stall {row['stall_1']} {row['stall_1_per_issue']}")
+    return 0
+
+
+def cmd_profile(a):
+    ncu = find_ncu()
+    if not ncu:
+        say("ladder: ncu (Nsight Compute) not found: install Nsight Compute or put its directory on PATH")
+        return 2
+    if a.ncu_check:
+        return ncu_check(a, ncu, a.ncu_check)
+    # Reduce: one --check-only run on the int input per stage and regime; the first launch is the one that reads
+    # the input (later launches add partial sums). GEMM: one timed run with one repetition, every kernel of it.
+    rows = []
+    for regime in REGIMES:
+        for stage in REDUCE:
+            if not has_stream(stage) and regime == "stream":
+                continue
+            say(f"      ncu: {stage} ({regime} regime, n = {a.profile_size})")
+            cmd = [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+                   *regime_args(stage, [regime])]
+            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
+            rows.append(ncu_row(stage, regime, a.profile_size, kernel))
+    for stage, patch in experiments():  # the experiments' builds, as ./ladder try left them
+        exe = a.build / "try" / "bin" / patch_target(stage, patch)
+        if not exe.exists():
+            say(f"      ncu: {patch.stem} of {stage} not built (./ladder try {stage[:2]} {patch.relative_to(ROOT)}): skipped")
+            continue
+        for regime in (list(REGIMES) if has_stream(stage) else ["tree"]):
+            say(f"      ncu: {stage} with {patch.name} ({regime} regime)")
+            cmd = [str(exe), "--check-only", "--input", "int", "-n", a.profile_size, *regime_args(stage, [regime])]
+            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
+            rows.append(ncu_row(stage, f"{regime}, {patch.stem}", a.profile_size, kernel))
+    say(f"      ncu: {GEMM} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
+    cmd = [binary(a.build, GEMM), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
+    kernels = run_ncu(ncu, cmd, "gemm")
+    for variant, match in GEMM_KERNELS:
+        found = [k for k in kernels if match(k.get("Kernel Name", ""))]
+        if not found:
+            raise StageError(f"ncu: no {variant} kernel among {sorted({k.get('Kernel Name') for k in kernels})}")
+        rows.append(ncu_row(GEMM, variant, a.profile_gemm, found[-1]))  # the last: after any check runs
+    out = []
+    for r in rows:
+        out.append([f"{r['stage']} ({r['variant']})", fmt_num(r["gpu__time_duration.sum"], ".0f"),
+                    fmt_num(r["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"], ".1f"),
+                    fmt_num(r["sm__warps_active.avg.pct_of_peak_sustained_active"], ".1f"),
+                    fmt_num(r["launch__registers_per_thread"], ".0f"), fmt_num(r["smsp__inst_executed.sum"], ".3g"),
+                    fmt_num(r["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], ".0f"),
+                    fmt_num(r["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], ".0f"),
+                    f"{r['stall_1']} {fmt_num(r['stall_1_per_issue'], '.1f')}"])
+    print(f"\nNsight Compute, first kernel of each reduce run (n = {a.profile_size}); GEMM {a.profile_gemm}^3\n")
+    print(table(["run", "ns", "DRAM %", "occupancy %", "regs", "warp instr", "conflicts ld", "conflicts st",
+                 "top stall (warps per issue)"], out))
+    if a.save:
+        version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()
+        save(a.save, "ncu", rows, {"ncu": version, "sections": NCU_SECTIONS, "metrics": NCU_METRICS})
+        save_sass(a)
+    racecheck(a)
+    return 0
+
+
+SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+
+
+def kernel_sass(exe, wanted, headers=False):
+    """The instructions of every kernel of exe whose "Function :" line passes wanted (cuobjdump -sass, without
+    the encodings); with headers, each kernel's "Function : <mangled name>" line before its code."""
+    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+    proc = subprocess.run([cuobjdump, "-sass", exe], capture_output=True, text=True)
+    lines, inside = [], False
+    for line in proc.stdout.splitlines():
+        if "Function :" in line:
+            inside = wanted(line)
+            if inside and headers:
+                lines.append(line.strip())
+            continue
+        m = SASS_LINE.match(line)
+        if inside and m:
+            lines.append(f"/*{m.group(1)}*/ {m.group(2)}")
+    return lines
+
+
+def save_sass(a):
+    """The machine code the pages quote: each reduce stage's kernel, and every instantiation of the tiled GEMM."""
+    files = [(stage, kernel_sass(binary(a.build, stage), lambda l: "reduce_kernel" in l)) for stage in REDUCE]
+    files.append((GEMM, kernel_sass(binary(a.build, GEMM), lambda l: "gemm_kernel" in l and "naive" not in l,
+                                    headers=True)))
+    for name, lines in files:
+        if lines:
+            (pathlib.Path(a.save) / f"sass_{name}.txt").write_text("\n".join(lines) + "\n")
+
+
+def racecheck(a):
+    """What compute-sanitizer --tool racecheck says of 04_warp_unroll and of the pre-Volta volatile last warp."""
+    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    runs = [("04_warp_unroll (__syncwarp between steps)",
+             [binary(a.build, "04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"]),
+            ("volatile last warp, no __syncwarp (tests/racy_warp_unroll.cu)", [str(a.build / "tests" / "bin" / "racy_warp_unroll")])]
+    report = []
+    for title, cmd in runs:
+        say(f"      racecheck: {title}")
+        proc = subprocess.run([sanitizer, "--tool", "racecheck", "--print-limit", "3", *cmd], capture_output=True,
+                              text=True)
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("=========")]
+        report.append(f"$ compute-sanitizer --tool racecheck {' '.join(pathlib.Path(c).name if i == 0 else c for i, c in enumerate(cmd))}")
+        report.extend(lines[:12] + (["========= ..."] if len(lines) > 14 else []) + lines[-2:] if len(lines) > 14 else lines)
+        report.append("")
+    text = "\n".join(report)
+    print("\n" + text)
+    if a.save:
+        (pathlib.Path(a.save) / "racecheck.txt").write_text(text)
