@@ -97,9 +97,9 @@ def parents():
                        help="untimed runs before timing, 0 to 10000 (default: 5)")
         t.add_argument("--seed", metavar="S", type=values.whole(0, values.MAX_U64), default=1,
                        help="input seed: the same seed gives bitwise the same input in every stage (default: 1)")
-        t.add_argument("--input", choices=["float", "int"], default="float",
-                       help="float: uniform in [0, 1), checked within a bound; int: integers, checked exactly "
-                            "(default: float)")
+        t.add_argument("--input", choices=["float", "exact"], default="float",
+                       help="the input that is timed. float: uniform in [0, 1), checked within a bound; exact: "
+                            "dyadic values whose sum is exact in float, checked for equality (default: float)")
         t.add_argument("--flush", choices=["clean", "write", "none"], default="clean",
                        help="what evicts the input from L2 before each repetition (docs/method.md; default: clean)")
         t.add_argument("--device", metavar="I", type=values.whole(0, 1023), default=0,
@@ -125,7 +125,7 @@ def parents():
                        help="M = N = K of the profiled GEMM (default: 2048)")
 
     def sweep(p):
-        p.add_argument("--sweep", metavar="SIZES", type=values.size_list, default="2^10..2^30",
+        p.add_argument("--sweep", metavar="SIZES", type=values.size_list, default="2^10..2^32",
                        help="the sizes: a list (1000,2^20) or a range of powers of two (default: 2^10..2^30)")
 
     return {name: group(f) for name, f in [("build", build_dir), ("size", size), ("timing", timing), ("gemm", gemm),

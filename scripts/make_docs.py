@@ -1246,12 +1246,68 @@ def build_time_line():
     return f"the recorded first builds took {listed}.{spread}"
 
 
+# The result files whose rows carry the clocks of their timed series (common/gpu_clocks.hpp).
+CLOCKED = ["ladder", "gemm", "sweep", "multiblock", "combine_tree", "flush", "probe_stream", "probe_tree"]
+
+
+def clock_summary():
+    """Over every timed series in the results: the SM and memory clocks read at their first and last
+    repetitions, how many series reported throttling (and why), and how many stream holds timed out."""
+    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0}
+    for name in CLOCKED:
+        try:
+            data = rows(name)
+        except DocsError:
+            continue
+        for r in data:
+            if not r.get("sm_clock_start_mhz"):
+                continue
+            s["series"] += 1
+            s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
+            s["mem"].update(int(r[k]) for k in ("mem_clock_start_mhz", "mem_clock_end_mhz"))
+            s["timeouts"] += int(r.get("hold_timeouts") or 0)
+            if r.get("throttled") == "yes":
+                s["throttled"] += 1
+                s["reasons"].update(r["clock_reasons"].split("+"))
+    return s
+
+
+def _mhz(values):
+    lo, hi = min(values), max(values)
+    return f"{lo} MHz throughout" if lo == hi else f"between {lo} and {hi} MHz"
+
+
+def clocks_line():
+    """What the clocks of the measured series were, and whether any throttled: a sentence from the results."""
+    s = clock_summary()
+    if not s["series"]:
+        return "The results on these pages carry no clock readings: *not measured yet*."
+    throttle = (f"{s['throttled']} of them reported throttling ({', '.join(sorted(s['reasons']))})" if s["throttled"]
+                else "none of them reported throttling")
+    return (f"Over the {s['series']} timed series of the results on these pages the SM clock read {_mhz(s['sm'])} and "
+            f"the memory clock {_mhz(s['mem'])}; {throttle}.")
+
+
+def hold_timeouts():
+    s = clock_summary()
+    if not s["series"]:
+        return "*not measured yet*"
+    return (f"{s['timeouts']} holds timed out over {s['series']} timed series" if s["timeouts"]
+            else f"no hold timed out over {s['series']} timed series")
+
+
 def provenance():
     m = meta()
+    s = clock_summary()
+    clocks = ""
+    if s["series"]:
+        clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])} over the timed series"
+                  + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "
+                     f"({', '.join(sorted(s['reasons']))})." if s["throttled"] else "; no throttling reported."))
     return (f"Measured on an {m['device']} (compute capability {m['compute_capability']}, {m['sms']} SMs, "
             f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
             f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
-            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.")
+            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{clocks}")
 
 
 # ---- code ---------------------------------------------------------------------------------------------

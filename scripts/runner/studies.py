@@ -16,32 +16,51 @@ import time
 
 from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, print_ladder
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
+from . import values
 from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, has_stream,
                      regime_args)
 
 
 # ---- sweep and probe ---------------------------------------------------------------------------------
 
+# The earlier rungs are swept up to here: their GB/s has long reached its plateau, and every size above costs
+# seconds of input making; the last two (the float4 loads, the combines: the rungs at the bandwidth limit) and CUB
+# run the whole --sweep.
+EARLY_SWEEP_MAX = 2 ** 30
+
+
 def sweep_rows(a):
     rows = []
-    stages = REDUCE[1:]
+    stages = [s for s in REDUCE if has_stream(s)]
     for i, stage in enumerate(stages, 1):
-        say(f"[{i}/{len(stages)}] {stage}: n = {a.sweep}")
-        r, _ = run_binary(a.build, stage, ["-n", a.sweep, *common_args(a)])
+        sizes = values.expand(a.sweep)
+        if stage not in REDUCE[-2:]:
+            sizes = [n for n in sizes if n <= EARLY_SWEEP_MAX] or sizes[:1]
+        combine = ["--combine", "all"] if stage == combine_stage() else []
+        say(f"[{i}/{len(stages)}] {stage}: {len(sizes)} sizes from {sizes[0]} to {sizes[-1]}")
+        r, _ = run_binary(a.build, stage, ["-n", ",".join(map(str, sizes)), *combine, *common_args(a)])
         rows.extend(r)
     return rows
 
 
+def sweep_label(r):
+    return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
+
+
 def print_sweep(rows):
     sizes = sorted({int(r["n"]) for r in rows})
-    stages = list(dict.fromkeys(r["stage"] for r in rows))
-    by = {(r["stage"], int(r["n"])): r for r in rows}
+    labels = list(dict.fromkeys(sweep_label(r) for r in rows))
+    by = {(sweep_label(r), int(r["n"])): r for r in rows}
+    ref = next((l for l in labels if l.startswith(combine_stage())), labels[-1])  # the default combine
     out = []
     for n in sizes:
-        cub = by[(stages[-1], n)]["cub_gbps"]
-        out.append([str(n), *[fmt_num(by[(s, n)]["gbps"], ".0f") for s in stages], fmt_num(cub, ".0f")])
-    print(f"\nGB/s against n (stream regime; CUB from the {stages[-1]} run)\n")
-    print(table(["n", *stages, "CUB"], out))
+        last = by.get((ref, n)) or by[(labels[-1], n)]
+        out.append([str(n), *[fmt_num(by[(s, n)]["gbps"], ".0f") if (s, n) in by else "-" for s in labels],
+                    fmt_num(last["cub_gbps"], ".0f"), fmt_num(last["read_gbps"], ".0f"),
+                    fmt_num(last["x_cub"], ".2f")])
+    print(f"\nGB/s against n (stream regime; CUB and the read-only kernel from the {ref} run, x CUB its "
+          f"time against CUB's)\n")
+    print(table(["n", *labels, "CUB", "read-only", "x CUB"], out))
 
 
 def cmd_sweep(a):
@@ -214,7 +233,7 @@ def cmd_measure(a):
                                           "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device)])
         grows.extend(r)
     save(out, "gemm", grows)
-    ok &= all(r["check"] == "PASS" and r["naive_check"] == "PASS" and r["cublas_check"] == "PASS" for r in grows)
+    ok &= all_pass(grows)
     if find_ncu():
         say("== Nsight Compute counters and racecheck")
         a.save = str(out)
@@ -334,7 +353,7 @@ def profile_command(stage, variant, size):
     if stage == GEMM:
         return (head + "--kernel-name-base demangled --kernel-name regex:gemm \\\n    "
                 f"build/bin/{GEMM} --size {size} --pad both --reps 1 --warmup 0")
-    return (head + f"--kernel-name regex:reduce_kernel --launch-count 1 \\\n    build/bin/{stage} --check-only --input int "
+    return (head + f"--kernel-name regex:reduce_kernel --launch-count 1 \\\n    build/bin/{stage} --check-only --input exact "
             f"-n {size}" + (f" --regime {variant}" if has_stream(stage) else ""))
 
 
@@ -350,7 +369,7 @@ def ncu_check(a, ncu, stage):
     if probe.returncode == 77:
         print(probe.stderr.strip())  # "...: no usable GPU: ..." marks the test skipped
         return 0
-    kernel = run_ncu(ncu, [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+    kernel = run_ncu(ncu, [binary(a.build, stage), "--check-only", "--input", "exact", "-n", a.profile_size,
                            *regime_args(stage, ["tree"])], "reduce_kernel", launch_count=1)[0]
     row = ncu_row(stage, "tree", a.profile_size, kernel)
     missing = [m for m in NCU_COLUMNS if row[m] == ""] + ([] if row["stall_1"] else ["stall reasons"])
@@ -376,7 +395,7 @@ def cmd_profile(a):
             if not has_stream(stage) and regime == "stream":
                 continue
             say(f"      ncu: {stage} ({regime} regime, n = {a.profile_size})")
-            cmd = [binary(a.build, stage), "--check-only", "--input", "int", "-n", a.profile_size,
+            cmd = [binary(a.build, stage), "--check-only", "--input", "exact", "-n", a.profile_size,
                    *regime_args(stage, [regime])]
             kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
             rows.append(ncu_row(stage, regime, a.profile_size, kernel))
@@ -387,7 +406,7 @@ def cmd_profile(a):
             continue
         for regime in (list(REGIMES) if has_stream(stage) else ["tree"]):
             say(f"      ncu: {stage} with {patch.name} ({regime} regime)")
-            cmd = [str(exe), "--check-only", "--input", "int", "-n", a.profile_size, *regime_args(stage, [regime])]
+            cmd = [str(exe), "--check-only", "--input", "exact", "-n", a.profile_size, *regime_args(stage, [regime])]
             kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
             rows.append(ncu_row(stage, f"{regime}, {patch.stem}", a.profile_size, kernel))
     say(f"      ncu: {GEMM} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
@@ -449,22 +468,36 @@ def save_sass(a):
             (pathlib.Path(a.save) / f"sass_{name}.txt").write_text("\n".join(lines) + "\n")
 
 
-def racecheck(a):
-    """What compute-sanitizer --tool racecheck says of 04_warp_unroll and of the pre-Volta volatile last warp."""
+def sanitizer_report(a, tool, runs, name):
+    """Each run under compute-sanitizer --tool TOOL, as the pages quote it: a "$ command" line, then the tool's
+    own lines (shortened where long), ending with its summary; written to <save>/<name>."""
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-    runs = [("04_warp_unroll (__syncwarp between steps)",
-             [binary(a.build, "04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"]),
-            ("volatile last warp, no __syncwarp (tests/racy_warp_unroll.cu)", [str(a.build / "tests" / "bin" / "racy_warp_unroll")])]
     report = []
     for title, cmd in runs:
-        say(f"      racecheck: {title}")
-        proc = subprocess.run([sanitizer, "--tool", "racecheck", "--print-limit", "3", *cmd], capture_output=True,
-                              text=True)
+        say(f"      {tool}: {title}")
+        proc = subprocess.run([sanitizer, "--tool", tool, "--print-limit", "3", *cmd], capture_output=True, text=True)
         lines = [l for l in proc.stdout.splitlines() if l.startswith("=========")]
-        report.append(f"$ compute-sanitizer --tool racecheck {' '.join(pathlib.Path(c).name if i == 0 else c for i, c in enumerate(cmd))}")
-        report.extend(lines[:12] + (["========= ..."] if len(lines) > 14 else []) + lines[-2:] if len(lines) > 14 else lines)
+        shown = " ".join(pathlib.Path(c).name if i == 0 else c for i, c in enumerate(cmd))
+        report.append(f"$ compute-sanitizer --tool {tool} {shown}")
+        report.extend(lines[:12] + ["========= ..."] + lines[-2:] if len(lines) > 14 else lines)
         report.append("")
     text = "\n".join(report)
     print("\n" + text)
     if a.save:
-        (pathlib.Path(a.save) / "racecheck.txt").write_text(text)
+        (pathlib.Path(a.save) / name).write_text(text)
+
+
+def racecheck(a):
+    """What racecheck says of 04_warp_unroll and of the pre-Volta volatile last warp; what memcheck says of 06's
+    head, body and tail at an unaligned pointer."""
+    sanitizer_report(a, "racecheck", [
+        ("04_warp_unroll (__syncwarp between steps)",
+         [binary(a.build, "04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"]),
+        ("volatile last warp, no __syncwarp (tests/racy_warp_unroll.cu)",
+         [str(a.build / "tests" / "bin" / "racy_warp_unroll")])], "racecheck.txt")
+    sanitizer_report(a, "memcheck", [
+        ("06_float4, n = 1000003 at offset 1 (head 3, tail 0)",
+         [binary(a.build, "06_float4"), "--check-only", "-n", "1000003", "--offset", "1"]),
+        ("06_float4, n = 4099 at offset 2, both regimes",
+         [binary(a.build, "06_float4"), "--check-only", "-n", "4099", "--offset", "2", "--regime", "stream,tree"])],
+        "memcheck.txt")

@@ -89,6 +89,20 @@ def size_list(text):
     return text
 
 
+def expand(text):
+    """A size list that size_list() accepted -> the sizes, in order (a..b doubles from a to b)."""
+    out = []
+    for item in text.split(","):
+        if ".." in item:
+            lo, hi = (count(x) for x in item.split("..", 1))
+            while lo <= hi:
+                out.append(lo)
+                lo *= 2
+        else:
+            out.append(count(item))
+    return out
+
+
 def gemm_dim(text):
     """An argparse type: a matrix size, 1 to 1000000 (the text is what the GEMM stage is given)."""
     v = count(text)
