@@ -107,6 +107,10 @@ def ladder_view(regime):
 def rows(name):
     if name in LADDER_VIEWS:
         return ladder_view(LADDER_VIEWS[name])
+    if name == "sweep":  # each stage at its default combine; "sweep_all" has 07's every combine
+        return [r for r in rows("sweep_all") if r["combine"] in ("relaunch", "atomic")]
+    if name == "sweep_all":
+        name = "sweep"
     if name not in _cache:
         path = RESULTS / f"{name}.csv"
         if not path.exists():
@@ -382,6 +386,91 @@ def than_cub_multiblock(n, combine):
     return compare_rows(r, r, "CUB", a_prefix="cub_")
 
 
+# ---- 07 at small n: the sweep's rows of every combine, beside CUB, the read-only kernel and the floors --------
+
+SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
+
+
+def sweep_07(combine):
+    """07's size-sweep rows of one combine, by n."""
+    return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == REDUCE[-1] and r["combine"] == combine}
+
+
+def us(r, field="ms_median"):
+    return 1e3 * f(r[field])
+
+
+def one_block_sizes():
+    """The sweep sizes at which 07 ran one block and no combine (grid 1)."""
+    return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
+
+
+def combine_sizes(hi=SMALL_N_MAX):
+    """The sweep sizes up to hi at which 07 ran more than one block, so that its combine had work to do."""
+    return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
+
+
+def us_range(values):
+    return value_range([f"{v:.2f}" for v in values]) + " µs"
+
+
+def small_n_table():
+    combines = ["atomic", "last-block", "two-pass"]
+    by = {c: sweep_07(c) for c in combines}
+    body = []
+    for n in sorted(n for n in by["atomic"] if n <= SMALL_N_MAX):
+        a = by["atomic"][n]
+        body.append([pow2(n), a["grid"] if a["grid"] != "1" else f"1 × {a['threads']} threads",
+                     *[f"{us(by[c][n]):.2f}" for c in combines], f"{us(a, 'cub_ms_median'):.2f}",
+                     f"{us(a, 'read_ms_median'):.2f}", *[f"{f(by[c][n]['x_cub']):.2f}" for c in combines],
+                     f"{f(a['pct_read']):.0f}"])
+    return md_table(["n", "grid", "atomic µs", "last-block µs", "two-pass µs", "CUB µs", "read-only µs",
+                     "atomic × CUB", "last-block × CUB", "two-pass × CUB", "atomic % of read"], body)
+
+
+def extra_over_read(combine, sizes):
+    """How much longer than the read-only kernel, in the same process, a combine took at these sizes."""
+    rows_ = sweep_07(combine)
+    return us_range([us(rows_[n]) - us(rows_[n], "read_ms_median") for n in sizes])
+
+
+def between(combine_a, combine_b, sizes):
+    """combine_b's time minus combine_a's at these sizes, in µs."""
+    a, b = sweep_07(combine_a), sweep_07(combine_b)
+    return us_range([us(b[n]) - us(a[n]) for n in sizes])
+
+
+def floor_us(field):
+    """The median, over 07's sweep rows, of a floor timed in every run: empty_launch_ms or memset4_ms."""
+    return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
+
+
+def x_cub_range(combine):
+    vals = [f(r["x_cub"]) for r in sweep_07(combine).values()]
+    return f"{min(vals):.2f}–{max(vals):.2f}×"
+
+
+def x_cub_min(combine):
+    return min(f(r["x_cub"]) for r in sweep_07(combine).values())
+
+
+def sweep_span():
+    sizes = sorted(sweep_07("atomic"))
+    return f"{pow2(sizes[0])} to {pow2(sizes[-1])}"
+
+
+def first_n_at(combine, pct):
+    """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
+    data = sorted(sweep_07(combine).items())
+    ok = [n for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])]
+    return pow2(ok[0]) if ok else None
+
+
+def pct_read_range(combine, sizes):
+    rows_ = sweep_07(combine)
+    return value_range([f"{f(rows_[n]['pct_read']):.0f}" for n in sizes]) + "%"
+
+
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
@@ -652,12 +741,26 @@ def float_error_table():
                      "verdict"], body, ["---"] * 3 + ["---:"] * 4 + ["---"] * 2)
 
 
+# The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
+FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|cub|read|naive|cublas): ")
+CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
+               "probe_b": "the probe of B", "float": "the float bound", "timed": "the timed launch's check"}
+
+
+def caught_by(r, m):
+    """Which check caught a mutant: racecheck, or the part of the default check its FAIL line names."""
+    if m.expect == "racecheck":
+        return "racecheck"
+    part = FAILED_CHECK.match(r["line"])
+    return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
+
+
 def mutant_table():
     body = []
     for r in rows("mutants"):
         m = next(m for m in MUTANTS if m.name == r["mutant"])
-        how = "racecheck" if m.expect == "racecheck" else "default check"
-        body.append([f"`{m.name}`", link(m.stage), m.bug, f"`{m.args}`", how, r["verdict"],
+        args = f"`{m.args}`" if m.args else "none (the default run)"
+        body.append([f"`{m.name}`", link(m.stage), m.bug, args, caught_by(r, m), r["verdict"],
                      "`" + r["line"].replace("|", "\\|") + "`"])
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
@@ -746,19 +849,26 @@ def determinism_table():
                      "largest relative error", "bitwise identical", "CUB's level", "every result checked"], body)
 
 
+def sweep_label(r):
+    return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
+
+
 def sweep_table(step=2):
-    data = rows("sweep")
-    stages = list(dict.fromkeys(r["stage"] for r in data))
+    """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
+    07's default-combine run; "-" where a stage was not run at that size."""
+    data = rows("sweep_all")
+    labels = list(dict.fromkeys(sweep_label(r) for r in data))
     sizes = sorted({int(r["n"]) for r in data})
-    by = {(r["stage"], int(r["n"])): r for r in data}
+    by = {(sweep_label(r), int(r["n"])): r for r in data}
+    ref = next(l for l in labels if l.startswith(REDUCE[-1]))
     body = []
     for i, n in enumerate(sizes):
         if i % step and n != sizes[-1]:
             continue
-        body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n),
-                     *[f"{f(by[(s, n)]['gbps']):.0f}" for s in stages], f"{f(by[(stages[-1], n)]['cub_gbps']):.0f}",
-                     f"{f(by[(stages[-1], n)]['read_gbps']):.0f}"])
-    return md_table(["n", *stages, "CUB", "read-only kernel"], body)
+        cells = [f"{f(by[(s, n)]['gbps']):.0f}" if (s, n) in by else "-" for s in labels]
+        body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n), *cells,
+                     f"{f(by[(ref, n)]['cub_gbps']):.0f}", f"{f(by[(ref, n)]['read_gbps']):.0f}"])
+    return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
 
 def probe_table(regime):
@@ -845,6 +955,31 @@ def flush_conclusion():
     words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
     parts = [said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v]
     return "; it ".join(parts)
+
+
+def flush_before_hold():
+    """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
+    21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
+    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush_before_hold")}
+    now = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush")}
+    body = [[pow2(n), f"{old[('none', n)]:.1f}", f"{old[('clean', n)]:.1f}", f"{now[('none', n)]:.1f}",
+             f"{now[('clean', n)]:.1f}"]
+            for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
+    return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
+
+
+def flush_compare(file, n):
+    """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
+    pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
+    return compare_rows(pick["clean"], pick["none"], "after a clean flush")
+
+
+def hold_changed_hot(n):
+    """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
+    quicker than a clean flush, and now it is."""
+    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
+    clean, _, none = flush_rows(n)
+    return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 
 
 def flush_table():

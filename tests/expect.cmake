@@ -4,16 +4,18 @@
 # A GPU test whose program finds no GPU (exit 77) prints "no usable GPU" and passes, which the test's
 # SKIP_REGULAR_EXPRESSION reports as skipped.
 # A planted-bug program (PROBE given: a stage binary that says whether there is a GPU) is built by the test fixture
-# mutants.build, only where a GPU is visible: without one it is missing, and the test reports skipped, saying how to
-# build it.
+# mutants.build, only where a GPU is visible: without one the test reports skipped, saying how to build it (a copy
+# left from an earlier build may be stale, so it is not run either).
 separate_arguments(args NATIVE_COMMAND "${ARGS}")
-if(PROBE AND NOT EXISTS "${EXE}")
+if(PROBE)
   execute_process(COMMAND ${PROBE} --list-devices RESULT_VARIABLE probe OUTPUT_QUIET ERROR_QUIET)
   if(probe EQUAL 77)
     message("SKIPPED: ${MUTANTS_SKIPPED}")
     return()
   endif()
-  message(FATAL_ERROR "${EXE} is not built (the test mutants.build builds it; or cmake --build . --target mutants)")
+  if(NOT EXISTS "${EXE}")
+    message(FATAL_ERROR "${EXE} is not built (the test mutants.build builds it; or cmake --build . --target mutants)")
+  endif()
 endif()
 execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")

@@ -19,6 +19,11 @@ import shutil
 GPU = {"device": "Example GPU S46", "compute_capability": "8.9", "sms": 46, "l2_bytes": 25165824,
        "peak_gbps": 1008.0, "clock_mhz": 2100, "fp32_lanes_per_sm": 128}
 GPU["fp32_peak_gflops"] = 2.0 * GPU["fp32_lanes_per_sm"] * GPU["sms"] * GPU["clock_mhz"] / 1e3
+# The clocks its timed series report: the SM clock moves during every series, and the size sweep throttles, so
+# the pages' clock sentences take their other branch here.
+CLOCKS = {"sm_clock_start_mhz": "2100", "sm_clock_end_mhz": "2040", "mem_clock_start_mhz": "10501",
+          "mem_clock_end_mhz": "10501"}
+THROTTLED_FILE = "sweep"
 
 # Extra time factors on top of the bandwidth ratio, for the rows that match: a different ranking of the rungs.
 # "file" matches the result file's name; every other key a column.
@@ -91,8 +96,16 @@ def _rewrite_row(r, scale, old_sms, file=None):
               "fp32_peak_gflops"):
         if k in out:
             out[k] = str(GPU[k])
-    if "grid" in out and out.get("regime") == "stream" and _num(out.get("blocks_per_sm")):
-        out["grid"] = str(int(_num(out["blocks_per_sm"])) * GPU["sms"])
+    if out.get("sm_clock_start_mhz"):
+        out.update(CLOCKS)
+        if file == THROTTLED_FILE:
+            out["throttled"], out["clock_reasons"] = "yes", "sw_power_cap"
+    for k in ("empty_launch_ms", "memset4_ms"):  # the floors scale with the GPU like every other time
+        if _num(out.get(k)) is not None:
+            out[k] = _fmt(_num(out[k]) * scale)
+    bps = _num(out.get("blocks_per_sm"))
+    if "grid" in out and out.get("regime") == "stream" and bps and _num(out["grid"]) == bps * old_sms:
+        out["grid"] = str(int(bps) * GPU["sms"])  # a grid the SM count set (not a one-block or a small-n launch)
     factor = scale
     for match, extra in RERANK:
         if _matches(r, match, file):
