@@ -51,6 +51,9 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
   open_clocks(lookup.info.index);  // meanwhile the program makes its input
   try {
     return body(lookup.info);
+  } catch (const StageFailure& e) {
+    fmt::print(stderr, "{}: FAIL: {}\n", program, e.what());
+    return 1;
   } catch (const UsageError& e) {
     fmt::print(stderr, "{}: error: {}\n", program, e.what());
   } catch (const std::bad_alloc&) {
@@ -79,7 +82,7 @@ std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
   }
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work, "
                      "enqueued behind a stream hold so the interval holds no host time; {}",
-                     o.reps, o.warmup, flush);
+                     o.reps, std::max(o.warmup, 1), flush);
 }
 
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {
@@ -96,8 +99,10 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
       .add("fp32_peak_gflops", d.fp32_peak_gflops(), 6)
       .add("input", to_string(o.input))
       .add("seed", o.seed)
+      .add("mem_clock_mhz", d.mem_clock_khz / 1000)
+      .add("bus_width_bits", d.bus_width_bits)
       .add("reps", o.reps)
-      .add("warmup", o.warmup)
+      .add("warmup", std::max(o.warmup, 1))  // the timer always makes one (GpuTimer::time)
       .add("l2_flush", to_string(o.flush));
 }
 

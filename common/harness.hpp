@@ -21,6 +21,12 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A stage that broke its contract with the harness (say, a first launch larger than the partial sums it was
+// given): a failed check, exit status 1, one line.
+struct StageFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The message for a request of `needed` bytes (itemised in `breakdown`) when only `free_bytes` are free, or
 // an empty string when it fits.
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,

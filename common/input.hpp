@@ -37,7 +37,8 @@ unsigned exact_range(std::uint64_t n);
 // significant bits, positive, and its lowest five bits 00001, so rounding it to any precision of 12 bits or
 // fewer (fp16, TF32: 11; bf16: 8), to nearest or toward zero, makes it smaller. The probe values sum to at
 // most kProbeElements, a multiple of 2^-13 below 2^24 units: every partial sum is exact in float, and a kernel
-// that reads its input, or keeps a partial sum, in a lower precision returns less than `sum`.
+// that reads its input in a lower precision returns less than `sum`, and one that keeps a partial sum in one
+// returns a sum other than `sum` (rounding a sum of probe values may go either way).
 constexpr std::size_t kProbeElements = 1024;
 struct ProbeInput {
   std::vector<std::uint64_t> positions;  // ascending, distinct

@@ -201,7 +201,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
   app.add_flag("--hot", t.hot, "Same as --flush none");
   app.add_option("--device", t.device, "CUDA device index")->capture_default_str();
   app.add_option("--format", t.format, "Output: 'table' (for people), 'csv' or 'json'")->capture_default_str();
-  app.add_flag("--check-only", o.check_only, "Check the result once; skip timing and the references");
+  app.add_flag("--check-only", o.check_only,
+               "Only the checks (the exact check, the probe, the measured input); no timing and no references");
   app.add_option("--self-test", t.self_test,
                  "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' "
                  "(a small set for the sanitizers)");

@@ -182,6 +182,62 @@ ElementVerdict check_element(const float* A, const float* B, const float* C, std
   return judge(C[i * N + j], dot, abs_dot, K, mode, i, j);
 }
 
+// Freivalds' test with kFreivaldsVectors random +-1 vectors x at once: C*x against A*(B*x) in double, row by row;
+// adds the largest error (over its tolerance, in the float mode) and the first failure to `tally`.
+void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N, std::uint64_t K,
+               InputMode mode, std::mt19937_64& rng, Tally& tally) {
+  constexpr int kVectors = kFreivaldsVectors;
+  std::vector<double> x(N * kVectors);
+  for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;
+  std::vector<double> bx(K * kVectors), b_abs(K);
+  parallel_chunks(K, 64, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      double acc[kVectors] = {}, a = 0;
+      for (std::uint64_t j = 0; j < N; ++j) {
+        const double b = B[k * N + j];
+        for (int r = 0; r < kVectors; ++r) acc[r] += b * x[j * kVectors + r];
+        a += std::fabs(b);
+      }
+      for (int r = 0; r < kVectors; ++r) bx[k * kVectors + r] = acc[r];
+      b_abs[k] = a;
+    }
+  });
+  std::vector<std::string> row_failure(M);
+  std::vector<double> row_worst(M);
+  parallel_chunks(M, 16, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      double abx[kVectors] = {}, cx[kVectors] = {}, bound = 0, c_abs = 0;
+      for (std::uint64_t k = 0; k < K; ++k) {
+        const double a = A[i * K + k];
+        for (int r = 0; r < kVectors; ++r) abx[r] += a * bx[k * kVectors + r];
+        bound += std::fabs(a) * b_abs[k];
+      }
+      for (std::uint64_t j = 0; j < N; ++j) {
+        const double c = C[i * N + j];
+        for (int r = 0; r < kVectors; ++r) cx[r] += c * x[j * kVectors + r];
+        c_abs += std::fabs(c);
+      }
+      // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
+      const double tol = mode == InputMode::kExact
+                             ? 0.0
+                             : probabilistic_bound(static_cast<double>(K + 1)) * bound +
+                                   static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
+      for (int r = 0; r < kVectors; ++r) {
+        const double err = std::fabs(cx[r] - abx[r]);
+        row_worst[i] = std::max(row_worst[i], mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
+        if (err > tol && row_failure[i].empty()) {
+          row_failure[i] = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance {:.3g})",
+                                       i, i, err, tol);
+        }
+      }
+    }
+  });
+  for (std::uint64_t i = 0; i < M; ++i) {
+    tally.worst = std::max(tally.worst, row_worst[i]);
+    if (tally.first_failure.empty()) tally.first_failure = row_failure[i];
+  }
+}
+
 }  // namespace
 
 GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
@@ -229,57 +285,7 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
     for (const auto& t : rows) tally.merge(t);
     for (const auto& t : parts) tally.merge(t);
 
-    // Freivalds: kFreivaldsVectors +-1 vectors at once.
-    constexpr int kVectors = kFreivaldsVectors;
-    std::vector<double> x(N * kVectors);
-    for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;
-    std::vector<double> bx(K * kVectors), b_abs(K);
-    parallel_chunks(K, 64, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t k = begin; k < end; ++k) {
-        double acc[kVectors] = {}, a = 0;
-        for (std::uint64_t j = 0; j < N; ++j) {
-          const double b = B[k * N + j];
-          for (int r = 0; r < kVectors; ++r) acc[r] += b * x[j * kVectors + r];
-          a += std::fabs(b);
-        }
-        for (int r = 0; r < kVectors; ++r) bx[k * kVectors + r] = acc[r];
-        b_abs[k] = a;
-      }
-    });
-    std::vector<std::string> row_failure(M);
-    std::vector<double> row_worst(M);
-    parallel_chunks(M, 16, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        double abx[kVectors] = {}, cx[kVectors] = {}, bound = 0, c_abs = 0;
-        for (std::uint64_t k = 0; k < K; ++k) {
-          const double a = A[i * K + k];
-          for (int r = 0; r < kVectors; ++r) abx[r] += a * bx[k * kVectors + r];
-          bound += std::fabs(a) * b_abs[k];
-        }
-        for (std::uint64_t j = 0; j < N; ++j) {
-          const double c = C[i * N + j];
-          for (int r = 0; r < kVectors; ++r) cx[r] += c * x[j * kVectors + r];
-          c_abs += std::fabs(c);
-        }
-        // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
-        const double tol = mode == InputMode::kExact
-                               ? 0.0
-                               : probabilistic_bound(static_cast<double>(K + 1)) * bound +
-                                     static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
-        for (int r = 0; r < kVectors; ++r) {
-          const double err = std::fabs(cx[r] - abx[r]);
-          row_worst[i] = std::max(row_worst[i], mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
-          if (err > tol && row_failure[i].empty()) {
-            row_failure[i] = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance {:.3g})",
-                                         i, i, err, tol);
-          }
-        }
-      }
-    });
-    for (std::uint64_t i = 0; i < M; ++i) {
-      tally.worst = std::max(tally.worst, row_worst[i]);
-      if (tally.first_failure.empty()) tally.first_failure = row_failure[i];
-    }
+    freivalds(A, B, C, M, N, K, mode, rng, tally);
   }
   out.elements = tally.elements;
   out.worst = tally.worst;
@@ -290,7 +296,15 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
 
 const char* to_string(GemmProbe probe) { return probe == GemmProbe::kA ? "probe A" : "probe B"; }
 
-std::uint64_t selected(std::uint64_t index, std::uint64_t k) { return (7 * index + 3) % k; }
+namespace {
+std::uint64_t gcd(std::uint64_t a, std::uint64_t b) { return b ? gcd(b, a % b) : a; }
+}  // namespace
+
+std::uint64_t selected(std::uint64_t index, std::uint64_t k) {
+  std::uint64_t stride = 7;  // the first odd stride from 7 on prime to k, so that index -> k is onto for index < k
+  while (gcd(stride, k) != 1) stride += 2;
+  return (stride * index + 3) % k;
+}
 
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K) {
   std::vector<std::uint64_t> at;
@@ -312,8 +326,8 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
       const float want = probe == GemmProbe::kA ? X[i * K + selected(j, K)] : X[selected(i, K) * N + j];
       const float got = C[i * N + j];
       if (std::memcmp(&want, &got, sizeof want) != 0) {
-        out.reason = fmt::format("{}: C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", to_string(probe),
-                                 i, j, got, probe == GemmProbe::kA ? "A" : "B", want);
+        out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", i, j, got,
+                                 probe == GemmProbe::kA ? "A" : "B", want);
         break;
       }
     }

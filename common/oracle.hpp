@@ -3,13 +3,13 @@
 // Sum: accumulated in double with Kahan compensation inside fixed chunks, the chunk sums added with
 // Kahan again: deterministic for any thread count, and exact for the exact input mode.
 //
-// A reduce stage's verdict has two parts (docs/method.md, "What the check proves"):
+// The checks of a reduce stage's inputs (docs/method.md, "What a PASS proves"; the timed launches are checked too):
 //  - the exact check: the same launch on the exact input (dyadic values k/R) whose every partial sum is exact
 //    in float, compared for equality. Dropping or repeating one element changes that sum, at any n; a
 //    misplaced element goes unseen only when the two values are equal (probability 1/(2R), see exact_range);
 //    a partial sum rounded to an integer changes it too;
 //  - the precision probe (input.hpp): a sum of 13-bit values among zeros, exact in float, which any read or
-//    partial sum in a precision of 12 bits or fewer makes smaller;
+//    partial sum in a precision of 12 bits or fewer changes (a read, always to less);
 //  - the float check: the float input's error against a realistic bound. If the rounding errors of the
 //    additions behave as independent random variables of mean zero (Higham and Mary, "A New Approach to
 //    Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), 2019), a sum in which no input
@@ -114,7 +114,10 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
 enum class GemmProbe { kA, kB };  // which operand the probe checks (the other one is the selection matrix)
 const char* to_string(GemmProbe probe);
 
-std::uint64_t selected(std::uint64_t index, std::uint64_t k);  // the 1 of row or column `index`: (7 index + 3) mod k
+// The 1 of row or column `index`: (s index + 3) mod k, with s the first odd number from 7 on that is prime to k, so
+// that every k is selected once min(N, K) (probe of A) or min(M, K) (probe of B) reach K: all of K is probed
+// where the matrix is at least as wide (or tall) as K is deep.
+std::uint64_t selected(std::uint64_t index, std::uint64_t k);
 
 // Where S has its ones (flat row-major indices): N of them for kA (S is K x N), M for kB (S is M x K).
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K);

@@ -43,6 +43,7 @@ class SpeedOfLight {
   // atomic combine spends to zero its result).
   void empty_launch(cudaStream_t stream);
   void memset4(cudaStream_t stream);
+  void poison_sums(cudaStream_t stream);  // NaN in every per-thread sum: a read that writes none cannot pass
   double sum_of_last_read(cudaStream_t stream) const;  // waits for stream, adds the per-thread sums in double
   int grid() const { return grid_; }
   std::size_t threads() const;
@@ -52,6 +53,7 @@ class SpeedOfLight {
  private:
   float* copy_ = nullptr;
   float* sums_ = nullptr;
+  float* memset_target_ = nullptr;
   int grid_ = 0;
 };
 

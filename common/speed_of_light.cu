@@ -49,6 +49,7 @@ SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n) {
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
   grid_ = sm_count * (per_sm > 0 ? per_sm : 1);
   CUDA_CHECK(cudaMalloc(&sums_, threads() * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&memset_target_, sizeof(float)));
   // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
   if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -70,10 +71,11 @@ double SpeedOfLight::sum_of_last_read(cudaStream_t stream) const {
 SpeedOfLight::~SpeedOfLight() {
   cudaFree(copy_);
   cudaFree(sums_);
+  cudaFree(memset_target_);
 }
 
 std::size_t SpeedOfLight::bytes(int sm_count) {
-  return std::size_t{2048} * sm_count * sizeof(float);  // the sums; the copy buffer is optional
+  return std::size_t{2048} * sm_count * sizeof(float) + 256;  // the sums, the memset's target; the copy is optional
 }
 
 void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
@@ -86,7 +88,13 @@ void SpeedOfLight::empty_launch(cudaStream_t stream) {
   LADDER_CHECK_LAUNCH();
 }
 
-void SpeedOfLight::memset4(cudaStream_t stream) { CUDA_CHECK(cudaMemsetAsync(sums_, 0, sizeof(float), stream)); }
+void SpeedOfLight::memset4(cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(memset_target_, 0, sizeof(float), stream));
+}
+
+void SpeedOfLight::poison_sums(cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(sums_, 0xFF, threads() * sizeof(float), stream));
+}
 
 void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
   if (copy_ != nullptr) CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));

@@ -44,6 +44,7 @@ class GpuTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::unique_ptr<L2Flush> flush_;
   StreamHold hold_;
+  bool holding_ = true;  // false once a hold has timed out
 };
 
 }  // namespace ladder

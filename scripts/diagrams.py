@@ -528,7 +528,6 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
             if (i, j) in [a for a, _, _ in loads]:
                 fill = ORANGE
             svg.rect(a_x + j * c, a_y + i * c, c, c, fill, "none")
-            fill = shades[i // tile % 2] if bx * tile <= j < (bx + 1) * tile else "#ffffff"
     for i in range(k):
         for j in range(m):
             in_block = bx * tile <= j < (bx + 1) * tile
@@ -743,7 +742,7 @@ def model_check(stage, ncu_rows):
                f"{hi:+.2f}% of the conflict-free wavefronts: "
                + ("within the test's tolerance of ±" if not problems else "beyond the test's tolerance of ±")
                + f"{100 * km.TOLERANCE:.0f}% (`thread_models`, run by `./ladder test`; "
-               f"[why that tolerance](01_naive.md#what-the-threads-do)).")
+               f"[why that tolerance](01_naive.md#why-that-tolerance)).")
     if problems:
         out.append(" Where they part, per block: " + "; ".join(_parting(c) for c in comps if c.problems()) + ".")
     facts = [text for text, _ in km.COMPILED.get(stage, [])]
@@ -781,6 +780,7 @@ def tolerance_note(ncu_rows):
             f"conflict-free wavefronts. In most rows the profiler counts a few conflicts beyond the model's, on "
             f"requests whose lanes and words the model has right: the largest excess is {100 * worst.excess:+.2f}% "
             f"({worst.stage} {worst.variant}, {'loads' if worst.op == 'ld' else 'stores'}), and these runs do not show "
-            f"where it comes from. A model wrong by one wavefront on one request in ten falls outside the band, and "
+            f"where it comes from. A model that miscounts the conflicts by more than one wavefront in ten (less the "
+            f"measured excess, where its error goes against it) falls outside the band, and "
             f"each drift planted in the test (the padding left out, the index 2·s·tid changed, the final read kept "
             f"in every thread, the GEMM's padding dropped, 06's boundary counted from the wrong end) fails it.")

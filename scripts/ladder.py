@@ -262,6 +262,8 @@ def main(argv):
         return HELP_SHOWN if checking and e.code == 0 else e.code
     except NoGpu as e:
         results.say(str(e))
+        results.say("ladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
+                    "need none, and docs/index.md has the measured results")
         return 77
     except (StageError, UsageProblem) as e:
         results.say(f"ladder: error: {e}")

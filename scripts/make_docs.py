@@ -175,7 +175,7 @@ def _times(r, prefix=""):
     return median, (f(lo) if lo else None), (f(hi) if hi else None)
 
 
-NOISE = "within noise"  # the words for two runs whose min-max spreads overlap
+NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
 _said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
 
 
@@ -185,19 +185,21 @@ def said(phrase):
 
 
 def distinct(a, b, a_prefix="", b_prefix=""):
-    """-1 if row a's runs were all quicker than row b's, 1 if all slower, 0 if their min-max spreads overlap or a
-    row has no spread: the one test behind every "faster", "slower" and "the same within noise" in the docs."""
-    _, lo_a, hi_a = _times(a, a_prefix)
+    """-1 if row a's median lies below every repetition of row b (so at least half of a's repetitions were quicker
+    than all of b's), 1 if it lies above every one, 0 otherwise or if a row has no spread: the one test behind
+    every "faster", "slower" and "the same within noise" in the docs. A min-max overlap alone would call two runs
+    the same whenever one repetition of each strays."""
+    m_a, lo_a, hi_a = _times(a, a_prefix)
     _, lo_b, hi_b = _times(b, b_prefix)
-    if None in (lo_a, hi_a, lo_b, hi_b) or (lo_a <= hi_b and lo_b <= hi_a):
+    if None in (lo_a, hi_a, lo_b, hi_b):
         return 0
-    return -1 if hi_a < lo_b else 1
+    return -1 if m_a < lo_b else 1 if m_a > hi_b else 0
 
 
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
-    <other>' or 'N× slower than <other>' only where the two runs' min-max spreads do not overlap, 'the same speed
-    as <other> within noise (N×)' where they do, and 'N× the speed of <other>' where a row has no spread."""
+    <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
+    within noise (N×)' where it does not, and 'N× the speed of <other>' where a row has no spread."""
     ma, lo_a, _ = _times(a, a_prefix)
     mb, lo_b, _ = _times(b, b_prefix)
     r = ma / mb
@@ -689,6 +691,14 @@ def md_table(headers, body, align=None):
     return "\n".join(out)
 
 
+def next_rung(stage):
+    """The footer of a stage page: a link to the next rung, or, on the last one, back to the docs."""
+    i = STAGES.index(stage)
+    if i + 1 < len(STAGES):
+        return f"**Next rung:** [{STAGES[i + 1]}]({STAGES[i + 1]}.md) (back to the [docs](../index.md))"
+    return "This is the last rung: back to the [docs](../index.md) and the [results](../results.md)."
+
+
 def link(stage, page_dir=None):
     page_dir = page_dir or PAGE_DIR
     prefix = {"stages": "", "root": "docs/stages/"}.get(page_dir, "stages/")
@@ -755,10 +765,19 @@ def caught_by(r, m):
     return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
 
 
+def mutant_results():
+    """The planted bugs of tests/mutants.py with their measured rows; a mutant without one (added since the last
+    ./ladder measure) is noted as not measured yet, and results of a mutant the table no longer has are left out."""
+    measured = {r["mutant"]: r for r in rows("mutants")}
+    for m in MUTANTS:
+        if m.name not in measured:
+            not_measured.add(f"planted bug {m.name}: no row in docs/results/mutants.csv")
+    return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
+
+
 def mutant_table():
     body = []
-    for r in rows("mutants"):
-        m = next(m for m in MUTANTS if m.name == r["mutant"])
+    for m, r in mutant_results():
         args = f"`{m.args}`" if m.args else "none (the default run)"
         body.append([f"`{m.name}`", link(m.stage), m.bug, args, caught_by(r, m), r["verdict"],
                      "`" + r["line"].replace("|", "\\|") + "`"])
@@ -787,12 +806,12 @@ def repeats_bits(combine):
 def mutants_line():
     """What the planted bugs show of the check, from mutants.csv: how many the default check fails, which ones only
     racecheck reports, and any that got through."""
-    data = rows("mutants")
+    data = [r for _, r in mutant_results()]
     check = [r for r in data if r["expect"] == "fail"]
     race = [r for r in data if r["expect"] == "racecheck"]
     caught = sum(r["verdict"] == "caught" for r in check)
     words = (f"Of the {len(data)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
-             f"{len(check)} that change the sum fail this check")
+             f"{len(check)} that change the result fail their stage's check")
     if race:
         names = ", ".join(f"`{r['mutant']}`" for r in race)
         seen = sum(r["verdict"] == "caught" for r in race)
@@ -849,6 +868,12 @@ def determinism_table():
                      "largest relative error", "bitwise identical", "CUB's level", "every result checked"], body)
 
 
+def gbps_cell(v):
+    """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
+    v = f(v)
+    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def sweep_label(r):
     return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
 
@@ -865,9 +890,9 @@ def sweep_table(step=2):
     for i, n in enumerate(sizes):
         if i % step and n != sizes[-1]:
             continue
-        cells = [f"{f(by[(s, n)]['gbps']):.0f}" if (s, n) in by else "-" for s in labels]
+        cells = [gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels]
         body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n), *cells,
-                     f"{f(by[(ref, n)]['cub_gbps']):.0f}", f"{f(by[(ref, n)]['read_gbps']):.0f}"])
+                     gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])])
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
 
@@ -1002,9 +1027,11 @@ def probe_gbps(stage, regime, block, fmt=".0f"):
     return num(f"probe_{regime}", "gbps", fmt, stage=stage, block=block)
 
 
-def sweep_best_n(stage):
-    n = int(max(stage_rows("sweep", stage), key=lambda r: f(r["pct_peak"]))["n"])
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+def sweep_best_n(stage, fmt=".1f"):
+    """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
+    data = stage_rows("sweep", stage)
+    best = max(format(f(r["pct_peak"]), fmt) for r in data)
+    return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
 
 
 def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
@@ -1373,23 +1400,23 @@ def build_time_line():
 
     if len(builds) == 1:
         b = builds[0]
-        return f"on a machine with {where(b)}, it took {took(b)} (`{b['command']}`, on {b['date']})."
-    listed = "; ".join(f"{took(b)} with {where(b)} (`{b['command']}`, on {b['date']})" for b in builds)
-    secs = [int(b["seconds"]) for b in builds]
-    spread = (f" The slowest took {max(secs) / min(secs):.1f}× as long as the quickest: take them as a rough guide."
-              if max(secs) >= 1.5 * min(secs) else "")
-    return f"the recorded first builds took {listed}.{spread}"
+        return f"on a machine with {where(b)}, it took {took(b)} ({b['command']}, on {b['date']})."
+    listed = "; ".join(f"{took(b)} with {where(b)} ({b['command']}, on {b['date']})" for b in builds)
+    return (f"the recorded first builds took {listed}. They are not runs of one command on one quiet machine, so take "
+            f"them as a rough guide.")
 
 
-# The result files whose rows carry the clocks of their timed series (common/gpu_clocks.hpp).
-CLOCKED = ["ladder", "gemm", "sweep", "multiblock", "combine_tree", "flush", "probe_stream", "probe_tree"]
+# The result files whose rows carry the clocks of their timed series (common/gpu_clocks.hpp): every timed study.
+def clocked():
+    return ["ladder", "gemm", "sweep_all", "multiblock", "combine_tree", "flush", "probe_stream", "probe_tree"] + \
+        sorted(p.stem for p in RESULTS.glob("try_*.csv"))
 
 
 def clock_summary():
     """Over every timed series in the results: the SM and memory clocks read at their first and last
     repetitions, how many series reported throttling (and why), and how many stream holds timed out."""
     s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0}
-    for name in CLOCKED:
+    for name in clocked():
         try:
             data = rows(name)
         except DocsError:
@@ -1412,6 +1439,15 @@ def _mhz(values):
     return f"{lo} MHz throughout" if lo == hi else f"between {lo} and {hi} MHz"
 
 
+def peak_line():
+    """The theoretical peak and, where the results record them, the attributes it is computed from."""
+    r = rows("ladder")[0]
+    peak = f"{f(meta()['peak_gbps']):.0f} GB/s"
+    if not r.get("mem_clock_mhz"):
+        return peak
+    return f"2 × {r['mem_clock_mhz']} MHz × {r['bus_width_bits']} bits / 8 = {peak}"
+
+
 def clocks_line():
     """What the clocks of the measured series were, and whether any throttled: a sentence from the results."""
     s = clock_summary()
@@ -1419,16 +1455,17 @@ def clocks_line():
         return "The results on these pages carry no clock readings: *not measured yet*."
     throttle = (f"{s['throttled']} of them reported throttling ({', '.join(sorted(s['reasons']))})" if s["throttled"]
                 else "none of them reported throttling")
-    return (f"Over the {s['series']} timed series of the results on these pages the SM clock read {_mhz(s['sm'])} and "
-            f"the memory clock {_mhz(s['mem'])}; {throttle}.")
+    return (f"Over the {s['series']} timed series of the stages in the results on these pages (each row's own; the "
+            f"references' series beside them are checked and warned about the same way, not recorded) the SM clock "
+            f"read {_mhz(s['sm'])} and the memory clock {_mhz(s['mem'])}; {throttle}.")
 
 
 def hold_timeouts():
     s = clock_summary()
     if not s["series"]:
         return "*not measured yet*"
-    return (f"{s['timeouts']} holds timed out over {s['series']} timed series" if s["timeouts"]
-            else f"no hold timed out over {s['series']} timed series")
+    return (f"{s['timeouts']} repetitions were not held to the end over the stages' {s['series']} timed series"
+            if s["timeouts"] else f"no hold timed out over the stages' {s['series']} timed series")
 
 
 def provenance():
@@ -1469,12 +1506,13 @@ def diff(stage):
             f"{stage}/reduce.cu` shows that too.")
 
 
-def excerpt(stage, start, end):
-    """Lines of a stage file from the first line containing `start` to the first after it containing `end`."""
+def excerpt(stage, start, end, through=False):
+    """Lines of a stage file from the first line containing `start` up to the first after it containing `end`
+    (that line too, with through), blank lines at its end dropped."""
     lines = stage_file(stage).read_text().splitlines()
     a = next(i for i, l in enumerate(lines) if start in l)
-    b = next(i for i in range(a, len(lines)) if end in lines[i])
-    return "```cuda\n" + "\n".join(lines[a:b + 1]) + "\n```"
+    b = next(i for i in range(a, len(lines)) if end in lines[i]) + (1 if through else 0)
+    return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
 
 def img(name, alt, page_dir=None):
@@ -2269,7 +2307,8 @@ def self_test():
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="./ladder docs", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="compare instead of writing")
     p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
     a = p.parse_args()

@@ -75,6 +75,10 @@ MUTANTS = [
            "  if (tid < head) sum += in[tid];\n", "",
            "--check-only -n 2^24 --offset 1", "fail",
            "dropped head: the elements before the first 16-byte boundary are never added"),
+    Mutant("06_head_early", "06_float4",
+           "  if (tid < head) sum += in[tid];", "  if (tid < head) sum += in[tid - 1];",
+           "--check-only -n 2^24 --offset 1", "fail",
+           "head read one element early: the first thread reads in[-1], the float before the input"),
     Mutant("06_overread", "06_float4",
            "  if (tid < tail) sum += in[n - tail + tid];", "  if (tid <= tail) sum += in[n - tail + tid];",
            "--check-only -n 1000003", "fail",
@@ -115,6 +119,20 @@ MUTANTS = [
            "", "fail",
            "input read as bf16: the float4 loads of the main loop rounded to 8 significant bits, the block sums kept "
            "in float (default run)"),
+    Mutant("07_memset_warm", "07_multiblock",
+           "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n",
+           "      static int calls = 0;  // the memset 'saved' once the results have been checked\n"
+           "      if (calls++ < 5) CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
+           "", "fail",
+           "memset skipped after the first five calls (the checked ones): every warm-up and timed launch adds into "
+           "a stale *out, which only the check of the last timed launch sees (default run)"),
+    Mutant("07_one_block", "07_multiblock",
+           "  if (gridDim.x == 1) {  // one block read the whole input: its sum is the result, there is nothing to combine\n"
+           "    if (threadIdx.x == 0) *out = sum;\n"
+           "  } else if constexpr (kCombine == Combine::kAtomic) {",
+           "  if constexpr (kCombine == Combine::kAtomic) {",
+           "--check-only -n 1000", "fail",
+           "one-block case without its own write: the single block atomicAdd()s into a *out nobody zeroed"),
     Mutant("07_ticket_reset", "07_multiblock",
            "        *ticket = 0;  // ready for the next launch\n", "",
            "--check-only --input exact --combine last-block -n 2^24", "fail",
@@ -142,12 +160,23 @@ MUTANTS = [
            "? A[std::size_t(row) * K + (k0 + tx)] : 0.0f;",
            "? __uint_as_float((__float_as_uint(A[std::size_t(row) * K + (k0 + tx)]) + 0x1000u) & 0xffffe000u) : 0.0f;",
            "", "fail",
-           "A read as TF32: the tile loads of A rounded to 10 mantissa bits, as a tensor-core path would (default run)"),
-    Mutant("08_bf16_b", "08_gemm_tiled",
+           "A read as TF32: the tile loads of A rounded to 10 mantissa bits, as a tensor-core path would (default run; "
+           "within the float bound, so only the probe of A sees it)"),
+    Mutant("08_tf32_b", "08_gemm_tiled",
            "? B[std::size_t(k0 + ty) * N + col] : 0.0f;",
-           "? __uint_as_float((__float_as_uint(B[std::size_t(k0 + ty) * N + col]) + 0x8000u) & 0xffff0000u) : 0.0f;",
+           "? __uint_as_float((__float_as_uint(B[std::size_t(k0 + ty) * N + col]) + 0x1000u) & 0xffffe000u) : 0.0f;",
            "", "fail",
-           "B read as bf16: the tile loads of B rounded to 7 mantissa bits (default run)"),
+           "B read as TF32: the tile loads of B rounded to 10 mantissa bits (default run; within the float bound, "
+           "so only the probe of B sees it)"),
+    Mutant("08_cached", "08_gemm_tiled",
+           "          cudaStream_t stream) {\n  if (launch.tile == 16) {",
+           "          cudaStream_t stream) {\n"
+           "  static const float* last = nullptr;  // a 'result cache': the same operands again, so C is still right\n"
+           "  if (A == last) return;\n"
+           "  last = A;\n"
+           "  if (launch.tile == 16) {",
+           "--check-only --size 1000", "fail",
+           "a result cache: the launcher skips the product when called again with the same A, as if C still held it"),
     Mutant("08_barrier", "08_gemm_tiled",
            "    __syncthreads();  // everyone is done with them before the next tiles overwrite them\n", "",
            "--check-only --size 100", "racecheck",

@@ -68,7 +68,7 @@ TEST(SumOracle, ExactModeCatchesPartialSumsRoundedToIntegers) {
   EXPECT_FALSE(ladder::check_sum(rounded, ref, InputMode::kExact, 1).pass);
 }
 
-TEST(SumOracle, IntModeRejectsOneDroppedOrDoubledElement) {
+TEST(SumOracle, ExactModeRejectsOneDroppedOrDoubledElement) {
   const auto x = make(InputMode::kExact);
   const auto ref = ladder::reference_sum(x.data(), x.size());
   const auto exact = static_cast<float>(ref.sum);

@@ -73,10 +73,9 @@ def cmd_sweep(a):
 
 def probe_rows(a, regime):
     rows = []
-    for i, stage in enumerate(REDUCE, 1):
-        say(f"[{i}/{len(REDUCE)}] {stage}: blocks 64..1024")
-        if regime == "stream" and not has_stream(stage):
-            continue  # 01 has no stream regime
+    stages = [s for s in REDUCE if regime == "tree" or has_stream(s)]  # 01 has no stream regime
+    for i, stage in enumerate(stages, 1):
+        say(f"[{i}/{len(stages)}] {stage}: blocks 64..1024")
         r, _ = run_binary(a.build, stage, ["-n", a.size, "--block", "64,128,256,512,1024",
                                            *regime_args(stage, [regime]), *common_args(a)])
         rows.extend(r)

@@ -5,7 +5,7 @@ build; these checks follow theirs, and the test runner.values_agree holds the tw
 import argparse
 import re
 
-from .stages import GEMM, UsageProblem, combines, constants, has_stream, stage_file
+from .stages import GEMM, ROOT, UsageProblem, combines, constants, has_stream, stage_file
 
 MAX_SIZE = 2 ** 36        # -n: sizes run from 1 to 2^36 (common/options.cpp, kMaxSize)
 MAX_GEMM_DIM = 1000000    # -m/-n/-k/--size of the GEMM (kMaxGemmDim)
@@ -171,8 +171,11 @@ def check_try_option(stage, option, values):
 def check_try_constant(stage, name, values):
     found = constants(stage)
     if name not in found:
+        option = next(iter(try_options(stage)))
+        patches = sorted(p.name for p in (ROOT / "docs" / "experiments" / stage).glob("*.patch"))
         have = f"its constants: {', '.join(found)}" if found else \
-            "it has none: vary an option (--block=128,256) or try an experiment's patch"
+            f"it has none: vary an option ({option}=...)" + \
+            (f" or try one of its experiments ({', '.join(patches)})" if patches else "")
         raise UsageProblem(f"try {stage} {name}=...: {stage}/{stage_file(stage).name} has no constant {name} "
                            f"({have})")
     lo, hi = CONSTANT_RANGE
