@@ -298,20 +298,26 @@ const char* to_string(GemmProbe probe) { return probe == GemmProbe::kA ? "probe 
 
 namespace {
 std::uint64_t gcd(std::uint64_t a, std::uint64_t b) { return b ? gcd(b, a % b) : a; }
+
+// selected(index, k) for one k: the stride found once (the checks call it for every element of C).
+struct Selection {
+  std::uint64_t k, stride = 7;  // the first odd stride from 7 on prime to k, so that index -> k is onto for index < k
+  explicit Selection(std::uint64_t k_) : k(k_) {
+    while (gcd(stride, k) != 1) stride += 2;
+  }
+  std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
+};
 }  // namespace
 
-std::uint64_t selected(std::uint64_t index, std::uint64_t k) {
-  std::uint64_t stride = 7;  // the first odd stride from 7 on prime to k, so that index -> k is onto for index < k
-  while (gcd(stride, k) != 1) stride += 2;
-  return (stride * index + 3) % k;
-}
+std::uint64_t selected(std::uint64_t index, std::uint64_t k) { return Selection(k)(index); }
 
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K) {
+  const Selection sel(K);
   std::vector<std::uint64_t> at;
   if (probe == GemmProbe::kA) {
-    for (std::uint64_t j = 0; j < N; ++j) at.push_back(selected(j, K) * N + j);  // S: K x N
+    for (std::uint64_t j = 0; j < N; ++j) at.push_back(sel(j) * N + j);  // S: K x N
   } else {
-    for (std::uint64_t i = 0; i < M; ++i) at.push_back(i * K + selected(i, K));  // S: M x K
+    for (std::uint64_t i = 0; i < M; ++i) at.push_back(i * K + sel(i));  // S: M x K
   }
   return at;
 }
@@ -321,9 +327,10 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
   GemmCheck out;
   out.method = probe == GemmProbe::kA ? "A * selection == A's selected columns, bit for bit"
                                       : "selection * B == B's selected rows, bit for bit";
+  const Selection sel(K);
   for (std::uint64_t i = 0; i < M && out.reason.empty(); ++i) {
     for (std::uint64_t j = 0; j < N; ++j) {
-      const float want = probe == GemmProbe::kA ? X[i * K + selected(j, K)] : X[selected(i, K) * N + j];
+      const float want = probe == GemmProbe::kA ? X[i * K + sel(j)] : X[sel(i) * N + j];
       const float got = C[i * N + j];
       if (std::memcmp(&want, &got, sizeof want) != 0) {
         out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", i, j, got,

@@ -53,7 +53,7 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const Work& b
     CUDA_CHECK(cudaEventSynchronize(stop_));
     // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying
     // them): every later hold would cost its full timeout too, so the timer stops holding, and counts each such
-    // repetition, whose interval may hold host time (the run's verdict then fails its "timing" check).
+    // repetition, whose interval may hold host time (the row's timing_check fails, and ./ladder saves no such row).
     if (holding_ && hold_.timed_out()) holding_ = false;
     timeouts += holding_ ? 0 : 1;
     float ms = 0;

@@ -1476,10 +1476,14 @@ def provenance():
         clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])} over the timed series"
                   + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "
                      f"({', '.join(sorted(s['reasons']))})." if s["throttled"] else "; no throttling reported."))
+    profile = m.get("profile")
+    profiled = (f" The profiler's rows, the saved machine code and the sanitizer reports ({', '.join(profile['files'])}) "
+                f"come from the measurement at {profile['commit']} on {profile['date']}: {profile['why']}."
+                if profile else "")
     return (f"Measured on an {m['device']} (compute capability {m['compute_capability']}, {m['sms']} SMs, "
             f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
             f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
-            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{clocks}")
+            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{clocks}{profiled}")
 
 
 # ---- code ---------------------------------------------------------------------------------------------

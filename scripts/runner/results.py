@@ -32,6 +32,13 @@ def run_binary(build, stage, args, fmt="json", exe=None):
         # exit 1 means a check failed: if no row says which, the failure is one the rows do not carry
         raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited 1 (a check failed) but every row passes: "
                          f"run it with --format table to see its notes")
+    unheld = [r for r in rows if r.get("timing_check") == "FAIL"]
+    if unheld:
+        # Launches waited for the GPU (CUDA_LAUNCH_BLOCKING=1, a profiler): the stage's results stand, its times
+        # do not, and no table or result file gets them.
+        raise StageError(f"{' '.join(cmd[1:])}\n{stage}: {len(unheld)} of its rows were timed with repetitions not held "
+                         f"behind the stream hold, so their times may hold host time (is CUDA_LAUNCH_BLOCKING set, or a "
+                         f"profiler attached?); nothing was saved")
     say(f"      {stage} {' '.join(args)}  ({time.time() - started:.1f} s)")
     return rows, proc.returncode
 
