@@ -132,15 +132,13 @@ class GemmBench {
     same.elements = s_.m * s_.n;
     same.pass = std::memcmp(again, host_c_.get(), s_.m * s_.n * sizeof(float)) == 0;
     if (same.pass) return same;
-    for (std::uint64_t e = 0; e < s_.m * s_.n; ++e) {
-      if (std::memcmp(&again[e], &host_c_[e], sizeof(float)) == 0) continue;
-      if (!deterministic) return check_gemm(host_a_.get(), host_b_.get(), again, s_.m, s_.n, s_.k, mode_, seed_);
-      same.reason = fmt::format("C[{}][{}] = {:.9g} where the checked launch gave {:.9g}: a deterministic kernel must "
-                                "give the same bits",
-                                e / s_.n, e % s_.n, again[e], host_c_[e]);
-      return same;
-    }
-    return same;  // not reached: memcmp saw a difference
+    if (!deterministic) return check_gemm(host_a_.get(), host_b_.get(), again, s_.m, s_.n, s_.k, mode_, seed_);
+    std::uint64_t e = 0;  // the first element that differs (memcmp saw one)
+    while (std::memcmp(&again[e], &host_c_[e], sizeof(float)) == 0) ++e;
+    same.reason = fmt::format("C[{}][{}] = {:.9g} where the checked launch gave {:.9g}: a deterministic kernel must "
+                              "give the same bits",
+                              e / s_.n, e % s_.n, again[e], host_c_[e]);
+    return same;
   }
 
   Shape s_;
