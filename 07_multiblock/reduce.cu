@@ -12,9 +12,11 @@
 //                   block's sum visible to it. That block adds the sums up and resets the counter to 0 for
 //                   the next launch. One launch, no memset. (The counter starts at 0 because the harness
 //                   zeroes it once, with cudaMemset, when it allocates it: launch.ticket in reduce_stage.hpp.)
-//   - When one block covers the input with kOneBlockLoads float4 loads per thread, the launcher runs one
-//     block, of just the warps the input needs, which writes *out itself: no combine at all (no memset,
-//     atomic, ticket or second launch), as CUB's DeviceReduce does for small inputs.
+//   - When one block covers the input with kOneBlockLoads float4 loads per thread, the launcher runs
+//     one_block_kernel instead: one block, of just the warps the input needs, which writes *out itself, so
+//     there is no combine at all (no memset, atomic, ticket or second launch), as CUB's DeviceReduce does
+//     for small inputs with its single-tile kernel. It has no loop and 32-bit indices: each thread issues
+//     its loads at once, at fixed offsets, where reduce_kernel first works out a 64-bit grid-stride loop.
 //   - The kernel is a template over the strategy, so each variant compiles to exactly its own code.
 //   - The default is atomic; it is not bitwise reproducible (see below). last-block and two-pass are.
 //
@@ -41,6 +43,10 @@ using ladder::Regime;
 
 // float4 loads each thread issues before it adds any of them (1: float4 alone; ./ladder try measures 1, 2, 4, 8).
 constexpr int kLoadsInFlight = 4;
+
+// Inputs of at most this many float4 loads per thread of one block are summed by one_block_kernel alone, which
+// writes *out itself: no memset, no atomic, no ticket, no second launch (./ladder try 07 kOneBlockLoads=...).
+constexpr int kOneBlockLoads = kLoadsInFlight;
 
 // Sums v over the 32 lanes of a warp in registers; lane 0 ends with the warp's sum.
 __device__ float warp_reduce(float v) {
@@ -87,9 +93,7 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   if (tid < head) sum += in[tid];
   if (tid < tail) sum += in[n - tail + tid];
   sum = block_reduce(sum, smem);
-  if (gridDim.x == 1) {  // one block read the whole input: its sum is the result, there is nothing to combine
-    if (threadIdx.x == 0) *out = sum;
-  } else if constexpr (kCombine == Combine::kAtomic) {
+  if constexpr (kCombine == Combine::kAtomic) {
     if (threadIdx.x == 0) atomicAdd(out, sum);  // *out was zeroed before the launch
   } else if constexpr (kCombine == Combine::kTwoPass) {
     if (threadIdx.x == 0) out[blockIdx.x] = sum;  // the second launch adds these up
@@ -115,6 +119,29 @@ __global__ void reduce_kernel(const float* __restrict__ in, std::size_t n, float
   }
 }
 
+// One block sums all n <= 4 * kOneBlockLoads * blockDim.x floats and writes the result: nothing to combine.
+// The same head, float4 body and tail as reduce_kernel, in the same order of additions, without its loop.
+__global__ void one_block_kernel(const float* __restrict__ in, unsigned n, float* __restrict__ out) {
+  __shared__ float smem[32];
+  const auto to_boundary = static_cast<unsigned>((16 - reinterpret_cast<std::uintptr_t>(in) % 16) % 16 / 4);
+  const unsigned head = min(to_boundary, n);
+  const unsigned vectors = (n - head) / 4, tail = (n - head) % 4;
+  const float4* body = reinterpret_cast<const float4*>(in + head);
+  float4 v[kOneBlockLoads];
+#pragma unroll
+  for (int k = 0; k < kOneBlockLoads; ++k) {  // every load issued before any add
+    const unsigned i = threadIdx.x + k * blockDim.x;
+    v[k] = i < vectors ? body[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kOneBlockLoads; ++k) sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+  if (threadIdx.x < head) sum += in[threadIdx.x];
+  if (threadIdx.x < tail) sum += in[n - tail + threadIdx.x];
+  sum = block_reduce(sum, smem);
+  if (threadIdx.x == 0) *out = sum;
+}
+
 // Shared memory of one block.
 std::size_t smem_bytes(unsigned block) { return block / 32 * sizeof(float); }
 
@@ -129,10 +156,6 @@ int blocks_per_sm(const ladder::ReduceLaunch& launch) {
   return blocks;
 }
 
-// Inputs of at most this many float4 loads per thread of one block are summed by that block alone, which
-// writes *out itself: no memset, no atomic, no ticket, no second launch (./ladder try 07 kOneBlockLoads=...).
-constexpr int kOneBlockLoads = kLoadsInFlight;
-
 // One launch over the input, then the partial sums are combined as launch.combine says.
 ladder::FirstLaunch reduce(const float* in, std::size_t n, float* out, const ladder::ReduceLaunch& launch,
                            cudaStream_t stream) {
@@ -141,7 +164,7 @@ ladder::FirstLaunch reduce(const float* in, std::size_t n, float* out, const lad
   if (n <= per_block) {  // one block, of just the warps the input needs, and no combine
     const auto threads =
         static_cast<unsigned>(ladder::ceil_div<std::size_t>(ladder::ceil_div<std::size_t>(n, 4 * kOneBlockLoads), 32) * 32);
-    reduce_kernel<Combine::kAtomic><<<1, threads, smem, stream>>>(in, n, out, nullptr, nullptr);
+    one_block_kernel<<<1, threads, 0, stream>>>(in, static_cast<unsigned>(n), out);
     LADDER_CHECK_LAUNCH();
     return {1, threads};
   }

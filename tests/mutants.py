@@ -126,13 +126,16 @@ MUTANTS = [
            "", "fail",
            "memset skipped after the first five calls (the checked ones): every warm-up and timed launch adds into "
            "a stale *out, which only the check of the last timed launch sees (default run)"),
-    Mutant("07_one_block", "07_multiblock",
-           "  if (gridDim.x == 1) {  // one block read the whole input: its sum is the result, there is nothing to combine\n"
-           "    if (threadIdx.x == 0) *out = sum;\n"
-           "  } else if constexpr (kCombine == Combine::kAtomic) {",
-           "  if constexpr (kCombine == Combine::kAtomic) {",
+    Mutant("07_one_block_threads", "07_multiblock",
+           "ladder::ceil_div<std::size_t>(ladder::ceil_div<std::size_t>(n, 4 * kOneBlockLoads), 32) * 32",
+           "ladder::ceil_div<std::size_t>(n / (4 * kOneBlockLoads), 32) * 32",
+           "--check-only -n 1029", "fail",
+           "one-block launch sized with n / 16 rounded down: at n = 1029 its 64 threads cover 1024 floats, and the "
+           "float4 in[1024..1027] is never read"),
+    Mutant("07_one_block_guard", "07_multiblock",
+           "v[k] = i < vectors ? body[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);", "v[k] = body[i];",
            "--check-only -n 1000", "fail",
-           "one-block case without its own write: the single block atomicAdd()s into a *out nobody zeroed"),
+           "one-block kernel without its bound: the threads past the last float4 read beyond the input"),
     Mutant("07_ticket_reset", "07_multiblock",
            "        *ticket = 0;  // ready for the next launch\n", "",
            "--check-only --input exact --combine last-block -n 2^24", "fail",
