@@ -7,15 +7,15 @@ rename that touches every line, shows up here.
 
 Budgets (changed lines = removed + added, as `diff` counts them):
   01 -> 02 ... 05 -> 06   40 lines: one technique in a ~60-line file
-  06 -> 07                85 lines: three combine strategies, and the one-block case that needs none,
-                          replace the relaunch loop
+  06 -> 07               105 lines: three combine strategies replace the relaunch loop, and a kernel of its
+                          own (one_block_kernel, about 25 lines) sums an input one block covers, with no combine
 """
 import difflib
 import pathlib
 import sys
 
 STAGES = sorted(p.parent.name for p in pathlib.Path(".").glob("0*/reduce.cu"))
-BUDGET = {("06_float4", "07_multiblock"): 85}
+BUDGET = {("06_float4", "07_multiblock"): 105}
 DEFAULT_BUDGET = 40
 
 

@@ -120,8 +120,9 @@ def print_ladder(rows):
         per_stage = ", ".join(f"{s[:2]} {g['grid']}" for s, g in grids.items())
         print(f"\n  stream grid: {per_stage} blocks of {r['block']} threads ({r['sms']} SMs x the blocks per SM "
               f"the occupancy API gives each kernel)")
-    print("  check: PASS = the exact check (the same launch on random integers, whose sum is exact in float, equals "
-          "the exact sum) and the float result within its bound")
+    print("  check: PASS = every check of the run passed: the exact check (dyadic values whose sum is exact in float, "
+          "three launches), the precision probe, the float result within its bound, and the last timed launch "
+          "(docs/method.md, \"What a PASS proves\")")
     print("  % read: GB/s over the read-only kernel's, timed in the same process: how close the stage is to what "
           "this GPU reaches reading the same bytes (the copy counts bytes read and written)")
     print("  x prev: the previous stage's time / this one's, in the same regime (*: against 01, which runs only the "
