@@ -3,7 +3,8 @@
 
 A check is only as good as the bug it has been seen to catch. Every mutant below must be reported FAIL by
 its stage's default check (exit status 1), or, for a missing barrier, flagged by compute-sanitizer's
-racecheck. A mutant that passes fails the test suite.
+racecheck, or, for an ordering or scope that one GPU hides (a relaxed ticket, a non-coherent read, a block-scope
+atomic), refused in its machine code by tests/check_sass.py, on the CPU. A mutant that passes fails the test suite.
 
 Because the copies are made from the current stage files at build time, the mutants follow the code as it
 changes. If the text a mutant replaces is no longer in its stage file exactly once, the mutant is built as a
@@ -24,7 +25,8 @@ class Mutant(NamedTuple):
     find: str      # text that must occur exactly once in the stage file
     replace: str   # what it becomes
     args: str      # the stage's default check, at a size and launch where the bug matters
-    expect: str    # "fail": exit 1 with FAIL printed; "racecheck": compute-sanitizer racecheck reports a hazard
+    expect: str    # "fail": exit 1 with FAIL printed; "racecheck": compute-sanitizer racecheck reports a hazard;
+                   # "sass": tests/check_sass.py refuses its machine code (args unused, no GPU needed)
     bug: str       # the bug, in words
 
 
@@ -184,6 +186,18 @@ MUTANTS = [
            "    __syncthreads();  // everyone is done with them before the next tiles overwrite them\n", "",
            "--check-only --size 100", "racecheck",
            "missing barrier: the tiles are overwritten while other threads still read them"),
+    Mutant("07_ticket_relaxed", "07_multiblock",
+           "cuda::memory_order_acq_rel", "cuda::memory_order_relaxed", "", "sass",
+           "relaxed ticket (last-block): no release before the ticket, no acquire after it, so the last block may "
+           "read partial sums not yet visible (one GPU hides it)"),
+    Mutant("07_partials_ldg", "07_multiblock",
+           "__ldcg(&partials[b])", "__ldg(&partials[b])", "", "sass",
+           "partial sums read with __ldg (last-block): through the non-coherent path, which need not see what the "
+           "other blocks of the same launch wrote"),
+    Mutant("07_atomic_block", "07_multiblock",
+           "atomicAdd(out, sum);", "atomicAdd_block(out, sum);", "", "sass",
+           "block-scope atomic (atomic): atomicAdd_block is atomic only among one block's threads, yet every block "
+           "adds into *out"),
 ]
 
 

@@ -106,21 +106,29 @@ def cmd_probe(a):
 def mutant_rows(a):
     """Runs every planted bug (tests/mutants.py) as its test does; records the verdict and the line it printed."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from mutants import MUTANTS
+    from mutants import MUTANTS, stage_file
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     rows = []
     for m in MUTANTS:
-        exe = a.build / "tests" / "bin" / f"mutant_{m.name}"
+        if m.expect == "sass":  # its machine code, read on the CPU (tests/check_sass.py): the mutated copy is checked
+            exe = a.build / "tests" / "mutants" / m.name / stage_file(ROOT, m.stage).name
+            cmd = [sys.executable, str(ROOT / "tests" / "check_sass.py"), "--tools", str(a.build / "tools"),
+                   "--expect-violation", str(exe)]
+        else:
+            exe = a.build / "tests" / "bin" / f"mutant_{m.name}"
+            cmd = [str(exe), *shlex.split(m.args)]
         if not exe.exists():
             raise StageError(f"{exe} does not exist: build the target 'mutants' first")
-        cmd = [str(exe), *shlex.split(m.args)]
         if m.expect == "racecheck":
             cmd = [sanitizer, "--tool", "racecheck", "--error-exitcode", "99", "--print-limit", "1", *cmd]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         text = proc.stdout + proc.stderr
-        if proc.returncode == 77:
-            raise NoGpu(text.strip())
-        if m.expect == "racecheck":
+        if proc.returncode == 77:  # no GPU, or (sass) no disassembler
+            raise (StageError if m.expect == "sass" else NoGpu)(text.strip())
+        if m.expect == "sass":
+            caught = proc.returncode == 0
+            line = re.sub(r"^\S*/", "", next((l for l in text.splitlines() if ".cu:" in l), ""))
+        elif m.expect == "racecheck":
             caught = proc.returncode == 99
             line = next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
         else:

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The orderings and scopes the kernels' comments promise, read from their machine code on the CPU.
+
+Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through
+the non-coherent path (__ldg), an atomic of block scope (atomicAdd_block) in a kernel of many blocks. The sum
+still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage file as it is
+(for sm_90, with a Release build's flags and -lineinfo), disassembles it with nvdisasm and demands, of every
+kernel, in code order:
+  a. every global atomic (ATOM, ATOMG, RED, REDG) is of device scope or wider (.GPU or .SYS);
+  b. an atomic whose result the kernel uses (ATOM/ATOMG into a register other than RZ: a ticket) is a release
+     and an acquire: a MEMBAR of .GPU or .SYS scope after the last global store before it, and a CCTL.IVALL
+     after it, before the next global load;
+  c. no load through the non-coherent path (LDG/LD .CONSTANT) comes after the kernel's first global store or
+     atomic: what the launch itself writes must not be read through a cache that does not see those writes.
+Each problem is printed as FILE:LINE: KERNEL: INSTRUCTION ..., with the line of the kernel source.
+
+A PASS proves these instructions are in this machine code in this order. It does not prove the kernel right: the
+order is the order of the code, not every path through it (a loop's back edge that runs a non-coherent load after
+a store of an earlier iteration is not seen); it knows nothing of addresses (a fence before the wrong store looks
+the same); a relaxed atomic whose result is used as a plain counter would be refused; and other architectures are
+checked only when --arch names them. Shared-memory races are racecheck's to find.
+
+Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a file that does not compile or
+has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
+"""
+import argparse
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import NamedTuple
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# As a Release build compiles a stage (CMakeLists.txt, cmake/Ladder.cmake): its SASS is that of docs/results/.
+FLAGS = ["-std=c++17", "-O3", "-DNDEBUG", "-lineinfo", f"-I{ROOT / 'common'}"]
+ATOMICS = {"ATOM", "ATOMG", "RED", "REDG"}  # global (or generic) memory; ATOMS is shared memory
+STORES, LOADS, WIDE = {"ST", "STG"}, {"LD", "LDG"}, {"GPU", "SYS"}
+INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
+LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
+
+
+class Instr(NamedTuple):
+    addr: str
+    opcode: str   # with its modifiers: ATOM.E.ADD.STRONG.GPU
+    operands: str
+    where: str    # file:line of the kernel source
+
+    @property
+    def op(self):
+        return self.opcode.split(".")[0]
+
+    @property
+    def mods(self):
+        return set(self.opcode.split(".")[1:])
+
+    @property
+    def line(self):
+        return self.where.rsplit(":", 1)[-1]
+
+    def __str__(self):
+        return f"{self.opcode} (/*{self.addr}*/)"
+
+
+class Skip(Exception):
+    """A tool is missing: the test cannot run here."""
+
+
+def find_tools(nvcc, tools):
+    """nvcc, and nvdisasm from PATH, beside nvcc, in /usr/local/cuda/bin or under the project-local tools dir."""
+    nvcc = shutil.which(nvcc or "nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    if not nvcc:
+        raise Skip("nvcc not found: install the CUDA Toolkit and put its bin/ on PATH")
+    found = [shutil.which("nvdisasm"), shutil.which(str(pathlib.Path(nvcc).parent / "nvdisasm")),
+             shutil.which("/usr/local/cuda/bin/nvdisasm")]
+    if tools:
+        found += [str(p) for p in sorted(pathlib.Path(tools).glob("nvidia/*/bin/nvdisasm"))]
+    nvdisasm = next((p for p in found if p), None)
+    if not nvdisasm:
+        where = tools or "a directory given by --tools"
+        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+        major = m.group(1) if (m := re.search(r"release (\d+)\.", version)) else "13"
+        raise Skip(f"nvdisasm not found (on PATH, beside nvcc or in {where}): ./ladder test installs it there from "
+                   f"PyPI, or: python3 -m pip install --target {where} 'nvidia-cuda-nvdisasm=={major}.*'")
+    return nvcc, nvdisasm
+
+
+def disassemble(src, arch, nvcc, nvdisasm):
+    """nvdisasm's listing, with each instruction's source lines, of src compiled to a cubin for arch."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = pathlib.Path(tmp) / "k.cubin"
+        cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *FLAGS, "-o", str(cubin), str(src)],
+                            capture_output=True, text=True)
+        if cc.returncode != 0:
+            raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
+        dis = subprocess.run([nvdisasm, "--print-code", "--print-line-info-inline", str(cubin)],
+                             capture_output=True, text=True)
+        if dis.returncode != 0:
+            raise RuntimeError(f"nvdisasm failed on {show(src)}:\n{dis.stderr.strip()}")
+        return dis.stdout
+
+
+def show(path):
+    path = pathlib.Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def kernels(listing):
+    """{mangled name: [Instr, ...]} in code order. A //## File line group ends with the outermost location (the
+    kernel's own line that an inlined call came from), so the last one seen names the instruction's line."""
+    out, code, where = {}, None, "?"
+    for line in listing.splitlines():
+        if m := re.match(r"^\.text\.(\S+):$", line):
+            code, where = out.setdefault(m.group(1), []), "?"
+        elif m := LINE.match(line):
+            where = f"{show(m.group(1))}:{m.group(2)}"
+        elif (m := INSTR.match(line)) and code is not None:
+            code.append(Instr(m.group(1), m.group(2), m.group(3), where))
+    return out
+
+
+def problems(code):
+    """(instruction, what is wrong) for every rule this kernel's code breaks."""
+    out, written = [], None
+    for i, ins in enumerate(code):
+        if ins.op in ATOMICS:
+            if not ins.mods & WIDE:
+                scope = next((f"a block-scope (.{s}) atomic" for s in ("CTA", "SM") if s in ins.mods),
+                             "an atomic of no device scope")
+                out.append((ins, f"{ins} is {scope}: atomic only among one block's threads, while other blocks use "
+                                 f"the same address (atomicAdd_block?); a kernel of many blocks needs .GPU or .SYS"))
+            if ins.op in ("ATOM", "ATOMG") and destination(ins) != "RZ":
+                out += ticket_problems(code, i)
+        if ins.op in LOADS and "CONSTANT" in ins.mods and written:
+            out.append((ins, f"{ins} reads through the non-coherent path (__ldg or a const __restrict__ load) after "
+                             f"the kernel's first global write ({written.opcode}, line {written.line}): what this "
+                             f"launch writes may be read stale (read it with __ldcg or a plain load)"))
+        if (ins.op in STORES or ins.op in ATOMICS) and not written:
+            written = ins
+    return out
+
+
+def destination(ins):
+    """The register an atomic returns into (RZ: the result is dropped), after any predicate operands."""
+    regs = [r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)]
+    return regs[0] if regs else "RZ"
+
+
+def ticket_problems(code, i):
+    """An atomic whose result is used takes a ticket: a release before it, an acquire after it."""
+    out, ins = [], code[i]
+    start = max((j + 1 for j in range(i) if code[j].op in STORES or code[j].op in ATOMICS), default=0)
+    if not any(c.op == "MEMBAR" and c.mods & WIDE for c in code[start:i]):
+        out.append((ins, f"{ins} takes a ticket with no MEMBAR.*.GPU before it (release missing): the block's "
+                         f"writes before it need not be visible to the block that draws the last ticket"))
+    later = code[i + 1:]
+    end = next((j for j, c in enumerate(later) if c.op in LOADS), len(later))
+    if not any(c.op == "CCTL" and "IVALL" in c.mods for c in later[:end]):
+        out.append((ins, f"{ins} takes a ticket with no CCTL.IVALL after it (acquire missing): the reads after it "
+                         f"may see stale data of the other blocks"))
+    return out
+
+
+def readable(names, sources):
+    """Demangled kernel names (c++filt, where there is one), enum arguments named: reduce_kernel<Combine::kAtomic>."""
+    filt = shutil.which("c++filt")
+    if filt:
+        plain = subprocess.run([filt, "-p"], input="\n".join(names), capture_output=True, text=True).stdout.split("\n")
+        names = plain[:len(names)] if len(plain) >= len(names) else names
+    enums = {}
+    for text in sources:
+        for m in re.finditer(r"enum\s+class\s+(\w+)[^{;]*\{(.*?)\}", text, re.S):
+            items = [x.strip() for x in re.sub(r"//[^\n]*", "", m.group(2)).split(",") if x.strip()]
+            if all(re.fullmatch(r"\w+", x) for x in items):
+                enums[m.group(1)] = items
+
+    def enum(m):
+        items = enums.get(m.group(1), [])
+        return f"{m.group(1)}::{items[int(m.group(2))]}" if int(m.group(2)) < len(items) else m.group(0)
+    return [re.sub(r"\((?:\w+::)*(\w+)\)(\d+)", enum, n.removeprefix("void ").strip()) for n in names]
+
+
+def check(src, arch, tools):
+    """The lines that name each problem of every kernel of src, and how many kernels it has."""
+    code = kernels(disassemble(src, arch, *tools))
+    if not code:
+        text = pathlib.Path(src).read_text()
+        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what tests/mutants.py writes when its text is not found
+        raise RuntimeError(f"{show(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
+    headers = [pathlib.Path(src).read_text()] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))]
+    names = readable(list(code), headers)
+    return [f"{ins.where}: {name}: {what}" for name, instrs in zip(names, code.values())
+            for ins, what in problems(instrs)], len(code)
+
+
+def stage_sources():
+    return sorted(ROOT.glob("[0-9][0-9]_*/*.cu"))
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("sources", nargs="*", type=pathlib.Path, help="the .cu files (default: every stage's)")
+    p.add_argument("--arch", default="sm_90", help="the GPU to compile for (default: sm_90, the H200's)")
+    p.add_argument("--nvcc", help="the CUDA compiler (default: nvcc on PATH, or in /usr/local/cuda/bin)")
+    p.add_argument("--tools", help="a directory where pip --target put nvidia-cuda-nvdisasm (./ladder: <build>/tools)")
+    p.add_argument("--expect-violation", action="store_true",
+                   help="a planted bug: pass only if every file breaks a rule")
+    a = p.parse_args(argv)
+    try:
+        tools = find_tools(a.nvcc, a.tools)
+        failed, sources = 0, a.sources or stage_sources()
+        for src in sources:
+            lines, count = check(src, a.arch, tools)
+            print("\n".join(lines + [f"check_sass: {show(src)} ({a.arch}, kernels: {count}): "
+                                     f"{len(lines) or 'no'} problem{'s' * (len(lines) != 1)}"]))
+            failed += (not lines) if a.expect_violation else bool(lines)
+        if a.expect_violation and failed:
+            print(f"check_sass: FAIL: {failed} of {len(sources)} planted bugs pass every rule: the check misses them")
+        return 1 if failed else 0
+    except Skip as e:
+        print(f"SKIPPED: {e}")
+        return 77
+    except RuntimeError as e:
+        print(f"check_sass: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
