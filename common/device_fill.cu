@@ -12,7 +12,48 @@ __global__ void scatter_kernel(float* __restrict__ dst, const std::uint64_t* __r
     dst[at[i]] = values[i];
   }
 }
+// Writes every word of the block's shared memory; volatile, so no store is dropped as never read.
+__global__ void nan_shared_kernel(unsigned words) {
+  extern __shared__ unsigned smem_words[];
+  volatile unsigned* words_of_block = smem_words;
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x) words_of_block[i] = 0xFFFFFFFFu;
+}
+
+__device__ unsigned long long mix64(unsigned long long z) {  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__global__ void fingerprint_kernel(const float* __restrict__ x, std::size_t n, unsigned long long* out) {
+  unsigned long long h = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    h += mix64((static_cast<unsigned long long>(__float_as_uint(x[i])) << 40) ^ (i * 0x9E3779B97F4A7C15ull));
+  }
+  for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
+  if (threadIdx.x % 32 == 0) atomicAdd(out, h);  // a sum modulo 2^64: the same whatever the order
+}
 }  // namespace
+
+void poison_shared_memory(cudaStream_t stream) {
+  static int bytes = 0, blocks = 0;  // the device's limits, read once
+  if (bytes == 0) {
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaFuncSetAttribute(nan_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    blocks = 2 * sms;
+  }
+  nan_shared_kernel<<<blocks, 1024, static_cast<std::size_t>(bytes), stream>>>(static_cast<unsigned>(bytes) / 4);
+  LADDER_CHECK_LAUNCH();
+}
+
+void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, stream));
+  fingerprint_kernel<<<264, 256, 0, stream>>>(x, n, out);
+  LADDER_CHECK_LAUNCH();
+}
 
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream) {
   if (at.empty()) return;

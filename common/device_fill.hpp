@@ -1,5 +1,7 @@
-// Filling device memory sparsely, for the inputs the harness builds on the GPU (the precision probes), where
-// uploading a whole host copy would cost a full transfer for a few thousand non-zero values.
+// Filling device memory on the GPU: sparsely, for the inputs the harness builds there (the precision probes),
+// where uploading a whole host copy would cost a full transfer for a few thousand non-zero values; the shared
+// memory of every SM, with NaN, before a checked launch; and a fingerprint of a result too large to copy back
+// after every timed launch (GEMM's C).
 #pragma once
 
 #include <cstdint>
@@ -11,5 +13,14 @@ namespace ladder {
 
 // Sets dst[at[i]] = values[i] for every i, on `stream`, and waits for it; the rest of dst is left as it is.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
+
+// Fills the shared memory of every SM with NaN (all bits set) on `stream`: twice as many blocks as SMs, each
+// taking the most shared memory a block may have, so each SM runs at least one of them. A later kernel that
+// reads a shared slot none of its threads wrote then reads NaN, not whatever an earlier launch left (often 0).
+void poison_shared_memory(cudaStream_t stream);
+
+// *out = an order-independent 64-bit hash of the bits of x[0, n) and their positions, on `stream`: two arrays
+// with the same fingerprint hold the same bits except with probability about 2^-64.
+void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
 
 }  // namespace ladder

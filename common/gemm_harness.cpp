@@ -4,8 +4,11 @@
 //   1. the exact check: the exact inputs (k/4, oracle.hpp), launched twice, each C compared exactly;
 //   2. the operand-precision probes: A times a selection matrix, and a selection matrix times B, with the
 //      full-mantissa float A and B: C must be the selected elements bit for bit;
-//   3. the measured input (float by default): checked, timed, and C after the timed runs (the last of them
-//      started from a poisoned C) compared with the checked C bit for bit, or checked again where it differs.
+//   3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed
+//      launch and a fingerprint of C kept after each (on the device, outside the interval), every one of them
+//      equal to the checked C's: each kernel here (cuBLAS too: its documentation promises bitwise the same
+//      results run to run on one GPU) gives the same bits every launch; the C of the last launch is also copied
+//      back and compared bit for bit.
 // The verdict of a variant is a Verdict (verdict.hpp) holding every one of those checks and the references'.
 #include <cmath>
 #include <cstring>
@@ -77,14 +80,17 @@ class GemmBench {
   // Poisons C, runs, copies C back (it stays in host_c_) and checks it against the CPU oracle.
   GemmCheck run_checked(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a_.get(), b_.get(), host_c_.get(), stream);
+    const DeviceBuffer<unsigned long long> print(1);
+    fingerprint_on_device(c_.get(), c_.count(), print.get(), stream);
+    CUDA_CHECK(cudaMemcpyAsync(&checked_print_, print.get(), sizeof checked_print_, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
   }
 
-  // Runs again and compares C with the last checked C bit for bit (a deterministic kernel must give the same
-  // bits; another one, where they differ, is checked on its own).
-  GemmCheck run_again(const GemmRun& run, bool deterministic, cudaStream_t stream) {
+  // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
+  GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a_.get(), b_.get(), host_again_.get(), stream);
-    return same_or_checked(host_again_.get(), deterministic);
+    return same_or_checked(host_again_.get());
   }
 
   // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
@@ -104,15 +110,28 @@ class GemmBench {
                             s_.n, s_.k);
   }
 
-  // Times run (C poisoned before the last repetition), then compares the C it left with the checked C.
-  TimingStats time(GpuTimer& timer, const GemmRun& run, bool deterministic, int warmup, int reps, GemmCheck* after) {
-    const TimingStats t = timer.time([&](cudaStream_t st) { run(a_.get(), b_.get(), c_.get(), st); }, warmup, reps,
-                                     [&](cudaStream_t st) { c_.poison(st); });
-    CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
+  // Times run, C poisoned before every launch and its fingerprint kept after each; every fingerprint must be the
+  // checked C's, and the C the last launch left must be the checked C bit for bit.
+  TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
+    const Kept<unsigned long long> kept(warmup, reps);
+    const TimingStats t = timer.time(
+        [&](cudaStream_t st) { run(a_.get(), b_.get(), c_.get(), st); }, warmup, reps,
+        {[&](cudaStream_t st) { c_.poison(st); },
+         [&](cudaStream_t st, int l) { fingerprint_on_device(c_.get(), c_.count(), kept.slot(l), st); }});
+    launches_ = kept.launches();
+    const std::vector<unsigned long long> prints = kept.read(timer.stream());
     CUDA_CHECK(cudaMemcpy(host_again_.get(), c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
-    *after = same_or_checked(host_again_.get(), deterministic);
+    *after = same_or_checked(host_again_.get());
+    for (std::size_t l = 0; l < prints.size() && after->pass; ++l) {
+      if (prints[l] == checked_print_) continue;
+      after->pass = false;
+      after->reason = fmt::format("{}: C's fingerprint {:016x} is not the checked C's {:016x}: a deterministic kernel "
+                                  "must give the same bits every launch",
+                                  launch_name(static_cast<int>(l), warmup, reps), prints[l], checked_print_);
+    }
     return t;
   }
+  int timed_launches() const { return launches_; }
 
   std::uint64_t fingerprint_ab() const {
     return fingerprint(host_a_.get(), s_.m * s_.k) ^ (fingerprint(host_b_.get(), s_.k * s_.n) * 3);
@@ -121,18 +140,18 @@ class GemmBench {
  private:
   void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
     c_.poison(stream);
+    poison_shared_memory(stream);
     run(A, B, c_.get(), stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaMemcpy(host, c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
   }
 
-  GemmCheck same_or_checked(const float* again, bool deterministic) const {
+  GemmCheck same_or_checked(const float* again) const {
     GemmCheck same;
     same.method = "bit for bit the C that was checked";
     same.elements = s_.m * s_.n;
     same.pass = std::memcmp(again, host_c_.get(), s_.m * s_.n * sizeof(float)) == 0;
     if (same.pass) return same;
-    if (!deterministic) return check_gemm(host_a_.get(), host_b_.get(), again, s_.m, s_.n, s_.k, mode_, seed_);
     std::uint64_t e = 0;  // the first element that differs (memcmp saw one)
     while (std::memcmp(&again[e], &host_c_[e], sizeof(float)) == 0) ++e;
     same.reason = fmt::format("C[{}][{}] = {:.9g} where the checked launch gave {:.9g}: a deterministic kernel must "
@@ -148,18 +167,20 @@ class GemmBench {
   DeviceBuffer<float> a_, b_, c_;
   std::unique_ptr<DeviceBuffer<float>> selection_;
   GemmProbe selection_probe_ = GemmProbe::kA;
+  unsigned long long checked_print_ = 0;  // the fingerprint of the last checked C
+  int launches_ = 0;                     // of the last timed series
 };
 
 // One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
 struct Kernel {
   std::string name;
   GemmRun run;
-  bool is_stage = false;  // a tiled variant (the stage's own kernel); like the naive kernel, deterministic
+  bool is_stage = false;  // a tiled variant (the stage's own kernel)
   bool pad = false;
-  bool deterministic() const { return name != "cuBLAS"; }
   Verdict v;
   GemmCheck exact, measured, timed;
   TimingStats t;
+  int timed_launches = 0;  // warm-ups and timed repetitions, each checked by its fingerprint
 };
 
 // 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the
@@ -172,7 +193,7 @@ void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const 
     k.exact = exact_bench.run_checked(k.run, stream);
     k.v.add("exact", k.exact.pass, k.exact.reason);
     for (int l = 1; l < kCheckedLaunches; ++l) {
-      const GemmCheck again = exact_bench.run_again(k.run, k.deterministic(), stream);
+      const GemmCheck again = exact_bench.run_again(k.run, stream);
       k.v.add("exact", again.pass, again.pass ? "" : fmt::format("launch {}: {}", l + 1, again.reason));
     }
   }
@@ -191,8 +212,9 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     k.measured = bench.run_checked(k.run, timer.stream());
     k.v.add(o.input == InputMode::kFloat ? "float" : "exact", k.measured.pass, k.measured.reason);
     if (!timing) continue;
-    k.t = bench.time(timer, k.run, k.deterministic(), o.warmup, o.reps, &k.timed);
-    k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "C after the timed runs: " + k.timed.reason);
+    k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
+    k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "the warm-up and timed launches: " + k.timed.reason);
+    k.timed_launches = bench.timed_launches();
   }
 }
 
@@ -248,6 +270,8 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
       .add("check_method", k.measured.method)
       .add("checked_elements", k.measured.elements)
       .add("worst_error_ratio", k.measured.worst, 3)
+      .add("mean_error_sigma", k.measured.mean_z, 3)
+      .add("launches_checked", static_cast<std::uint64_t>(kCheckedLaunches + 2 + 1 + k.timed_launches))
       .add("ms_median", timing ? ms : NAN)
       .add("ms_min", timing ? k.t.min_ms : NAN)
       .add("ms_max", timing ? k.t.max_ms : NAN)
@@ -285,8 +309,12 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              "times B, with full-mantissa float A and B: C must be their selected elements bit for bit, so a TF32, "
              "bf16 or fp16 read fails){}{}\n",
              kCheckedLaunches,
-             o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound)" : "",
-             timing ? ", timed (C after the timed runs equals the checked C) and the naive kernel's and cuBLAS's" : "");
+             o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound, and their "
+                                            "mean error centred: a rounding that leans one way fails)"
+                                          : "",
+             timing ? ", every warm-up and timed launch (C poisoned before each, its fingerprint equal to the checked "
+                      "C's) and the naive kernel's and cuBLAS's"
+                    : "");
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
   fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
@@ -312,8 +340,7 @@ bool report(const std::vector<Kernel>& kernels, const Shape& s, const GemmStage&
   for (const auto& k : kernels) {
     const Verdict v = k.is_stage ? row_verdict(k, naive, cublas) : k.v;
     all_pass = all_pass && v.pass();
-    const bool probes = k.v.field("probe_a") == std::string("PASS") && k.v.field("probe_b") == std::string("PASS");
-    table.add_row({k.name, k.v.field("exact"), probes ? "PASS" : "FAIL",
+    table.add_row({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
                    o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(k.t.median_ms),
                    ms(k.t.min_ms), ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, k.t.median_ms)) : "-",
                    timing ? fmt::format("{:.1f}", gbps(s, k.t.median_ms)) : "-",

@@ -136,7 +136,7 @@ const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRel
 // in the same words: the option, the value, and what is accepted.
 struct CommonText {
   std::string input = "float", format = "table", self_test, flush = "clean";
-  std::string reps, warmup, seed, device, determinism;
+  std::string reps, warmup, seed, device, determinism, error_study;
   bool hot = false;
 };
 
@@ -210,6 +210,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
     app.add_option("--determinism", t.determinism,
                    "Run the reduction this many times (2 to 100000) on one input and report whether the results "
                    "are bitwise identical");
+    app.add_option("--error-study", t.error_study,
+                   "Run this many random configurations (1 to 100000: 8 input seeds, n up to 2^24, block, regime, "
+                   "grid, combine, offset) on the float input and report each one's error / bound");
   }
   app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
   std::string version = fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT);
@@ -225,6 +228,12 @@ std::optional<std::string> finish_common(const CLI::App& app, CommonOptions& o, 
   if (auto e = read_number_as("--device", t.device, 0, 1023, o.device)) return e;
   if (app.get_option_no_throw("--determinism") != nullptr && app.count("--determinism") > 0) {
     if (auto e = read_number_as("--determinism", t.determinism, 2, 100000, o.determinism)) return e;
+  }
+  if (app.get_option_no_throw("--error-study") != nullptr && app.count("--error-study") > 0) {
+    if (auto e = read_number_as("--error-study", t.error_study, 1, 100000, o.error_study)) return e;
+    if (!t.self_test.empty() || !t.determinism.empty()) {
+      return std::string("--error-study with --self-test or --determinism: give one");
+    }
   }
   if (auto e = read_choice("--input", t.input, {"float", "exact"})) return e;
   if (auto e = read_choice("--flush", t.flush, {"clean", "write", "none"})) return e;

@@ -56,22 +56,63 @@ SumReference reference_sum(const float* x, std::size_t n) {
   return {total.sum, abs_total.sum};
 }
 
-double gamma_float(double depth) {
-  const double du = depth * kFloatUnitRoundoff;
-  return du < 1 ? du / (1 - du) : std::numeric_limits<double>::infinity();
+SumShape& SumShape::chain(std::uint64_t terms, double unit, std::uint64_t copies) {
+  const double t = static_cast<double>(terms);
+  const double squares = t * (t + 1) * (2 * t + 1) / 6 - 1;  // partial sums of 2..terms values
+  if (terms > 1) sum_squares_ += static_cast<double>(copies) * unit * unit * squares;
+  return *this;
 }
 
-double probabilistic_bound(double depth) { return kBoundLambda * std::sqrt(depth) * kFloatUnitRoundoff; }
-
-std::uint64_t summation_depth(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine) {
-  const std::uint64_t threads = std::max<std::uint64_t>(1, grid * block);
-  std::uint64_t depth = (n + threads - 1) / threads + 2 * ceil_log2(n + 1) + 8;
-  if (combine == Combine::kTwoPass || combine == Combine::kLastBlock) depth += (grid + block - 1) / block;
-  if (combine == Combine::kAtomic) depth += grid;
-  return depth;
+SumShape& SumShape::tree(std::uint64_t leaves, double unit, std::uint64_t copies) {
+  const double width = std::ldexp(1.0, static_cast<int>(ceil_log2(leaves)));
+  // Level l forms width / 2^l sums of 2^l leaves: unit^2 sum_l width 2^l = unit^2 width (2 width - 2).
+  sum_squares_ += static_cast<double>(copies) * unit * unit * width * (2 * width - 2);
+  return *this;
 }
 
-SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::uint64_t depth) {
+SumShape& SumShape::chains(std::uint64_t values, double unit, std::uint64_t threads, std::uint64_t* per_thread,
+                           std::uint64_t* busy) {
+  threads = std::max<std::uint64_t>(threads, 1);
+  *per_thread = 4 * (((values + threads - 1) / threads + 3) / 4);  // whole float4s
+  *busy = (values + *per_thread - 1) / *per_thread;
+  return chain(*per_thread, unit, *busy);
+}
+
+SumShape& SumShape::pass(std::uint64_t values, double unit, std::uint64_t blocks, std::uint64_t block) {
+  std::uint64_t per_thread = 0, busy = 0;
+  chains(values, unit, blocks * block, &per_thread, &busy);
+  return tree(std::min(block, busy), unit * static_cast<double>(per_thread), (busy + block - 1) / block);
+}
+
+SumShape stage_shape(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine) {
+  SumShape s;
+  s.pass(n, 1, grid, block);
+  if (grid <= 1) return s;  // one block wrote the result: nothing to combine
+  const double block_sum = static_cast<double>(n) / static_cast<double>(grid);  // the blocks' sums, spread evenly
+  switch (combine) {
+    case Combine::kRelaunch:
+      return s.tree(grid, block_sum, 1);
+    case Combine::kAtomic:
+      return s.chain(grid, block_sum, 1);
+    default:  // two-pass, last-block: one block walks the grid's sums
+      return s.pass(grid, block_sum, 1, block);
+  }
+}
+
+double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n) {
+  const double mean_abs = n ? abs_sum / static_cast<double>(n) : 0;
+  return kSumLambda * kFloatUnitRoundoff * mean_abs * std::sqrt(shape.sum_squares());
+}
+
+void record(Verdict& v, const std::string& name, const SumCheck& c) {
+  if (c.bounded) {
+    v.add(name, c.pass, c.reason);
+  } else {
+    v.skip(name, c.reason);
+  }
+}
+
+SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n) {
   SumCheck c;
   if (!std::isfinite(result)) {
     c.error = std::numeric_limits<double>::infinity();
@@ -85,20 +126,20 @@ SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::u
       return c;
     }
     c.pass = c.error == 0;
-    if (!c.pass) c.reason = fmt::format("{} differs from the exact sum {} by {}", result, ref.sum, c.error);
+    if (!c.pass) c.reason = fmt::format("{:.9g} differs from the exact sum {} by {}", result, ref.sum, c.error);
     return c;
   }
-  const double relative = probabilistic_bound(static_cast<double>(depth));
-  c.tolerance = relative * ref.abs_sum;
-  if (relative > kMaxRelativeBound) {  // the bound would pass almost anything: do not pretend it checks
+  c.tolerance = sum_bound(shape, ref.abs_sum, n);
+  if (c.tolerance > kMaxRelativeBound * ref.abs_sum) {  // the bound would pass almost anything: not judged
     c.bounded = false;
-    c.pass = true;
+    c.reason = fmt::format("the bound {:.3g} would exceed {:g} of sum|x|: not judged, the exact check decides",
+                           c.tolerance, kMaxRelativeBound);
     return c;
   }
   c.pass = c.error <= c.tolerance;
   if (!c.pass) {
-    c.reason = fmt::format("{:.9g} differs from the oracle {:.17g} by {:.3g}, more than the bound {:.3g}", result,
-                           ref.sum, c.error, c.tolerance);
+    c.reason = fmt::format("{:.9g} differs from the oracle {:.17g} by {:.3g}, {:.3g} times the bound {:.3g}", result,
+                           ref.sum, c.error, c.error / c.tolerance, c.tolerance);
   }
   return c;
 }
@@ -107,8 +148,15 @@ SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::u
 
 namespace {
 
+// sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
+double element_sigma(double abs_dot, std::uint64_t K) {
+  const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));
+  return kFloatUnitRoundoff * abs_dot / k * std::sqrt(k * (k + 1) * (2 * k + 1) / 6);
+}
+
 struct ElementVerdict {
   double ratio = 0;  // |error| / tolerance, or |error| in the exact mode
+  double z = 0;      // float mode: the signed error / sigma (0 where sigma is 0)
   bool fail = false;
   std::string reason;
 };
@@ -117,14 +165,16 @@ struct ElementVerdict {
 ElementVerdict judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i,
                      std::uint64_t j) {
   ElementVerdict v;
-  const double err = std::fabs(static_cast<double>(c) - exact);
+  const double signed_err = static_cast<double>(c) - exact;
+  const double err = std::fabs(signed_err);
   if (mode == InputMode::kExact) {
     v.ratio = err;
     v.fail = err != 0;
     if (v.fail) v.reason = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
     return v;
   }
-  const double tol = probabilistic_bound(static_cast<double>(K + 1)) * abs_dot;
+  const double sigma = element_sigma(abs_dot, K), tol = kGemmLambda * sigma;
+  v.z = sigma > 0 ? signed_err / sigma : 0;
   v.ratio = tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
   v.fail = err > tol;
   if (v.fail) {
@@ -136,16 +186,18 @@ ElementVerdict judge(float c, double exact, double abs_dot, std::uint64_t K, Inp
 
 struct Tally {
   std::uint64_t elements = 0;
-  double worst = 0;
+  double worst = 0, z_sum = 0;
   std::string first_failure;
   void add(const ElementVerdict& v) {
     ++elements;
     worst = std::max(worst, v.ratio);
+    z_sum += v.z;
     if (v.fail && first_failure.empty()) first_failure = v.reason;
   }
   void merge(const Tally& t) {
     elements += t.elements;
     worst = std::max(worst, t.worst);
+    z_sum += t.z_sum;
     if (first_failure.empty()) first_failure = t.first_failure;
   }
 };
@@ -220,7 +272,7 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
       // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
       const double tol = mode == InputMode::kExact
                              ? 0.0
-                             : probabilistic_bound(static_cast<double>(K + 1)) * bound +
+                             : kGemmLambda * element_sigma(bound, K) +
                                    static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
       for (int r = 0; r < kVectors; ++r) {
         const double err = std::fabs(cx[r] - abx[r]);
@@ -290,6 +342,15 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   out.elements = tally.elements;
   out.worst = tally.worst;
   out.reason = tally.first_failure;
+  if (mode == InputMode::kFloat && tally.elements > 0) {
+    out.mean_z = tally.z_sum / static_cast<double>(tally.elements);
+    const double limit = kGemmLambda / std::sqrt(static_cast<double>(tally.elements));
+    if (out.reason.empty() && std::fabs(out.mean_z) > limit) {
+      out.reason = fmt::format("the errors lean one way: their mean over {} elements is {:.3g} sigma, beyond "
+                               "{:g} / sqrt({}) = {:.3g} (a biased rounding, not noise)",
+                               tally.elements, out.mean_z, kGemmLambda, tally.elements, limit);
+    }
+  }
   out.pass = out.reason.empty();
   return out;
 }

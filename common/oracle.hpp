@@ -10,15 +10,19 @@
 //    a partial sum rounded to an integer changes it too;
 //  - the precision probe (input.hpp): a sum of 13-bit values among zeros, exact in float, which any read or
 //    partial sum in a precision of 12 bits or fewer changes (a read, always to less);
-//  - the float check: the float input's error against a realistic bound. If the rounding errors of the
-//    additions behave as independent random variables of mean zero (Higham and Mary, "A New Approach to
-//    Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), 2019), a sum in which no input
-//    passes through more than d additions is off by at most about lambda * sqrt(d) * u * sum(|x_i|), except
-//    with a probability below 2 n exp(-lambda^2 / 2); u = 2^-24, lambda = 10. The worst-case bound
-//    gamma(d) * sum|x| (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 4.2) grows
-//    with d instead of sqrt(d) and is far from any error a float sum shows. Where even the probabilistic
-//    bound exceeds kMaxRelativeBound of sum|x|, it would say nothing: the float result is then reported as
-//    unbounded, never as a pass that means something.
+//  - the float check: the float input's error against a bound computed from the additions this launch makes.
+//    A float addition s = a + b returns s (1 + delta) with |delta| <= u = 2^-24, so the error of the result is the
+//    sum over every addition k of delta_k s_k, s_k the partial sum it formed. If the deltas behave as independent
+//    variables of mean zero (round to nearest; Higham and Mary, "A New Approach to Probabilistic Rounding Error
+//    Analysis", SIAM J. Sci. Comput. 41(5), 2019), that sum is sub-Gaussian with variance proxy u^2 sum s_k^2
+//    (Hoeffding, Azuma), so |error| <= lambda u sqrt(sum s_k^2) except with probability below 2 exp(-lambda^2/2).
+//    The harness knows the s_k from the shape of the launch it saw (the grid and block of the first kernel, the
+//    combine): SumShape models each thread's serial chain, each block's tree and the combine, every partial sum as
+//    (the elements it holds) x mean|x|, which is what a partial sum of the uniform float input is to within a
+//    relative sqrt(j) / j. A correct kernel then sits at a few hundredths of the bound; a biased rounding (round
+//    toward zero) or partial sums kept in fewer bits move every s_k the same way and exceed it. Where the bound
+//    would exceed kMaxRelativeBound of sum|x| it would say nothing: the float result is then not judged, the run
+//    says so, and the exact check alone carries the verdict.
 #pragma once
 
 #include <cstddef>
@@ -27,12 +31,16 @@
 #include <vector>
 
 #include "options.hpp"
+#include "verdict.hpp"
 #include "reduce_stage.hpp"
 
 namespace ladder {
 
 constexpr double kFloatUnitRoundoff = 0x1.0p-24;
-constexpr double kBoundLambda = 10;         // standard deviations of the probabilistic bound
+// lambda of the sum's bound: a correct round-to-nearest sum exceeds it with probability below 2 exp(-18) = 3.0e-8.
+constexpr double kSumLambda = 6;
+// lambda of a GEMM element's bound and of the centring test: below 2 exp(-50) = 3.9e-22 per element (or per test).
+constexpr double kGemmLambda = 10;
 constexpr double kMaxRelativeBound = 1e-3;  // a float bound looser than this fraction of sum|x| says nothing
 
 struct SumReference {
@@ -42,33 +50,51 @@ struct SumReference {
 
 SumReference reference_sum(const float* x, std::size_t n);
 
-// gamma(d) = d*u / (1 - d*u), the worst-case relative error bound of a summation of depth d in float.
-double gamma_float(double depth);
+// The partial sums one summation forms, as the sum of their squares in units of mean|x|^2: each partial sum of
+// j elements counts j^2. The harness builds one from the launch it saw; each piece is named for what it models.
+class SumShape {
+ public:
+  // `copies` serial chains of `terms` values of `unit` elements each (the first value is stored, not added).
+  SumShape& chain(std::uint64_t terms, double unit, std::uint64_t copies);
+  // `copies` pairwise trees over `leaves` values of `unit` elements each (leaves rounded up to a power of two).
+  SumShape& tree(std::uint64_t leaves, double unit, std::uint64_t copies);
+  // `values` values spread over `threads` threads in whole float4s (*per_thread each, over *busy threads): the
+  // chains. Rounding up to float4s covers the scalar stages and the vector ones alike.
+  SumShape& chains(std::uint64_t values, double unit, std::uint64_t threads, std::uint64_t* per_thread,
+                   std::uint64_t* busy);
+  // One kernel pass: the chains over blocks x block threads, then each busy block's tree over its busy threads.
+  SumShape& pass(std::uint64_t values, double unit, std::uint64_t blocks, std::uint64_t block);
+  double sum_squares() const { return sum_squares_; }
 
-// lambda * sqrt(d) * u: the probabilistic relative error bound of a float summation of depth d.
-double probabilistic_bound(double depth);
+ private:
+  double sum_squares_ = 0;
+};
 
-// An upper bound on the number of float additions any one input passes through on its way to the result,
-// for a stage whose first launch uses `grid` blocks of `block` threads and combines partial sums with
-// `combine`:
-//   ceil(n / (grid*block))          the per-thread chain of the first launch (1 in the tree regime)
-// + 2*ceil(log2(n + 1)) + 8          the trees in every block and pass, vector loads, head/tail, final rounding
-// + ceil(grid / block)               two-pass / last-block: one block walks all partial sums
-// + grid                             atomic: the partial sums arrive one after another
-std::uint64_t summation_depth(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine);
+// A reduce stage's launch: its first kernel's grid and block over n elements, then the combine. Every thread
+// takes ceil(n / threads) elements rounded up to a whole float4 (so scalar and vector stages are both covered);
+// each block adds its threads' sums in a tree; the grid's block sums are combined by a tree (relaunch), one chain
+// (atomic: they arrive one after another) or one block that walks them and adds its threads' sums in a tree
+// (two-pass, last-block). A first launch of one block has nothing to combine.
+SumShape stage_shape(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine);
+
+// lambda u mean|x| sqrt(sum s_k^2): the probabilistic bound of a float sum of this shape, in the units of x.
+double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n);
 
 struct SumCheck {
   bool pass = false;
-  bool bounded = true;   // float mode: false when the bound would exceed kMaxRelativeBound * sum|x|
+  bool bounded = true;   // float mode: false when the bound would exceed kMaxRelativeBound * sum|x| (not judged)
   double error = 0;      // |result - reference|
   double tolerance = 0;  // 0 in the exact mode (equality is demanded); float: the probabilistic bound
-  std::string reason;    // why it failed, empty on pass
+  std::string reason;    // why it failed (or, unbounded, why it was not judged); empty on pass
 };
 
-// NaN or Inf never pass. Exact mode: the result must equal the exact sum. Float mode: within the probabilistic
-// bound; where that bound would say nothing (bounded = false) the result passes only for being finite, and
-// the exact check carries the verdict.
-SumCheck check_sum(float result, const SumReference& ref, InputMode mode, std::uint64_t depth);
+// NaN or Inf never pass. Exact mode: the result must equal the exact sum. Float mode: within sum_bound(shape);
+// where that bound would say nothing, bounded = false and pass = false: the check is not judged (Verdict::skip),
+// and the exact check carries the verdict.
+SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n);
+
+// Records c in v under `name`: a pass, a failure, or (a float bound too loose to judge) a skipped check.
+void record(Verdict& v, const std::string& name, const SumCheck& c);
 
 // ---- GEMM: C (M x N) = A (M x K) * B (K x N), all row-major --------------------------------------------
 
@@ -77,6 +103,7 @@ struct GemmCheck {
   std::string method;         // what was checked, in words
   std::uint64_t elements = 0; // elements compared one by one against the double oracle
   double worst = 0;           // the largest |error| / tolerance seen (exact mode: the largest |error|)
+  double mean_z = 0;          // float mode: the mean signed error / sigma over the elements compared one by one
   std::string reason;         // why it failed, empty on pass
 };
 
@@ -92,9 +119,12 @@ struct GemmCheck {
 // the float mode Freivalds' tolerance is the sum of the element bounds along a row, so it catches gross errors
 // (a wrong tile, a lost row) but not a single slightly wrong element: that is the exact check's job, which
 // every default run makes first.
-// Float tolerance per element: the probabilistic bound of a dot product of depth K + 1 (the K products and
-// their sum), as for the sum (see the top of this file): kBoundLambda * sqrt(K + 1) * u * sum_k |a_ik| |b_kj|,
-// exceeded by a correct float product with probability below 2 (K + 1) exp(-kBoundLambda^2 / 2) per element.
+// Float tolerance per element: an element is a chain of K fused multiply-adds, whose partial sums hold 1..K products;
+// with the magnitudes modelled as for the sum (see the top of this file), sigma = u (sum_k |a_ik||b_kj| / K)
+// sqrt(1^2 + ... + K^2), and the bound kGemmLambda sigma is exceeded by a correct element with probability below
+// 2 exp(-kGemmLambda^2 / 2). The checked elements' errors must also be centred: their mean error / sigma over E
+// elements stays within kGemmLambda / sqrt(E) (the mean of E independent such variables is sub-Gaussian with
+// proxy 1 / E), which a rounding mode that leans one way (round toward zero) fails at any K.
 // Exact mode: equality, and every element a multiple of kGemmExactUnit (exact in float for K <= 2^20).
 constexpr int kFreivaldsVectors = 16;
 constexpr std::uint64_t kFullCheckFlops = std::uint64_t{1} << 30;

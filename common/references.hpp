@@ -44,7 +44,8 @@ class SpeedOfLight {
   void empty_launch(cudaStream_t stream);
   void memset4(cudaStream_t stream);
   void poison_sums(cudaStream_t stream);  // NaN in every per-thread sum: a read that writes none cannot pass
-  double sum_of_last_read(cudaStream_t stream) const;  // waits for stream, adds the per-thread sums in double
+  // *slot = the per-thread sums of the last read added in double, in a fixed order (one block), on `stream`.
+  void keep_sum(double* slot, cudaStream_t stream) const;
   int grid() const { return grid_; }
   std::size_t threads() const;
   bool has_copy() const { return copy_ != nullptr; }  // false where a second input-sized buffer did not fit

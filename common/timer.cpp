@@ -26,14 +26,16 @@ GpuTimer::~GpuTimer() {
   cudaStreamDestroy(stream_);
 }
 
-TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const Work& before_last) {
+TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLaunch& each) {
   // At least one untimed round of everything a repetition enqueues. With lazy module loading (the CUDA default)
   // a kernel's first launch loads its module, which waits for the GPU, so a first launch behind the hold would
   // wait for the hold's timeout instead of starting.
-  for (int i = 0; i < std::max(warmup, 1); ++i) {
+  const int untimed = warmups(warmup);
+  for (int i = 0; i < untimed; ++i) {
+    if (each.poison) each.poison(stream_);
     if (flush_) flush_->run(stream_);
-    if (before_last) before_last(stream_);
     work(stream_);
+    if (each.keep) each.keep(stream_, i);
   }
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   std::vector<double> samples;
@@ -42,11 +44,12 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const Work& b
   int timeouts = 0;
   for (int i = 0; i < reps; ++i) {
     if (holding_) hold_.hold(stream_);
-    if (i == reps - 1 && before_last) before_last(stream_);
+    if (each.poison) each.poison(stream_);
     if (flush_) flush_->run(stream_);
     CUDA_CHECK(cudaEventRecord(start_, stream_));
     work(stream_);
     CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    if (each.keep) each.keep(stream_, untimed + i);
     if (holding_) hold_.release();
     if (i == 0) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny repetition
     if (i == reps - 1) last = read_clocks();

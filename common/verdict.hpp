@@ -1,9 +1,12 @@
 // The one place that decides PASS. A run collects every check it made (the exact input on each checked
-// launch, the precision probe, the float input, the last timed launch, the references timed beside it) in a
-// Verdict, and PASS means every one of them passed. The default run, --self-test, --determinism and the
-// runner (which reads the "check" field a run writes) all take their PASS from here.
+// launch, the precision probe, the float input, every warm-up and timed launch, the references timed beside it)
+// in a Verdict, and PASS means every check passed and at least one was made. A check that could not be judged
+// (a float bound too loose to say anything) is recorded as skipped: it never counts as a pass, the run shows it,
+// and the other checks carry the verdict. The default run, --self-test, --determinism, the table cells and the
+// records' *_check fields (which ./ladder and the docs read, never deciding again) all take their words from here.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -11,46 +14,62 @@ namespace ladder {
 
 class Verdict {
  public:
+  enum class State { kPass, kFail, kSkipped };
+
   // Records one check under a name that tables and result files show ("exact", "probe", "float", "timed",
   // "cub", ...); a name may be recorded several times (one per launch), and fails if any of them failed.
   void add(const std::string& name, bool pass, const std::string& reason = "") {
-    entries_.push_back({name, pass, reason});
+    entries_.push_back({name, pass ? State::kPass : State::kFail, reason});
   }
+  // Records a check that was made but could not be judged, with the reason the run prints.
+  void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
+  // Every check of `other`, under its own names.
+  void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
 
   bool pass() const {
+    bool judged = false;
     for (const auto& e : entries_) {
-      if (!e.pass) return false;
+      if (e.state == State::kFail) return false;
+      judged = judged || e.state == State::kPass;
     }
-    return !entries_.empty();  // a run that checked nothing has shown nothing
+    return judged;  // a run that judged nothing has shown nothing
   }
   const char* word() const { return pass() ? "PASS" : "FAIL"; }
 
-  // "PASS" or "FAIL" for the checks recorded under `name`, "-" if none was made.
-  const char* field(const std::string& name) const {
-    bool seen = false;
+  // The checks recorded under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all
+  // were skipped, "-" if none was made.
+  const char* field(std::initializer_list<const char*> names) const {
+    bool passed = false, skipped = false;
     for (const auto& e : entries_) {
-      if (e.name != name) continue;
-      if (!e.pass) return "FAIL";
-      seen = true;
+      bool match = false;
+      for (const char* n : names) match = match || e.name == n;
+      if (!match) continue;
+      if (e.state == State::kFail) return "FAIL";
+      passed = passed || e.state == State::kPass;
+      skipped = skipped || e.state == State::kSkipped;
     }
-    return seen ? "PASS" : "-";
+    return passed ? "PASS" : skipped ? "skipped" : "-";
   }
+  const char* field(const std::string& name) const { return field({name.c_str()}); }
 
   // "name: reason" for every check that failed, in the order they were made.
-  std::vector<std::string> failures() const {
-    std::vector<std::string> out;
-    for (const auto& e : entries_) {
-      if (!e.pass) out.push_back(e.name + ": " + e.reason);
-    }
-    return out;
-  }
+  std::vector<std::string> failures() const { return reasons(State::kFail); }
+  // "name: reason" for every check that was skipped.
+  std::vector<std::string> skipped() const { return reasons(State::kSkipped); }
 
  private:
   struct Entry {
     std::string name;
-    bool pass;
+    State state;
     std::string reason;
   };
+  std::vector<std::string> reasons(State state) const {
+    std::vector<std::string> out;
+    for (const auto& e : entries_) {
+      if (e.state == state) out.push_back(e.name + ": " + e.reason);
+    }
+    return out;
+  }
   std::vector<Entry> entries_;
 };
 

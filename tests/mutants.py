@@ -127,7 +127,7 @@ MUTANTS = [
            "      if (calls++ < 5) CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
            "", "fail",
            "memset skipped after the first five calls (the checked ones): every warm-up and timed launch adds into "
-           "a stale *out, which only the check of the last timed launch sees (default run)"),
+           "a stale *out, which only the checks of the warm-up and timed launches see (default run)"),
     Mutant("07_one_block_threads", "07_multiblock",
            "ladder::ceil_div<std::size_t>(ladder::ceil_div<std::size_t>(n, 4 * kOneBlockLoads), 32) * 32",
            "ladder::ceil_div<std::size_t>(n / (4 * kOneBlockLoads), 32) * 32",
@@ -149,6 +149,43 @@ MUTANTS = [
            "", "fail",
            "memset skipped after the first two calls: from the third launch on the blocks add into a stale *out "
            "(default run)"),
+    Mutant("07_fadd_rz", "07_multiblock",
+           "    for (int k = 0; k < kLoadsInFlight; ++k) sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);\n",
+           "    for (int k = 0; k < kLoadsInFlight; ++k) sum = __fadd_rz(sum, (v[k].x + v[k].y) + (v[k].z + v[k].w));\n",
+           "", "fail",
+           "main loop adds with round-toward-zero (__fadd_rz): every partial sum leans low, which neither the exact "
+           "input nor the probe shows (their sums never round); only the float bound sees it (default run)"),
+    Mutant("06_truncated_partials", "06_float4",
+           "  sum = block_reduce(sum, smem);\n",
+           "  sum = block_reduce(__uint_as_float(__float_as_uint(sum) & 0xFFFFFF80u), smem);\n",
+           "", "fail",
+           "thread sums cut to 16 mantissa bits before the block tree: a partial sum kept in a lower precision "
+           "that the probe's 13-bit values pass through unharmed; only the float bound sees it (default run)"),
+    Mutant("07_stale_shared", "07_multiblock",
+           "if (warp == 0) v = warp_reduce(lane < blockDim.x / 32 ? smem[lane] : 0.0f);",
+           "if (warp == 0) v = warp_reduce(smem[lane]);",
+           "--check-only -n 1000", "fail",
+           "warp 0 reads all 32 per-warp slots without its lane < warps guard: 30 of them were never written in this "
+           "launch (64 threads), and pass where stale shared memory happens to be 0; NaN in every SM's shared "
+           "memory before each checked launch shows it"),
+    Mutant("07_memset_mid", "07_multiblock",
+           "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n",
+           "      static int calls = 0;  // the memset 'saved' once, in the middle of the timed repetitions\n"
+           "      if (calls++ != 30) CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
+           "", "fail",
+           "memset skipped once, on the 21st of the 50 timed repetitions: that launch adds into a stale *out, which "
+           "only a check of every timed launch sees (default run)"),
+    Mutant("07_grid_misreported", "07_multiblock",
+           "  return {grid, launch.block};\n", "  return {1, launch.block};\n",
+           "", "fail",
+           "first launch misreported as one block: the error bound would be computed for another summation; the "
+           "harness sees the launched grid in the captured graph and refuses the report (default run)"),
+    Mutant("08_fma_rz", "08_gemm_tiled",
+           "for (int k = 0; k < kTile; ++k) sum += a_tile[ty][k] * b_tile[k][tx];",
+           "for (int k = 0; k < kTile; ++k) sum = __fmaf_rz(a_tile[ty][k], b_tile[k][tx], sum);",
+           "--check-only --size 64", "fail",
+           "multiply-adds rounded toward zero at K = 64: every element is within its own bound, but the errors all "
+           "lean one way; the centring test over the elements sees it"),
     Mutant("08_k_tile", "08_gemm_tiled",
            "for (int k0 = 0; k0 < K; k0 += kTile) {", "for (int k0 = 0; k0 + kTile <= K; k0 += kTile) {",
            "--check-only --size 1000", "fail",

@@ -101,7 +101,7 @@ TEST(GemmOracle, DefaultSizeFloatModeCatchesAGrossErrorAndSampledElements) {
 }
 
 // The float bound is probabilistic (sqrt(K) growth): it passes a correct product at K = 4096 and fails one whose
-// every term is off by a quarter of an ulp in the same direction, which the worst-case bound gamma(K) passes.
+// every term is off by a quarter of an ulp in the same direction, which a worst-case bound (K u) would pass.
 TEST(GemmOracle, FloatBoundIsProbabilisticAndCatchesASystematicError) {
   auto p = make(8, 8, 4096, InputMode::kFloat);
   ASSERT_TRUE(check(p, InputMode::kFloat).pass);
@@ -114,7 +114,38 @@ TEST(GemmOracle, FloatBoundIsProbabilisticAndCatchesASystematicError) {
     }
   }
   EXPECT_FALSE(check(biased, InputMode::kFloat).pass);
-  EXPECT_LT(1024 * 0x1.0p-24, ladder::gamma_float(4097)) << "the worst-case bound would pass it";
+  EXPECT_LT(1024 * 0x1.0p-24, 4097 * 0x1.0p-24) << "the worst-case bound would pass it";
+}
+
+// fma(a, b, c) rounded toward zero, as __fmaf_rz would (the double a*b + c is exact enough here: the products of
+// two floats are exact in double, and the sums stay far from double's last bits at these sizes).
+float fma_rz(float a, float b, float c) {
+  const double exact = static_cast<double>(a) * b + c;
+  float f = static_cast<float>(exact);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+// A kernel whose multiply-adds round toward zero at a small K: every element stays inside its own bound, but the
+// errors all lean one way, and the centring test over the elements sees it. Round to nearest is centred.
+TEST(GemmOracle, CentringCatchesABiasedRoundingAtSmallK) {
+  const std::size_t m = 64, n = 64, k = 64;
+  auto p = make(m, n, k, InputMode::kFloat);
+  const auto honest = check(p, InputMode::kFloat);
+  ASSERT_TRUE(honest.pass) << honest.reason;
+  EXPECT_LT(std::fabs(honest.mean_z), 10 / std::sqrt(double(m * n)));
+  auto rz = p;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (std::size_t q = 0; q < k; ++q) acc = fma_rz(p.a[i * k + q], p.b[q * n + j], acc);
+      rz.c[i * n + j] = acc;
+    }
+  }
+  const auto biased = check(rz, InputMode::kFloat);
+  EXPECT_FALSE(biased.pass);
+  EXPECT_LT(biased.worst, 1) << "each element is within its bound: only the centring test sees this bug";
+  EXPECT_NE(biased.reason.find("lean one way"), std::string::npos) << biased.reason;
 }
 
 // The probes: A times a selection matrix is A's selected columns bit for bit; the same C computed from A
