@@ -54,7 +54,7 @@ using GemmRun = std::function<void(const float* A, const float* B, float* C, cud
 // Host and device copies of A, B and C for one shape and input mode, and the selection matrices of the probes.
 class GemmBench {
  public:
-  GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option)
+  GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option, bool poison_shared)
       : s_(s),
         mode_(mode),
         seed_(seed),
@@ -64,7 +64,8 @@ class GemmBench {
         host_again_(host_floats(s.m * s.n, option)),
         a_(s.m * s.k),
         b_(s.k * s.n),
-        c_(s.m * s.n) {
+        c_(s.m * s.n),
+        poison_shared_(poison_shared) {
     generate_input(seed, 1, mode, host_a_.get(), s.m * s.k);
     generate_input(seed, 2, mode, host_b_.get(), s.k * s.n);
     CUDA_CHECK(cudaMemcpy(a_.get(), host_a_.get(), a_.bytes(), cudaMemcpyHostToDevice));
@@ -140,7 +141,7 @@ class GemmBench {
  private:
   void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
     c_.poison(stream);
-    poison_shared_memory(stream);
+    if (poison_shared_) poison_shared_memory(stream);
     run(A, B, c_.get(), stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaMemcpy(host, c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
@@ -167,6 +168,7 @@ class GemmBench {
   DeviceBuffer<float> a_, b_, c_;
   std::unique_ptr<DeviceBuffer<float>> selection_;
   GemmProbe selection_probe_ = GemmProbe::kA;
+  bool poison_shared_;                   // NaN in every SM's shared memory before each checked launch
   unsigned long long checked_print_ = 0;  // the fingerprint of the last checked C
   int launches_ = 0;                     // of the last timed series
 };
@@ -187,7 +189,7 @@ struct Kernel {
 // self-test), and the probes on every kernel.
 void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const GemmOptions& o,
                             GemmBench& float_bench, cudaStream_t stream, const std::string& dims) {
-  GemmBench exact_bench(s, InputMode::kExact, o.seed, dims);
+  GemmBench exact_bench(s, InputMode::kExact, o.seed, dims, o.shared_poison);
   for (auto& k : kernels) {
     if (!k.is_stage && o.self_test == SelfTest::kNone) continue;  // the references: probes and float input only
     k.exact = exact_bench.run_checked(k.run, stream);
@@ -387,10 +389,10 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   std::vector<Kernel> kernels = kernels_for(s, o, gemm, cublas.get());
 
   progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
-  GemmBench bench(s, o.input, o.seed, dims);
+  GemmBench bench(s, o.input, o.seed, dims, o.shared_poison);
   // The probes need full-mantissa operands: the measured input's, or float ones made for them.
   std::unique_ptr<GemmBench> float_operands =
-      o.input == InputMode::kFloat ? nullptr : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims);
+      o.input == InputMode::kFloat ? nullptr : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims, o.shared_poison);
   progress(fmt::format("{}: exact check and precision probes", stage.name));
   check_exact_and_probes(kernels, s, o, float_operands ? *float_operands : bench, timer.stream(), dims);
   float_operands.reset();
@@ -436,7 +438,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
                            cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
                          }, false, false, {}, {}, {}, {}, {}});
     }
-    GemmBench floats(s, InputMode::kFloat, o.seed, "--self-test");
+    GemmBench floats(s, InputMode::kFloat, o.seed, "--self-test", o.shared_poison);
     check_exact_and_probes(kernels, s, o, floats, timer.stream(), "--self-test");
     if (full) {
       GemmOptions f = o;

@@ -214,6 +214,10 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
                    "Run this many random configurations (1 to 100000: 8 input seeds, n up to 2^24, block, regime, "
                    "grid, combine, offset) on the float input and report each one's error / bound");
   }
+  app.add_flag("--no-shared-poison{false}", o.shared_poison,
+               "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
+               "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
+               "wrote may then pass");
   app.add_flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)");
   std::string version = fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT);
   if (ladder_program_note != nullptr) version += fmt::format(", {}", ladder_program_note());

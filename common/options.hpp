@@ -45,6 +45,7 @@ struct CommonOptions {
   int determinism = 0;           // > 0: run the reduction this many times, compare bitwise
   int error_study = 0;           // > 0: this many random configurations, each one's error / bound
   bool list_devices = false;
+  bool shared_poison = true;     // NaN in every SM's shared memory before each checked launch (--no-shared-poison)
 };
 
 struct ReduceOptions : CommonOptions {

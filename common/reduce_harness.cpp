@@ -113,8 +113,9 @@ std::string launch_words(const Config& c, unsigned requested_grid, const DeviceI
 class ReduceBench {
  public:
   ReduceBench(ReduceFn reduce, const DeviceInfo& d, std::uint64_t max_n, std::uint64_t max_partials,
-              unsigned max_offset, Flush flush)
+              unsigned max_offset, Flush flush, bool poison_shared)
       : reduce_(reduce),
+        poison_shared_(poison_shared),
         input_(kGuard + max_offset + max_n + kGuard),
         out_(1),
         partials0_(kGuard + max_partials + kGuard),
@@ -194,7 +195,7 @@ class ReduceBench {
   Result run_checked(const Config& c) {
     const cudaStream_t s = timer_.stream();
     poison(s);
-    poison_shared_memory(s);
+    if (poison_shared_) poison_shared_memory(s);
     FirstLaunch reported{0, 0};
     const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out_.get(), launch(c), s); });
     ++launches_;
@@ -284,6 +285,7 @@ class ReduceBench {
   }
 
   ReduceFn reduce_;
+  bool poison_shared_;
   DeviceBuffer<float> input_, out_, partials0_, partials1_;
   DeviceBuffer<unsigned> ticket_;
   GpuTimer timer_;
@@ -725,8 +727,8 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
   fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on dyadic values k/{} whose every "
              "partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits among "
              "zeros: a read or partial sum kept in 12 bits or fewer changes the sum){}{}; before every checked "
-             "launch the result, the partial sums and the shared memory of every SM are NaN, and the harness takes "
-             "the launch's grid from the launch itself (a captured graph)\n",
+             "launch the result, the partial sums{} are NaN, and the harness takes the launch's grid from the launch "
+             "itself (a captured graph)\n",
              kCheckedLaunches, range, kProbeElements,
              o.input == InputMode::kFloat
                  ? fmt::format(", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial "
@@ -736,7 +738,8 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              timing ? ", every warm-up and timed launch (each started from a poisoned result; bit for bit the "
                       "checked launch where the combine is deterministic, else within the bound) and every launch "
                       "of CUB and of the read-only kernel"
-                    : "");
+                    : "",
+             o.shared_poison ? " and the shared memory of every SM" : " (not the shared memory: --no-shared-poison)");
   fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
              "wrote, a block-scope atomic): the machine-code test (tests/check_sass.py) reads them\n");
   if (!timing) return;
@@ -792,7 +795,8 @@ std::unique_ptr<ReduceBench> make_bench(ReduceFn reduce, const ReduceOptions& o,
   const std::uint64_t max_partials = max_partials_for(configs);
   const auto [needed, breakdown] = ReduceBench::memory_needed(o, d, max_n, max_partials, o.offset, timing);
   require_device_memory(d, needed, breakdown, fmt::format("-n {}", max_n));
-  return std::make_unique<ReduceBench>(reduce, d, max_n, max_partials, o.offset, timing ? o.flush : Flush::kNone);
+  return std::make_unique<ReduceBench>(reduce, d, max_n, max_partials, o.offset, timing ? o.flush : Flush::kNone,
+                                       o.shared_poison);
 }
 
 std::vector<Run> runs_for(const std::vector<Config>& configs) {
@@ -862,7 +866,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
   sized.sizes = {max_n};
   const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
   require_device_memory(d, needed, breakdown, "--self-test");
-  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone);
+  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone, o.shared_poison);
   auto host = host_floats(max_n, "--self-test");
   const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
 
@@ -1057,7 +1061,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   const std::uint64_t max_partials = ceil_div<std::uint64_t>(max_n, kMinBlock);
   const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
   require_device_memory(d, needed, breakdown, "--error-study");
-  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone);
+  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone, o.shared_poison);
   auto host = host_floats(max_n, "--error-study");
   Verdict all;
   std::vector<Record> records;
@@ -1086,7 +1090,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
         .add("block", sc.block).add("regime", to_string(sc.regime)).add("grid_option", sc.grid)
         .add("grid", got.first.grid).add("threads", got.first.block).add("combine", to_string(sc.combine))
         .add("abs_error", check.error, 3).add("bound", check.bounded ? check.tolerance : NAN, 3)
-        .add("error_bound_ratio", ratio, 3).add("float_check", v.field("float"));
+        .add("error_bound_ratio", ratio, 3).add("check", v.field("float"));
     records.push_back(std::move(rec));
   }
   if (o.format != Format::kTable) {

@@ -43,15 +43,17 @@ from diagrams import write_diagrams, stale_diagrams, model_check, tolerance_note
 REQUIRED = {
     "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
                "read_ms_median", "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops",
-               "float_check", "abs_error", "bound", "summation_depth", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps",
-               "x_cub"],
+               "float_check", "abs_error", "bound", "error_bound_ratio", "launches", "launches_checked", "ms_median",
+               "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
     "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
     "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
     "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
     "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
     "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
                     "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
-    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "summation_depth", "check"],
+    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
+    "error_bound": ["stage", "seed", "n", "offset", "block", "regime", "grid", "threads", "combine", "abs_error",
+                    "bound", "error_bound_ratio", "check"],
     "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
     "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
     "probe_stream": ["stage", "block", "gbps", "check"],
@@ -743,18 +745,60 @@ def try_table(name):
 def float_error_table():
     body = []
     for r in rows("ladder"):
-        bounded = r["float_check"] != "unbounded"
-        body.append([r["stage"], r["regime"], r["combine"], r["summation_depth"], r["abs_error"],
-                     r["bound"] if bounded else "no bound",
-                     f"{f(r['abs_error']) / f(r['bound']):.2g}" if bounded else "", r["exact_check"], r["check"]])
-    return md_table(["stage", "regime", "combine", "depth d", "abs error", "bound", "error / bound", "exact check",
-                     "verdict"], body, ["---"] * 3 + ["---:"] * 4 + ["---"] * 2)
+        bounded = r["float_check"] != "skipped"
+        body.append([r["stage"], r["regime"], r["combine"], f"{r['grid']} x {r['threads']}", r["abs_error"],
+                     r["bound"] if bounded else "skipped", f"{f(r['error_bound_ratio']):.2g}" if bounded else "",
+                     f"{r['launches_checked']} of {r['launches']}", r["check"]])
+    return md_table(["stage", "regime", "combine", "first launch (blocks x threads)", "abs error", "bound",
+                     "error / bound", "launches checked", "verdict"], body, ["---"] * 4 + ["---:"] * 4 + ["---"])
+
+
+# The error study (--error-study, docs/results/error_bound.csv): the bound against the errors of random
+# configurations. BINS are the edges of the distribution's columns.
+ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]
+
+
+def error_quantile(values, q):
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def error_study():
+    """Every judged ratio of the study, by stage and in all; and how many configurations were not judged or failed."""
+    data = rows("error_bound")
+    judged = [r for r in data if r["check"] != "skipped"]
+    by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in REDUCE}
+    every = [v for vals in by_stage.values() for v in vals]
+    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
+            "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
+            "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data),
+            "median": error_quantile(every, 0.5), "p99": error_quantile(every, 0.99), "max": max(every),
+            "min": min(every)}
+
+
+def error_study_table():
+    """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
+    study = error_study()
+    edges = [0.0] + ERROR_BINS
+    heads = [f"{lo:g} to {hi:g}" for lo, hi in zip(edges, edges[1:])] + [f"over {ERROR_BINS[-1]:g}"]
+    body = []
+    for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
+        if not vals:
+            body.append([stage, "0"] + [NOT_MEASURED] * (4 + len(heads)))
+            continue
+        counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
+        counts.append(sum(v > ERROR_BINS[-1] for v in vals))
+        body.append([stage, str(len(vals)), *[f"{error_quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
+                     *[str(c) for c in counts]])
+    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", *heads], body,
+                    ["---"] + ["---:"] * (5 + len(heads)))
 
 
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
-FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|cub|read|naive|cublas): ")
+FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|launches|cub|read|naive|cublas): ")
 CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
-               "probe_b": "the probe of B", "float": "the float bound", "timed": "the timed launch's check"}
+               "probe_b": "the probe of B", "float": "the float bound",
+               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches"}
 
 
 def caught_by(r, m):
@@ -763,6 +807,8 @@ def caught_by(r, m):
         return "racecheck"
     if m.expect == "sass":
         return "the machine code (`tests/check_sass.py`)"
+    if "reported a first launch" in r["line"]:
+        return "the launch shape (from the captured graph)"
     part = FAILED_CHECK.match(r["line"])
     return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
 
@@ -1228,16 +1274,17 @@ def accuracy_table():
     return md_table(["n", *names], body)
 
 
-def depth_table():
-    """The summation depth each stage's launch gives (the harness's summation_depth), against the CPU loop's n."""
+def bound_table():
+    """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
+    sum, against the CPU loop's worst case n u."""
     body = []
     for n in accuracy_sizes():
         cells = [pow2(n)]
         for stage in REDUCE:
             r = [x for x in rows("accuracy") if x["stage"] == stage and int(x["n"]) == n]
-            cells.append(r[0]["summation_depth"] if r else NOT_MEASURED)
-        body.append(cells + [f"{n - 1:,}"])
-    return md_table(["n", *REDUCE, "CPU float loop"], body)
+            cells.append(f"{f(r[0]['bound']) / f(r[0]['reference']):.1e}" if r else NOT_MEASURED)
+        body.append(cells + [f"{n * 2.0 ** -24:.1e}"])
+    return md_table(["n", *REDUCE, "CPU float loop, n u"], body)
 
 
 def bound_ratio_range():

@@ -133,7 +133,7 @@ def mutant_rows(a):
             line = next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
         else:
             caught = proc.returncode == 1 and "FAIL" in text
-            line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ")), "")
+            line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ") or ": FAIL: " in l), "")
         say(f"      mutant {m.name}: {'caught' if caught else 'NOT CAUGHT'} (exit {proc.returncode})")
         rows.append({"mutant": m.name, "stage": m.stage, "expect": m.expect, "args": m.args, "exit": proc.returncode,
                      "verdict": "caught" if caught else "NOT CAUGHT", "line": line.replace("=========", "").strip()})
@@ -151,6 +151,7 @@ def cmd_mutants(a):
 
 # The "things to try" of the stage pages, measured by ./ladder measure (the pages show these results).
 ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
+ERROR_STUDY = 1430  # configurations per reduce stage: over 10,000 in all
 
 
 def try_experiments():
@@ -222,6 +223,14 @@ def cmd_measure(a):
         raise StageError(f"cpu_sums failed (exit {proc.returncode}): {proc.stderr.strip()}")
     ok &= proc.returncode == 0
     (out / "accuracy_cpu.csv").write_text(proc.stdout)
+    say(f"== the float bound: {ERROR_STUDY} random configurations of every reduce stage (--error-study)")
+    erows = []
+    for stage in REDUCE:
+        rows, rc = run_binary(a.build, stage, ["--error-study", str(ERROR_STUDY), "--seed", str(a.seed),
+                                               "--device", str(a.device)])
+        erows.extend(rows)
+        ok &= rc == 0  # the study's one verdict: every configuration within its bound (a skipped one is shown)
+    save(out, "error_bound", erows)
     say("== size sweep")
     rows = sweep_rows(a)
     print_sweep(rows)
