@@ -860,8 +860,8 @@ def mutants_line():
     check = [r for r in data if r["expect"] == "fail"]
     race = [r for r in data if r["expect"] == "racecheck"]
     caught = sum(r["verdict"] == "caught" for r in check)
-    words = (f"Of the {len(data)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
-             f"{len(check)} that change the result fail their stage's check")
+    words = (f"Of the {len(every)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
+             f"{len(check)} that the default run must catch fail their stage's check")
     if race:
         names = ", ".join(f"`{r['mutant']}`" for r in race)
         seen = sum(r["verdict"] == "caught" for r in race)
@@ -869,8 +869,8 @@ def mutants_line():
                   f"`compute-sanitizer --tool racecheck` reports {seen} of them")
     sass = [r for r in every if r["expect"] == "sass"]
     if sass:
-        words += (f"; {len(sass)} more are orderings and scopes one GPU hides, and `tests/check_sass.py` refuses the "
-                  f"machine code of {sum(r['verdict'] == 'caught' for r in sass)} of them")
+        words += (f"; the last {len(sass)} are orderings and scopes one GPU hides, and `tests/check_sass.py` refuses "
+                  f"the machine code of {sum(r['verdict'] == 'caught' for r in sass)} of them")
     missed = [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]
     return words + (f". Not caught: {', '.join(missed)}." if missed else ".")
 

@@ -160,7 +160,8 @@ MUTANTS = [
            "  sum = block_reduce(__uint_as_float(__float_as_uint(sum) & 0xFFFFFF80u), smem);\n",
            "", "fail",
            "thread sums cut to 16 mantissa bits before the block tree: a partial sum kept in a lower precision "
-           "that the probe's 13-bit values pass through unharmed; only the float bound sees it (default run)"),
+           "that the probe's 13-bit values pass through unharmed; the exact input's wider partial sums and the float "
+           "bound do not (default run)"),
     Mutant("07_stale_shared", "07_multiblock",
            "if (warp == 0) v = warp_reduce(lane < blockDim.x / 32 ? smem[lane] : 0.0f);",
            "if (warp == 0) v = warp_reduce(smem[lane]);",
