@@ -106,6 +106,12 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
       .add("l2_flush", to_string(o.flush));
 }
 
+Verdict held_verdict(int unheld_repetitions) {
+  Verdict v;
+  v.add("held", unheld_repetitions == 0, fmt::format("{} repetitions not held", unheld_repetitions));
+  return v;
+}
+
 void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
   const bool known = timed && t.clocks_start.known && t.clocks_end.known;
   auto mhz = [&](unsigned v) { return known ? std::to_string(v) : std::string(); };

@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "stats.hpp"
+#include "verdict.hpp"
 
 namespace ladder {
 
@@ -51,6 +52,10 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
 // The clocks of a timed series (at its first and last repetition), its throttle reasons and stream-hold
 // timeouts, as record fields (empty values where nothing was timed or NVML did not answer).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
+
+// Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of
+// the result, so a Verdict of its own (the record's timing_check), never part of the run's.
+Verdict held_verdict(int unheld_repetitions);
 
 // One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU
 // throttled (power, thermal or hardware slowdown), or a stream hold timed out.

@@ -380,14 +380,6 @@ int unheld(const Run& r, const References* refs) {
   return n;
 }
 
-// Whether every repetition of the run's timed series was held to its end: not a check of the result, so a
-// Verdict of its own, never part of the run's.
-Verdict timing_verdict(const Run& r, const References* refs) {
-  Verdict v;
-  v.add("held", unheld(r, refs) == 0, fmt::format("{} repetitions not held", unheld(r, refs)));
-  return v;
-}
-
 // The one verdict of a run: every check it made, by name.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode) {
   Verdict v;
@@ -676,7 +668,7 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
       .add("timed_check", v.field("timed"))
       .add("launches", static_cast<std::uint64_t>(r.launches))
       .add("launches_checked", static_cast<std::uint64_t>(r.checked))
-      .add("timing_check", !r.timing ? "-" : timing_verdict(r, refs).word())
+      .add("timing_check", !r.timing ? "-" : held_verdict(unheld(r, refs)).word())
       .add("check", v.word())
       .add("ms_median", r.timing ? r.t.median_ms : NAN)
       .add("ms_min", r.timing ? r.t.min_ms : NAN)

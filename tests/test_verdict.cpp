@@ -22,6 +22,26 @@ TEST(Verdict, PassesOnlyWhenEveryCheckPassed) {
   EXPECT_EQ(v.failures().front(), "exact: launch 3 of 3: the result is nan");
 }
 
+// A check that could not be judged is never a pass: alone it leaves nothing shown; beside judged checks it is
+// reported, and the judged ones decide.
+TEST(Verdict, SkippedIsNeverAPass) {
+  ladder::Verdict v;
+  v.skip("float", "the bound would exceed 0.001 of sum|x|");
+  EXPECT_FALSE(v.pass());
+  EXPECT_STREQ(v.field("float"), "skipped");
+  v.add("exact", true);
+  EXPECT_TRUE(v.pass());
+  ASSERT_EQ(v.skipped().size(), 1u);
+  EXPECT_TRUE(v.failures().empty());
+  ladder::Verdict probes;
+  probes.add("probe_a", true);
+  probes.add("probe_b", false, "C[0][0]");
+  EXPECT_STREQ(probes.field({"probe_a", "probe_b"}), "FAIL");
+  v.add_all(probes);
+  EXPECT_FALSE(v.pass());
+  EXPECT_EQ(v.failures().front(), "probe_b: C[0][0]");
+}
+
 TEST(Clocks, ThrottleReasonsAreNamedAndOnlySlowdownsThrottle) {
   EXPECT_EQ(ladder::reason_names(0), "none");
   EXPECT_EQ(ladder::reason_names(0x1 | 0x4), "gpu_idle+sw_power_cap");

@@ -57,7 +57,7 @@ def ladder_lines(rows):
         if stage != prev_stage:
             prev, current, prev_stage = current, {}, stage
         label = stage if combine == "relaunch" else f"{stage} ({combine})"
-        cells = [label, "PASS" if all(x["check"] == "PASS" for x in by.values()) else "FAIL"]
+        cells = [label, "PASS" if all_pass(by.values()) else "FAIL"]  # every row's own verdict, none judged here
         for regime in REGIMES:
             r = by.get(regime)
             if r is None:
@@ -372,7 +372,7 @@ def cmd_try(a):
     print_try(stage, name, rows, stage == GEMM)
     if a.save:
         save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit()})
-    return 0 if all(r["check"] == "PASS" for r in rows) else 1
+    return 0 if all_pass(rows) else 1
 
 
 def try_patch(a, stage, patch_path):
@@ -391,7 +391,7 @@ def try_patch(a, stage, patch_path):
     if a.save:
         save(a.save, f"try_{stage}_{name}", rows, {**meta_from(rows[0]), "commit": git_commit(),
                                                     "patch": shown(patch_path)})
-    return 0 if all(r["check"] == "PASS" for r in rows) else 1
+    return 0 if all_pass(rows) else 1
 
 
 def experiments():
