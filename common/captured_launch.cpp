@@ -7,9 +7,15 @@
 namespace ladder {
 
 CapturedLaunch::CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue) {
-  // Relaxed: the launcher may call what a capture in the global mode refuses (cudaGetLastError is fine either way).
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-  enqueue();
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue();
+  } catch (...) {  // end the capture, so that the stream is usable for whatever reports the error
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    throw;
+  }
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
   CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
 }
@@ -31,7 +37,12 @@ int CapturedLaunch::kernels_reading(const void* input, dim3* grid, dim3* block) 
     if (type != cudaGraphNodeTypeKernel) continue;
     cudaKernelNodeParams p{};
     CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
-    if (p.kernelParams == nullptr || *static_cast<const void* const*>(p.kernelParams[0]) != input) continue;
+    std::size_t offset = 0, size = 0;  // a first argument the size of a pointer, or none at all
+    if (p.kernelParams == nullptr || cudaFuncGetParamInfo(p.func, 0, &offset, &size) != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    if (size != sizeof(void*) || *static_cast<const void* const*>(p.kernelParams[0]) != input) continue;
     if (found++ == 0) {
       *grid = p.gridDim;
       *block = p.blockDim;

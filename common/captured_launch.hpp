@@ -1,6 +1,8 @@
 // What a launcher enqueued, seen by the harness rather than taken on the launcher's word: its work is captured
 // into a CUDA graph, the graph's kernel nodes tell the grid and block of the kernel that reads the input, and
-// launch() then runs exactly what was captured. The error bound and the reported launch shape both rest on it.
+// launch() runs the captured graph. The checked launches run this way, so the error bound and the reported launch
+// shape both rest on what was launched; the timed launches call the launcher directly (a graph launch would time
+// differently), and their results are judged against the checked launch's.
 #pragma once
 
 #include <functional>
@@ -11,13 +13,14 @@ namespace ladder {
 
 class CapturedLaunch {
  public:
-  // Captures enqueue(stream) (every kernel, memset and copy it puts on `stream`) without running it.
+  // Captures what enqueue() puts on `stream` (kernels, memsets, copies) without running it. The capture is of this
+  // thread only: a launcher that synchronises, or calls the legacy default stream, fails here with CUDA's error.
   CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue);
   ~CapturedLaunch();
   CapturedLaunch(const CapturedLaunch&) = delete;
   CapturedLaunch& operator=(const CapturedLaunch&) = delete;
 
-  // The kernels whose first argument is `input`, and the grid and block (x) of the first of them found.
+  // The kernels whose first argument is the pointer `input`, and the grid and block of the first of them found.
   int kernels_reading(const void* input, dim3* grid, dim3* block) const;
   void launch(cudaStream_t stream) const;
 

@@ -28,7 +28,7 @@ __device__ unsigned long long mix64(unsigned long long z) {  // splitmix64's fin
 __global__ void fingerprint_kernel(const float* __restrict__ x, std::size_t n, unsigned long long* out) {
   unsigned long long h = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
-    h += mix64((static_cast<unsigned long long>(__float_as_uint(x[i])) << 40) ^ (i * 0x9E3779B97F4A7C15ull));
+    h += mix64(mix64(i) ^ __float_as_uint(x[i]));  // all 32 bits of the element, and where it is
   }
   for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(out, h);  // a sum modulo 2^64: the same whatever the order
@@ -51,7 +51,8 @@ void poison_shared_memory(cudaStream_t stream) {
 
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, stream));
-  fingerprint_kernel<<<264, 256, 0, stream>>>(x, n, out);
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
+  fingerprint_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(x, n, out);
   LADDER_CHECK_LAUNCH();
 }
 

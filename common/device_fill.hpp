@@ -19,8 +19,9 @@ void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector
 // reads a shared slot none of its threads wrote then reads NaN, not whatever an earlier launch left (often 0).
 void poison_shared_memory(cudaStream_t stream);
 
-// *out = an order-independent 64-bit hash of the bits of x[0, n) and their positions, on `stream`: two arrays
-// with the same fingerprint hold the same bits except with probability about 2^-64.
+// *out = the sum modulo 2^64 of a 64-bit mix of each element's 32 bits with its position, on `stream`: the order
+// of the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
+// probability about 2^-64 (for bits that are not chosen to collide).
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
 
 }  // namespace ladder

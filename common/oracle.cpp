@@ -104,6 +104,20 @@ double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n) {
   return kSumLambda * kFloatUnitRoundoff * mean_abs * std::sqrt(shape.sum_squares());
 }
 
+Centring check_centred(double z_sum, std::uint64_t count) {
+  Centring c;
+  if (count == 0) return c;
+  c.mean_z = z_sum / static_cast<double>(count);
+  c.limit = kCentringLambda / std::sqrt(static_cast<double>(count));
+  c.pass = std::fabs(c.mean_z) <= c.limit;
+  if (!c.pass) {
+    c.reason = fmt::format("the errors lean one way: their mean over {} errors is {:.3g} sigma, beyond {:g} / sqrt({}) = "
+                           "{:.3g} (a biased rounding, not noise)",
+                           count, c.mean_z, kCentringLambda, count, c.limit);
+  }
+  return c;
+}
+
 void record(Verdict& v, const std::string& name, const SumCheck& c) {
   if (c.bounded) {
     v.add(name, c.pass, c.reason);
@@ -343,13 +357,9 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   out.worst = tally.worst;
   out.reason = tally.first_failure;
   if (mode == InputMode::kFloat && tally.elements > 0) {
-    out.mean_z = tally.z_sum / static_cast<double>(tally.elements);
-    const double limit = kGemmLambda / std::sqrt(static_cast<double>(tally.elements));
-    if (out.reason.empty() && std::fabs(out.mean_z) > limit) {
-      out.reason = fmt::format("the errors lean one way: their mean over {} elements is {:.3g} sigma, beyond "
-                               "{:g} / sqrt({}) = {:.3g} (a biased rounding, not noise)",
-                               tally.elements, out.mean_z, kGemmLambda, tally.elements, limit);
-    }
+    const Centring centred = check_centred(tally.z_sum, tally.elements);
+    out.mean_z = centred.mean_z;
+    if (out.reason.empty() && !centred.pass) out.reason = centred.reason;
   }
   out.pass = out.reason.empty();
   return out;

@@ -40,14 +40,15 @@ namespace {
 constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
 constexpr unsigned kMinBlock = 64;
 constexpr unsigned kSelfTestMaxOffset = 3;
-constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs, each of 2^kStudyMaxLog2 floats
+constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
 constexpr int kStudyMaxLog2 = 24;
+constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
 // NaN floats before and after the input (256 bytes each, so the input keeps its alignment): a kernel that
 // reads past either end of [in, in + n) adds a NaN, and NaN never passes a check.
 constexpr std::size_t kGuard = 64;
 // Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch
 // left behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the
-// third launch on; the timed runs' last launch is checked too.
+// third launch on; every warm-up and timed launch is checked too.
 constexpr int kCheckedLaunches = 3;
 
 // The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most
@@ -268,7 +269,7 @@ class ReduceBench {
                                      where, readers));
     }
     const FirstLaunch seen{grid.x, block.x};
-    if (grid.y * grid.z * block.y * block.z != 1 || seen.grid > max_grid(c.n, c.block, c.limit) ||
+    if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1 || seen.grid > max_grid(c.n, c.block, c.limit) ||
         seen.block > c.block) {
       throw StageFailure(fmt::format("{}: the kernel that reads the input was launched with {}x{}x{} blocks of "
                                      "{}x{}x{} threads; at most {} blocks (what its partial sums buffers hold) of "
@@ -500,7 +501,8 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps,
                              {poison_out, cub_kept.copy_of(bench.out())});
   r.cub_launches = cub_kept.launches() + 1;
-  r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, false, ref, o.input, cub_shape(n, d), n, o.warmup,
+  // CUB's DeviceReduce is run-to-run deterministic on one GPU: every launch bit for bit its checked one.
+  r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, true, ref, o.input, cub_shape(n, d), n, o.warmup,
                                o.reps);
   const Kept<double> read_kept(o.warmup, o.reps);
   r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps,
@@ -508,8 +510,12 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
                                [&](cudaStream_t st, int l) { sol.keep_sum(read_kept.slot(l), st); }});
   r.read_launches = read_kept.launches();
   const std::vector<double> reads = read_kept.read(s);
-  r.read_check = check_launches(reads, reads.front(), true, ref, o.input, read_shape(n, sol.threads()), n, o.warmup,
-                                o.reps);
+  // The first launch against the oracle, then every launch bit for bit that one (the kernel is deterministic).
+  r.read_check = check_sum(reads.front(), ref, o.input, read_shape(n, sol.threads()), n);
+  if (r.read_check.pass) {
+    r.read_check = check_launches(reads, reads.front(), true, ref, o.input, read_shape(n, sol.threads()), n, o.warmup,
+                                  o.reps);
+  }
   if (sol.has_copy()) {
     r.copy = bench.timer().time([&](cudaStream_t st) { sol.copy(in, n, st); }, o.warmup, o.reps);
   } else {
@@ -724,7 +730,8 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              kCheckedLaunches, range, kProbeElements,
              o.input == InputMode::kFloat
                  ? fmt::format(", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial "
-                               "sums the launch forms): a correct kernel exceeds it with probability below 3e-8)",
+                               "sums the launch forms): under the rounding model a correct kernel exceeds it with "
+                               "probability below 3e-8)",
                                kSumLambda)
                  : "",
              timing ? ", every warm-up and timed launch (each started from a poisoned result; bit for bit the "
@@ -1038,6 +1045,12 @@ std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions
     c.grid = c.regime == Regime::kStream && pick(2) ? static_cast<unsigned>(1 + pick(4ull * d.sm_count)) : 0;
     c.combine = stage.combines[pick(stage.combines.size())];
   }
+  // The sizes the ladder publishes, at the default block and grid: every regime and combine, the first seed.
+  for (int log2 : kStudyLargeLog2) {
+    for (auto regime : stage.regimes) {
+      for (auto combine : stage.combines) cases.push_back({o.seed, std::uint64_t{1} << log2, 0, 1024, 0, regime, combine});
+    }
+  }
   std::sort(cases.begin(), cases.end(), [](const StudyCase& a, const StudyCase& b) {
     return std::tie(a.seed, a.offset, a.n) < std::tie(b.seed, b.offset, b.n);  // one upload per input and offset
   });
@@ -1046,8 +1059,11 @@ std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions
 
 int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
                 const DeviceInfo& d) {
-  const std::uint64_t max_n = std::uint64_t{1} << kStudyMaxLog2;
   const std::vector<StudyCase> cases = study_cases(stage, o, d);
+  std::map<std::uint64_t, std::uint64_t> need;  // the largest n of each seed: how much of its input to make
+  for (const auto& sc : cases) need[sc.seed] = std::max(need[sc.seed], sc.n);
+  std::uint64_t max_n = 1;
+  for (const auto& [seed, n] : need) max_n = std::max(max_n, n);
   ReduceOptions sized = o;
   sized.sizes = {max_n};
   const std::uint64_t max_partials = ceil_div<std::uint64_t>(max_n, kMinBlock);
@@ -1058,12 +1074,13 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   Verdict all;
   std::vector<Record> records;
   std::vector<double> ratios;
+  double z_sum = 0;  // the signed errors over their sigmas, for the centring test
   std::uint64_t seed = 0;
   unsigned offset = 99;
   for (const auto& sc : cases) {
     if (sc.seed != seed || sc.offset != offset || records.empty()) {
-      if (sc.seed != seed || records.empty()) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), max_n);
-      bench.upload(host.get(), max_n, sc.offset);
+      if (sc.seed != seed || records.empty()) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
+      bench.upload(host.get(), need[sc.seed], sc.offset);
       seed = sc.seed;
       offset = sc.offset;
     }
@@ -1076,24 +1093,31 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
     record(v, "float", check);
     all.add_all(v);
     const double ratio = check.bounded && check.tolerance > 0 ? check.error / check.tolerance : NAN;
-    if (std::isfinite(ratio)) ratios.push_back(ratio);
+    const double z = std::isfinite(ratio) ? (got.value - ref.sum) / (check.tolerance / kSumLambda) : NAN;
+    if (std::isfinite(ratio)) {
+      ratios.push_back(ratio);
+      z_sum += z;
+    }
     Record rec;
     rec.add("stage", stage.name).add("seed", sc.seed).add("n", sc.n).add("offset", sc.offset)
         .add("block", sc.block).add("regime", to_string(sc.regime)).add("grid_option", sc.grid)
         .add("grid", got.first.grid).add("threads", got.first.block).add("combine", to_string(sc.combine))
         .add("abs_error", check.error, 3).add("bound", check.bounded ? check.tolerance : NAN, 3)
-        .add("error_bound_ratio", ratio, 3).add("check", v.field("float"));
+        .add("error_bound_ratio", ratio, 3).add("error_sigmas", z, 3).add("check", v.field("float"));
     records.push_back(std::move(rec));
   }
+  const Centring centred = check_centred(z_sum, ratios.size());
+  all.add("centred", centred.pass, centred.reason);
   if (o.format != Format::kTable) {
     print_records(o.format, records);
   } else {
     std::sort(ratios.begin(), ratios.end());
     auto at = [&](double q) { return ratios.empty() ? NAN : ratios[static_cast<std::size_t>(q * (ratios.size() - 1))]; };
-    fmt::print("{} error study: {} random configurations (seeds {}..{}, n from 1 to 2^{}), float input; error/bound "
-               "median {:.3g}, 99th percentile {:.3g}, max {:.3g}; {} not judged, {} failed: {}\n",
+    fmt::print("{} error study: {} configurations (seeds {}..{}, n from 1 to 2^{} and the published sizes), float "
+               "input; error/bound median {:.3g}, 99th percentile {:.3g}, max {:.3g}; mean error {:.3g} sigma "
+               "(limit {:.3g}); {} not judged, {} failed: {}\n",
                stage.name, cases.size(), o.seed, o.seed + kStudySeeds - 1, kStudyMaxLog2, at(0.5), at(0.99), at(1.0),
-               all.skipped().size(), all.failures().size(), all.word());
+               centred.mean_z, centred.limit, all.skipped().size(), all.failures().size(), all.word());
     for (const auto& f : all.failures()) fmt::print("  FAIL {}\n", f);
   }
   return all.pass() ? 0 : 1;

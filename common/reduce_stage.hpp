@@ -58,7 +58,10 @@ struct FirstLaunch {
 
 // Reduces in[0..n) into *out on `stream`, and returns the shape of its first launch. Every launch it makes is
 // checked with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers,
-// whole, with NaN: a launch must not depend on what an earlier launch left there.
+// whole, with NaN: a launch must not depend on what an earlier launch left there. The checked launches are
+// captured into a CUDA graph (captured_launch.hpp), so a launcher only enqueues work on `stream` (no
+// synchronisation, no legacy-stream calls), and exactly one kernel takes `in` itself as its first argument: the
+// harness reads that kernel's grid and block from the graph and refuses a returned shape that differs.
 using ReduceFn = FirstLaunch (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
                                  cudaStream_t stream);
 

@@ -35,8 +35,9 @@ class GpuTimer {
 
   // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval:
   // poison before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep
-  // after the stop event (a copy of the launch's result, a few bytes, into slot `launch`: warm-ups are slots
-  // 0..warmups(w)-1, the timed repetitions the slots after them), so every launch is checked afterwards.
+  // after the stop event (the launch's result, or a value computed from it on the device, such as a fingerprint
+  // of C, into slot `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so
+  // every launch is checked afterwards.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;
