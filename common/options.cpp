@@ -137,13 +137,16 @@ const std::map<std::string, Combine> kCombineNames = {{"relaunch", Combine::kRel
 struct CommonText {
   std::string input = "float", format = "table", self_test, flush = "clean";
   std::string reps, warmup, seed, device, determinism, error_study;
-  bool hot = false;
+  bool hot = false, no_shared_poison = false;
 };
 
 // "--reps 'x'": a whole number in [lo, hi], or the message that says why not.
 std::optional<std::string> read_number(const char* name, const std::string& text, std::uint64_t lo, std::uint64_t hi,
                                        std::uint64_t& out) {
   const std::string s = trim(text);
+  if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1))) {  // a negative number: a number, out of range
+    return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, s, lo, hi);
+  }
   if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one from {} to {}", name, text, lo, hi);
   errno = 0;
   const unsigned long long parsed = std::strtoull(s.c_str(), nullptr, 10);
@@ -180,11 +183,16 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
   t.warmup = std::to_string(o.warmup);
   t.seed = std::to_string(o.seed);
   t.device = std::to_string(o.device);
-  app.add_option("--reps", t.reps, "Timed repetitions, 1 to 100000 (the median is reported)")->capture_default_str();
-  app.add_option("--warmup", t.warmup, "Untimed runs before timing, 0 to 10000 (at least one is made: it loads the kernels)")->capture_default_str();
-  app.add_option("--seed", t.seed, "Input seed, a whole number: the same seed gives bitwise the same input in every "
-                                   "stage")
-      ->capture_default_str();
+  app.add_option("--reps", t.reps, "Timed repetitions, 1 to 100000 (the median is reported)")
+      ->capture_default_str()
+      ->type_name("N");
+  app.add_option("--warmup", t.warmup, "Untimed runs before timing, 0 to 10000 (at least one is made: it loads the kernels)")
+      ->capture_default_str()
+      ->type_name("N");
+  app.add_option("--seed", t.seed, "Input seed, a whole number from 0 to 2^64-1: the same seed gives bitwise the same "
+                                   "input in every stage")
+      ->capture_default_str()
+      ->type_name("S");
   app.add_option("--input", t.input,
                  reduction ? "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; "
                              "'exact' = random dyadic values k/R in [-1,1], whose sum is exact in float, checked "
@@ -193,28 +201,35 @@ void add_common_options(CLI::App& app, CommonOptions& o, CommonText& t, bool red
                              "'exact' = random values k/4, k in [-4,4] (not 0), whose products and sums are exact "
                              "in float, checked for equality (every run also makes the exact check and the "
                              "precision probes)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("MODE");
   app.add_option("--flush", t.flush,
                  "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; "
                  "'write' = only overwrite (dirty lines are written back during the timed run); 'none' = no flush")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("MODE");
   app.add_flag("--hot", t.hot, "Same as --flush none");
-  app.add_option("--device", t.device, "CUDA device index")->capture_default_str();
-  app.add_option("--format", t.format, "Output: 'table' (for people), 'csv' or 'json'")->capture_default_str();
+  app.add_option("--device", t.device, "CUDA device index, 0 to 1023")->capture_default_str()->type_name("I");
+  app.add_option("--format", t.format, "Output: 'table' (for people), 'csv' or 'json'")
+      ->capture_default_str()
+      ->type_name("FORMAT");
   app.add_flag("--check-only", o.check_only,
                "Only the checks (the exact check, the probe, the measured input); no timing and no references");
   app.add_option("--self-test", t.self_test,
                  "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' "
-                 "(a small set for the sanitizers)");
+                 "(a small set for the sanitizers)")
+      ->type_name("quick|full");
   if (reduction) {
     app.add_option("--determinism", t.determinism,
                    "Run the reduction this many times (2 to 100000) on one input and report whether the results "
-                   "are bitwise identical");
+                   "are bitwise identical")
+        ->type_name("R");
     app.add_option("--error-study", t.error_study,
                    "Run this many random configurations (1 to 100000: 8 input seeds, n up to 2^24, block, regime, "
-                   "grid, combine, offset) on the float input and report each one's error / bound");
+                   "grid, combine, offset) on the float input and report each one's error / bound")
+        ->type_name("N");
   }
-  app.add_flag("--no-shared-poison{false}", o.shared_poison,
+  app.add_flag("--no-shared-poison", t.no_shared_poison,
                "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
                "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
                "wrote may then pass");
@@ -254,6 +269,7 @@ std::optional<std::string> finish_common(const CLI::App& app, CommonOptions& o, 
   o.format = *lookup(kFormatNames, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : *lookup(kSelfTestNames, t.self_test);
   o.flush = t.hot ? Flush::kNone : *lookup(kFlushNames, t.flush);
+  o.shared_poison = !t.no_shared_poison;
   return std::nullopt;
 }
 
@@ -324,6 +340,15 @@ std::optional<std::string> range_problem(const std::string& item) {
   return std::nullopt;
 }
 
+// The end of a program's --help: examples (arguments and what they do) and the exit statuses.
+std::string examples(const std::string& program, const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::string text = "Examples:\n";
+  for (const auto& [args, what] : lines) {
+    text += fmt::format("  {:<44} {}\n", args.empty() ? program : program + " " + args, what);
+  }
+  return text + "\nExit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GPU.";
+}
+
 std::string join_names(const std::vector<Combine>& combines) {
   std::string s;
   for (auto c : combines) s += (s.empty() ? "" : ", ") + std::string(to_string(c));
@@ -369,26 +394,32 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
 
   app.add_option("-n,--size", size_text,
                  "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
-                 "(2^10..2^30)")
-      ->capture_default_str();
+                 "(2^10..2^30), from 1 to 2^36")
+      ->capture_default_str()
+      ->type_name("N|LIST|RANGE");
   app.add_option("--block", block_text, "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("B|LIST");
   // A stage without a stream regime (01) still parses --regime and --grid, to refuse them by name, but does not
   // list them in its help.
   const std::string stream_group = has_stream ? "Options" : "";
   std::string grid_text = "0", offset_text = "0";
   app.add_option("--grid", grid_text,
-                 "Blocks in the first launch (stream regime); 0 = SMs x blocks per SM from the occupancy API")
+                 "Blocks in the first launch (stream regime), 0 to 2^31-1; 0 = SMs x blocks per SM from the occupancy "
+                 "API")
       ->capture_default_str()
+      ->type_name("G")
       ->group(stream_group);
   app.add_option("--regime", regime_text,
                  "'stream': a grid that fills the GPU, many elements per thread; "
                  "'tree': one element per thread, grid = n / block; or both: 'stream,tree'")
       ->capture_default_str()
+      ->type_name("MODE|LIST")
       ->group(stream_group);
   app.add_option("--offset", offset_text, "Start the input this many floats (0 to 1024) past a 256-byte aligned "
                                          "allocation")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("F");
   app.add_option("--combine", combine_text,
                  stage.combines.size() > 1
                      ? fmt::format("How block partial sums become one value: {}; a list; or 'all'",
@@ -396,7 +427,14 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                      : fmt::format("How block partial sums become one value: {} (07_multiblock has others)",
                                    join_names(stage.combines)))
       ->capture_default_str()
+      ->type_name("NAME|LIST")
       ->group(stage.combines.size() > 1 ? "Options" : "");
+  app.footer(examples(program, {{"", "the default run: check, time, compare with CUB"},
+                                 {stage.combines.size() > 1 ? "-n 2^10..2^24 --combine all"
+                                  : has_stream             ? "-n 2^10..2^24 --regime stream,tree"
+                                                           : "-n 2^10..2^24 --block 64,256",
+                                  "several sizes (and launches) in one table"},
+                                 {"--self-test full", "every awkward size, block, input and alignment"}}));
   add_common_options(app, out, common, true);
 
   if (auto ended = run_cli(app, program, argc, argv)) return *ended;
@@ -465,14 +503,12 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
     for (const auto& item : split_list(combine_text)) {
       auto c = lookup(kCombineNames, item);
       const bool several = stage.combines.size() > 1;
-      if (!c) {
-        return usage_error(program, fmt::format("--combine '{}' is not one of {}{}", item,
-                                                join_names(stage.combines), several ? ", all" : ""));
-      }
-      if (std::find(stage.combines.begin(), stage.combines.end(), *c) == stage.combines.end()) {
-        return usage_error(program, fmt::format("--combine {}: {} combines partial sums by {} only{}", item, program,
+      if (!c || std::find(stage.combines.begin(), stage.combines.end(), *c) == stage.combines.end()) {
+        // One message for a misspelt combine and for one this stage does not have.
+        return usage_error(program, fmt::format("--combine '{}': {} combines partial sums by {}{}", item, program,
                                                 join_names(stage.combines),
-                                                several ? "" : " (07_multiblock has the other strategies)"));
+                                                several ? " (a list of them, or all)"
+                                                        : " only (07_multiblock has the other strategies)"));
       }
       out.combines.push_back(*c);
     }
@@ -491,17 +527,22 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   out.reps = 20;
   out.warmup = 3;
   const std::string range = fmt::format("1 to {}", kMaxGemmDim);
-  app.add_option("-m", m_text, "Rows of A and C, " + range)->capture_default_str();
-  app.add_option("-n", n_text, "Columns of B and C, " + range)->capture_default_str();
-  app.add_option("-k", k_text, "Columns of A, rows of B, " + range)->capture_default_str();
-  app.add_option("--size", size_text, "Set M = N = K at once, " + range);
+  app.add_option("-m", m_text, "Rows of A and C, " + range)->capture_default_str()->type_name("M");
+  app.add_option("-n", n_text, "Columns of B and C, " + range)->capture_default_str()->type_name("N");
+  app.add_option("-k", k_text, "Columns of A, rows of B, " + range)->capture_default_str()->type_name("K");
+  app.add_option("--size", size_text, "Set M = N = K at once, " + range)->type_name("S");
   std::string tile_text = std::to_string(out.tile);
   app.add_option("--tile", tile_text, "Shared-memory tile edge, 16 or 32 (threads per block = tile x tile)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("16|32");
   std::string pad_text = "off";
   app.add_option("--pad", pad_text,
                  "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("off|on|both");
+  app.footer(examples(program, {{"", "4096 x 4096 x 4096: check, time, compare with cuBLAS"},
+                                 {"-m 1000 -n 17 -k 300", "any M, N and K"},
+                                 {"--tile 32 --pad both", "the 32 x 32 tile, with and without padding"}}));
   add_common_options(app, out, common, false);
 
   if (auto ended = run_cli(app, program, argc, argv)) return *ended;

@@ -55,12 +55,20 @@ COMMANDS = {
 }
 EXAMPLES = {
     "run": "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm",
-    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^cli\\.' -V",
-    "diff": "./ladder diff 04 05",
+    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^cli\\.' -V --output-on-failure\n"
+            "  ./ladder test -- --schedule-random      (everything after -- goes to ctest as it is)",
+    "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
+    "diff": "./ladder diff 04 05\n  ./ladder diff 06_float4 07_multiblock",
     "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
            "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch",
     "sweep": "./ladder sweep --sweep 2^20..2^28",
     "probe": "./ladder probe --regime tree",
+    "measure": "./ladder measure                    (writes docs/results/; then ./ladder docs)\n"
+               "  ./ladder measure --save /tmp/results --reps 20",
+    "profile": "./ladder profile\n  ./ladder profile --profile-size 2^22 --save /tmp/profile",
+    "mutants": "./ladder mutants\n  ./ladder mutants --save /tmp/mutants",
+    "docs": "./ladder docs            (render docs/ and README.md from docs/templates/ and docs/results/)\n"
+            "  ./ladder docs --check    (compare, change nothing: what CI runs)",
 }
 # ./ladder tells the driver, by this exit status of --check, that it printed the help and there is nothing to build.
 HELP_SHOWN = 3
@@ -145,7 +153,10 @@ TEST_OPTIONS = [
     ("-N", dict(action="store_true", help="list the tests, run none")),
     ("--stop-on-failure", dict(action="store_true", help="stop at the first failure")),
     ("--rerun-failed", dict(action="store_true", help="run only the tests that failed last time")),
+    ("--output-on-failure", dict(action="store_true", help="print a failed test's output (./ladder test always does)")),
 ]
+# ./ladder test passes what follows -- to ctest as it is, after the options above.
+TEST_PASSTHROUGH = "--"
 
 
 def build_parser():
@@ -200,14 +211,21 @@ def take_try_change(a, extras, parser):
                            f"{extras[0]}={a.change}")
     if a.change is None:
         parser.error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
+    # The same option again is more values of it: --grid=64 --grid=128 is --grid=64,128.
+    name = a.change.split("=", 1)[0] + "="
+    while a.change.startswith("--") and extras and extras[0].startswith(name):
+        a.change += "," + extras.pop(0)[len(name):]
 
 
 def check(a):
     """What ./ladder checks before it installs or builds anything, beyond what argparse checked."""
+    for option in ("build", "save"):
+        if getattr(a, option, None):
+            values.writable_directory(f"--{option}", getattr(a, option))
     if a.command == "try":
         reader.parse_change(resolve_stage(a.stage), a.change)
     elif a.command == "diff":
-        resolve_stage(a.before), resolve_stage(a.after)
+        reader.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
     elif a.command == "profile":
         if a.ncu_check:
             resolve_stage(a.ncu_check)
@@ -225,8 +243,9 @@ def prepare(a):
         a.ctest_args = []
         for flag, kwargs in TEST_OPTIONS:
             value = getattr(a, flag.lstrip("-").replace("-", "_"))
-            if value:
+            if value and flag != "--output-on-failure":  # cmd_test passes it always
                 a.ctest_args += [flag] if value is True else [flag, str(value)]
+        a.ctest_args += a.ctest_passthrough
 
 
 RUN = {"run": reader.cmd_run, "test": reader.cmd_test, "diff": reader.cmd_diff, "try": reader.cmd_try,
@@ -242,11 +261,18 @@ def main(argv):
         results.say(parser.format_help())
         results.say("ladder: error: give a command, e.g. ./ladder run")
         return 2
+    if argv[0] == "help":  # ./ladder help [COMMAND]
+        argv = [*argv[1:2], "--help"]
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
         results.say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
         return 2
+    passthrough = []
+    if argv[0] == "test" and TEST_PASSTHROUGH in argv:
+        cut = argv.index(TEST_PASSTHROUGH)
+        argv, passthrough = argv[:cut], argv[cut + 1:]
     try:
         a, extras = parser.parse_known_args(argv)
+        a.ctest_passthrough = passthrough
         if a.command is None:
             parser.error("give a command, e.g. ./ladder run")
         if a.command == "docs":

@@ -53,7 +53,7 @@ REQUIRED = {
                     "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
     "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
     "error_bound": ["stage", "seed", "n", "offset", "block", "regime", "grid", "threads", "combine", "abs_error",
-                    "bound", "error_bound_ratio", "check"],
+                    "bound", "error_bound_ratio", "error_sigmas", "check"],
     "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
     "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
     "probe_stream": ["stage", "block", "gbps", "check"],
@@ -768,10 +768,11 @@ def error_study():
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped"]
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in REDUCE}
+    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s] for s in REDUCE}
     every = [v for vals in by_stage.values() for v in vals]
     return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
-            "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data),
+            "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data), "sigmas": sigmas,
             "median": error_quantile(every, 0.5), "p99": error_quantile(every, 0.99), "max": max(every),
             "min": min(every)}
 
@@ -784,14 +785,16 @@ def error_study_table():
     body = []
     for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
         if not vals:
-            body.append([stage, "0"] + [NOT_MEASURED] * (4 + len(heads)))
+            body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)))
             continue
         counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
         counts.append(sum(v > ERROR_BINS[-1] for v in vals))
+        z = study["sigmas"].get(stage) or [v for vals in study["sigmas"].values() for v in vals]
+        mean_z = f"{statistics.fmean(z):.3g} (limit {10 / len(z) ** 0.5:.2g})" if stage != "all" else ""
         body.append([stage, str(len(vals)), *[f"{error_quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
-                     *[str(c) for c in counts]])
-    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", *heads], body,
-                    ["---"] + ["---:"] * (5 + len(heads)))
+                     mean_z, *[str(c) for c in counts]])
+    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
+                    body, ["---"] + ["---:"] * (6 + len(heads)))
 
 
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
@@ -2365,9 +2368,30 @@ def self_test():
     return 1 if missed else 0
 
 
+DOCS_HELP = """\
+render docs/ and README.md from docs/templates/ and the result files in docs/results/, which ./ladder measure
+writes on a GPU: every number, table and chart comes from those files (charts need matplotlib; without it the
+pages are written and the charts left as they are)."""
+DOCS_EXAMPLES = """\
+examples:
+  ./ladder docs               render the pages and draw the charts
+  ./ladder docs --check       change nothing: fail if a page differs from what the templates and results give, a
+                              result file or chart is missing or disagrees with its table, a link does not
+                              resolve, or a template types a fact of one GPU or a comparative word
+  ./ladder docs --self-test   plant such claims and demand that --check catches each"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors in the one-line form every ./ladder command uses."""
+
+    def error(self, message):
+        print(f"ladder: error: {message} (see ./ladder docs --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
-    p = argparse.ArgumentParser(prog="./ladder docs", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog="./ladder docs", description=DOCS_HELP, epilog=DOCS_EXAMPLES, allow_abbrev=False,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="compare instead of writing")
     p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
     a = p.parse_args()

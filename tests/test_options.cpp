@@ -116,8 +116,10 @@ TEST(Options, BadChoices) {
   expect_usage_error(parse(kTreeOnly, {"--regime", "stream"}), "01_naive has no grid-stride loop");
   expect_usage_error(parse(kStreaming, {"--regime", "tree", "--grid", "64"}), "--grid 64: the tree regime");
   expect_usage_error(parse(kStreaming, {"--combine", "atomic"}), "05_shuffle combines partial sums by relaunch only");
-  expect_usage_error(parse(kMulti, {"--combine", "relaunch"}), "--combine relaunch");
-  expect_usage_error(parse(kMulti, {"--combine", "fastest"}), "--combine 'fastest' is not one of");
+  expect_usage_error(parse(kMulti, {"--combine", "relaunch"}), "--combine 'relaunch': ");
+  // A misspelt combine gets the same message as one the stage does not have.
+  expect_usage_error(parse(kMulti, {"--combine", "fastest"}), "--combine 'fastest': ");
+  expect_usage_error(parse(kStreaming, {"--combine", "twopass"}), "05_shuffle combines partial sums by relaunch only");
   expect_usage_error(parse(kStreaming, {"--self-test", "full", "--check-only"}), "--self-test and --check-only: give one");
   expect_usage_error(parse(kStreaming, {"--unknown"}), "--unknown");
   expect_usage_error(parse(kStreaming, {"--flush", "maybe"}), "--flush");

@@ -5,6 +5,8 @@
   test_runner.py stage_roles            what a stage accepts is read from its file; no runner module names a stage
   test_runner.py test_command           ./ladder test: ctest's listing and the skipped tests' reasons, both on stdout
   test_runner.py presets                every build preset sets a job count; the debug preset adds no device flags
+  test_runner.py arguments              try builds no copy twice and none for the file's own value, takes an option
+                                        given twice as two values; test passes -- and its options on to ctest
   test_runner.py docs_unchanged         ./ladder docs, run on a copy of the tree, says "unchanged" for the pages it
                                         leaves as they are (all of them, since docs_check holds them current)
 """
@@ -133,9 +135,60 @@ def docs_unchanged():
     return problems, len(unchanged)
 
 
+def parsed(argv):
+    """What ./ladder's parser and its checks make of argv (as ./ladder --check would), or the UsageProblem text."""
+    import ladder  # scripts/ladder.py
+    parser, parsers = ladder.build_parser()
+    passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    a, extras = parser.parse_known_args(argv)
+    a.ctest_passthrough = passthrough
+    if a.command == "try":
+        ladder.take_try_change(a, extras, parsers["try"])
+    ladder.prepare(a)
+    return a, extras
+
+
+def arguments():
+    from runner import reader
+    problems, checked = [], 0
+    own = stages.constants("06_float4")["kLoadsInFlight"]
+    for spec, want in [(f"kLoadsInFlight=1,2,{own},8", ["1", "2", "8"]), ("kLoadsInFlight=1,1,2", ["1", "2"])]:
+        got = reader.parse_change("06_float4", spec).values
+        checked += 1
+        if got != want:
+            problems.append(f"try 06 {spec}: copies for {got}, not {want}")
+    try:
+        reader.parse_change("06_float4", f"kLoadsInFlight={own},{own}")
+        problems.append(f"try 06 kLoadsInFlight={own}: the file's own value alone was accepted")
+    except UsageProblem:
+        checked += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        a, extras = parsed(["try", "--build", tmp, "02", "--grid=64", "--grid=128"])
+        checked += 1
+        if a.change != "--grid=64,128" or extras:
+            problems.append(f"try 02 --grid=64 --grid=128: read as {a.change}, left {extras}")
+        a, extras = parsed(["test", "--build", tmp, "--output-on-failure", "-R", "x", "--", "--schedule-random", "-j1"])
+        checked += 1
+        if a.ctest_args != ["-R", "x", "--schedule-random", "-j1"] or extras:
+            problems.append(f"test ... -- --schedule-random -j1: ctest gets {a.ctest_args}, left {extras}")
+    for pair, ok in [(("04_warp_unroll", "05_shuffle"), True), (("05_shuffle", "04_warp_unroll"), False),
+                     (("01_naive", "03_padding"), False), (("07_multiblock", "08_gemm_tiled"), False),
+                     (("01_naive", "01_naive"), False)]:
+        checked += 1
+        try:
+            reader.diff_pair(*pair)
+            if not ok:
+                problems.append(f"diff {pair}: accepted, though no page shows it")
+        except UsageProblem as e:
+            if ok:
+                problems.append(f"diff {pair}: refused ({e})")
+    return problems, checked
+
+
 def main(argv):
     tests = {"values_agree": values_agree, "stage_roles": stage_roles, "test_command": test_command,
-             "presets": presets, "docs_unchanged": docs_unchanged}
+             "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)
         return 2

@@ -13,8 +13,8 @@ import time
 import xml.etree.ElementTree as ElementTree
 
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
-from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combines, regime_args,
-                     resolve_stage, stage_file)
+from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combines, constants,
+                     regime_args, resolve_stage, stage_file)
 from .values import check_try_constant, check_try_option
 
 
@@ -188,6 +188,25 @@ def stage_diff(before, after, context=2):
     return "\n".join(out)
 
 
+def diff_pair(before, after):
+    """A pair ./ladder diff shows: two adjacent reduce stages, as the stage pages show them; UsageProblem otherwise,
+    naming the pairs that exist."""
+    pairs = list(zip(REDUCE, REDUCE[1:]))
+    if (before, after) in pairs:
+        return
+    listing = "the pairs are " + ", ".join(f"{a[:2]} {b[:2]}" for a, b in pairs)
+    if before == after:
+        why = "a stage against itself shows nothing"
+    elif (after, before) in pairs:
+        why = f"B is the stage after A: ./ladder diff {after[:2]} {before[:2]}"
+    elif before not in REDUCE or after not in REDUCE:
+        gemm = before if before not in REDUCE else after
+        why = f"{gemm} is not a rung of the reduction, so no page diffs it with another stage"
+    else:
+        why = "the pages diff adjacent stages, one technique at a time"
+    raise UsageProblem(f"diff {before[:2]} {after[:2]}: {why}; {listing}")
+
+
 def cmd_diff(a):
     print(stage_diff(resolve_stage(a.before), resolve_stage(a.after)))
     return 0
@@ -219,14 +238,15 @@ def parse_change(stage, spec):
         raise UsageProblem(f"try {stage} {spec}: not NAME=v1,v2 (a constant of the stage file), --option=v1,v2 or "
                            f"path/to/experiment.patch{hint}")
     name, text = spec.split("=", 1)
-    values = [v.strip() for v in text.split(",") if v.strip()]
+    values = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))  # each value once, in order
     if not name or not values:
         raise UsageProblem(f"try {stage} {spec}: names no values")
     if name.startswith("-"):
         check_try_option(stage, name, values)
         return Change("option", name, values, None)
     check_try_constant(stage, name, values)
-    return Change("constant", name, values, None)
+    own = constants(stage)[name].strip()  # the stage as it is runs the file's own value: no copy is built for it
+    return Change("constant", name, [v for v in values if not (own.isdigit() and int(v) == int(own))], None)
 
 
 def git_apply(args, cwd):
@@ -315,14 +335,14 @@ def patch_target(stage, patch):
 
 
 def build_variants(a, stage, name, values):
-    """Builds a copy of the stage for each value of the constant name; returns their paths and the file's value."""
+    """Builds a copy of the stage for each value of the constant name (parse_change left out the file's own: the stage
+    as it is runs that one); returns their paths and the file's value."""
     text = stage_file(stage).read_text()
-    copies, original = [], None
-    for v in values:
-        variant, original = constant_variant(text, name, v)
-        copies.append((variant_target(stage, name, v), variant, f"a copy of {stage} with {name} = {v} (./ladder try)"))
+    original = constant_variant(text, name, values[0])[1]
+    copies = [(variant_target(stage, name, v), constant_variant(text, name, v)[0],
+               f"a copy of {stage} with {name} = {v} (./ladder try)") for v in values]
     say(f"ladder: building {len(copies)} variant(s) of {stage} with {name} = {', '.join(values)} "
-        f"(the file says {original})")
+        f"(the file says {original}: the stage as it is runs that one)")
     return build_copies(a, stage, copies), original
 
 
@@ -364,8 +384,8 @@ def cmd_try(a):
         runs += [(f"{name} = {v}", str(p), []) for v, p in zip(values, paths)]
     rows = []
     for label, exe, extra in runs:
-        say(f"      {stage}: {label}")
         r, _ = run_binary(a.build, stage, [*base, *extra], exe=exe)
+        say(f"      {stage}: {label}")
         for row in r:
             row["variant"] = label
         rows.extend(r)
@@ -382,8 +402,8 @@ def try_patch(a, stage, patch_path):
     base = try_base_args(a, stage)
     rows = []
     for label, path in [("as in the file", binary(a.build, stage)), (f"{name} (the patch)", str(exe))]:
-        say(f"      {stage}: {label}")
         r, _ = run_binary(a.build, stage, base, exe=path)
+        say(f"      {stage}: {label}")
         for row in r:
             row["variant"] = label
         rows.extend(r)

@@ -3,7 +3,10 @@
 The stage binaries are the authority on their options (common/options.cpp), but they do not exist before the first
 build; these checks follow theirs, and the test runner.values_agree holds the two together on the same values."""
 import argparse
+import os
+import pathlib
 import re
+import tempfile
 
 from .stages import GEMM, ROOT, UsageProblem, combines, constants, has_stream, stage_file
 
@@ -15,6 +18,25 @@ MAX_U64 = 2 ** 64 - 1
 CONSTANT_RANGE = (1, 64)
 
 _WELL_FORMED = re.compile(r"\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+")
+
+
+def writable_directory(option, path):
+    """A directory option (--build, --save) is proven usable before anything is installed, built or run: a directory
+    that exists must be one, and a probe directory must be makeable (and is removed again) in it or, for one still
+    to be made, in its nearest existing parent; UsageProblem in one line otherwise. Nothing is left behind."""
+    p = pathlib.Path(path).absolute()
+    if p.exists() and not p.is_dir():
+        raise UsageProblem(f"{option} {path}: that is a file, not a directory")
+    base = p
+    while not base.exists():
+        base = base.parent
+    if not base.is_dir():
+        raise UsageProblem(f"{option} {path}: {base} is a file, so the directory cannot be made")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".ladder-probe-", dir=base))
+    except OSError as e:
+        what = "is not writable" if base == p else f"cannot be made ({base}: {e.strerror})"
+        raise UsageProblem(f"{option} {path}: the directory {what}") from None
 
 
 def count(text):
@@ -183,3 +205,6 @@ def check_try_constant(stage, name, values):
         if not v.isdigit() or not lo <= int(v) <= hi:
             raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
                                f"give whole numbers from {lo} to {hi}")
+    if found[name].isdigit() and all(int(v) == int(found[name]) for v in values):
+        raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {found[name]} already, so "
+                           f"there is nothing to compare: give other values")
