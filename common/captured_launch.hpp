@@ -13,8 +13,9 @@ namespace ladder {
 
 class CapturedLaunch {
  public:
-  // Captures what enqueue() puts on `stream` (kernels, memsets, copies) without running it. The capture is of this
-  // thread only: a launcher that synchronises, or calls the legacy default stream, fails here with CUDA's error.
+  // Captures what enqueue() puts on `stream` (kernels, memsets, copies) without running it. A launcher must only
+  // enqueue on `stream` (reduce_stage.hpp): work it does elsewhere is not in the graph. If enqueue() throws, the
+  // capture is ended before the exception goes on.
   CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue);
   ~CapturedLaunch();
   CapturedLaunch(const CapturedLaunch&) = delete;

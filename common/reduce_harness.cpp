@@ -501,8 +501,9 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps,
                              {poison_out, cub_kept.copy_of(bench.out())});
   r.cub_launches = cub_kept.launches() + 1;
-  // CUB's DeviceReduce is run-to-run deterministic on one GPU: every launch bit for bit its checked one.
-  r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, true, ref, o.input, cub_shape(n, d), n, o.warmup,
+  // Each launch within the bound. (CUB documents run-to-run determinism on one GPU, so bit for bit its checked
+  // launch would be stricter; not yet run on a GPU here, so not yet the check.)
+  r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, false, ref, o.input, cub_shape(n, d), n, o.warmup,
                                o.reps);
   const Kept<double> read_kept(o.warmup, o.reps);
   r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps,

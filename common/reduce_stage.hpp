@@ -60,8 +60,9 @@ struct FirstLaunch {
 // checked with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers,
 // whole, with NaN: a launch must not depend on what an earlier launch left there. The checked launches are
 // captured into a CUDA graph (captured_launch.hpp), so a launcher only enqueues work on `stream` (no
-// synchronisation, no legacy-stream calls), and exactly one kernel takes `in` itself as its first argument: the
-// harness reads that kernel's grid and block from the graph and refuses a returned shape that differs.
+// synchronisation, no legacy-stream calls); every kernel it launches takes a pointer as its first argument, and
+// exactly one of them takes `in` itself: the harness reads that kernel's grid and block from the graph and refuses
+// a returned shape that differs.
 using ReduceFn = FirstLaunch (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
                                  cudaStream_t stream);
 
