@@ -6,13 +6,11 @@
 //
 // Prints the sum of 256 ones per block and whether it came out right; exits 0, or 77 without a GPU.
 #include <cstdio>
-#include <cstring>
 
 #include <cuda_runtime.h>
 
-#include "ladder_version.hpp"
 #include "cuda_check.hpp"
-#include "device.hpp"
+#include "helper_cli.hpp"
 
 namespace {
 
@@ -44,22 +42,12 @@ __global__ void racy_reduce(const float* in, float* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
-    std::printf("racy_warp_unroll: cuda-ladder %s (commit %s)\n", LADDER_VERSION, LADDER_COMMIT);
-    return 0;
-  }
-  if (argc > 1) {  // a test helper, not a stage: it takes no options but --help and --version
-    const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
-    std::fprintf(help ? stdout : stderr,
-                 "racy_warp_unroll: a test helper, run by the test racecheck_finds_volatile_race under "
-                 "compute-sanitizer --tool racecheck: it sums with the pre-Volta unrolled last warp (volatile, no "
-                 "__syncwarp) and takes no options (but --help and --version)\n");
-    return help ? 0 : 2;
-  }
-  const auto lookup = ladder::find_device(0);
-  if (!lookup.ok) {
-    std::fprintf(stderr, "racy_warp_unroll: %s\n", lookup.message.c_str());
-    return lookup.exit_status;
+  if (const int status = ladder::helper_start(argc, argv, "racy_warp_unroll",
+                                              "run by the test racecheck_finds_volatile_race under compute-sanitizer "
+                                              "--tool racecheck: it sums with the pre-Volta unrolled last warp "
+                                              "(volatile, no __syncwarp)");
+      status >= 0) {
+    return status;
   }
   constexpr unsigned kBlocks = 64;
   float host[kBlocks * kBlock];

@@ -6,15 +6,13 @@
 //
 // Prints one line per case and exits 0 when every case is as expected, 1 otherwise, 77 without a GPU.
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include <cuda_runtime.h>
 
 #include "cuda_check.hpp"
-#include "device.hpp"
 #include "device_fill.hpp"
-#include "ladder_version.hpp"
+#include "helper_cli.hpp"
 
 namespace {
 
@@ -82,22 +80,11 @@ struct Probe {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
-    std::printf("shared_poison_probe: cuda-ladder %s (commit %s)\n", LADDER_VERSION, LADDER_COMMIT);
-    return 0;
-  }
-  if (argc > 1) {
-    const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
-    std::fprintf(help ? stdout : stderr,
-                 "shared_poison_probe: a test helper (the test shared_poison): after the harness's NaN fill, every "
-                 "word of shared memory a later block reads unwritten must be NaN; it takes no options (but --help "
-                 "and --version)\n");
-    return help ? 0 : 2;
-  }
-  const auto lookup = ladder::find_device(0);
-  if (!lookup.ok) {
-    std::fprintf(stderr, "shared_poison_probe: %s\n", lookup.message.c_str());
-    return lookup.exit_status;
+  if (const int status = ladder::helper_start(argc, argv, "shared_poison_probe",
+                                              "run by the test shared_poison: after the harness's NaN fill, every word "
+                                              "of shared memory a later block reads unwritten must be NaN");
+      status >= 0) {
+    return status;
   }
   Probe p;
   CUDA_CHECK(cudaDeviceGetAttribute(&p.sms, cudaDevAttrMultiProcessorCount, 0));
