@@ -10,7 +10,8 @@
 //   - No work per thread: a thread does one load and one addition before the tree starts, so the grid is
 //     n / block blocks and most of the time goes to the tree and its barriers, not to reading memory.
 //   - Bank conflicts: at step s the threads of a warp touch words 2*s apart, so they fall into the same
-//     shared-memory banks 2-, 4-, 8-, 16-, up to 32-way over, and each such access is replayed that many times.
+//     shared-memory banks 2-, 4-, 8-, 16-, up to 32-way over: an n-way access takes n wavefronts (n - 1
+//     replays) where a conflict-free one takes one.
 //
 // What to look for
 //   GB/s far below the peak and far below CUB in the same run. Nsight Compute's shared-memory bank

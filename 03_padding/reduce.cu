@@ -8,7 +8,8 @@
 //   Shared memory has 32 banks; word w lives in bank w % 32. In the tree of 01/02 a warp's threads touch
 //   words 2*s apart, so several threads land in one bank and the access is replayed (2-way at s = 1,
 //   4-way at s = 2, up to 16-way and more). With a padding word after every 32 words, words 32 apart move
-//   to neighbouring banks, and every step of this tree touches 32 different banks.
+//   to neighbouring banks, and at every step of this tree the threads of a warp that add touch different
+//   banks (all 32 up to s = 16; from s = 32 on only 16, 8, ... threads add, each in a bank of its own).
 //
 // What to look for
 //   Nsight Compute's shared-memory bank-conflict counters fall to about zero (docs/stages/03_padding.md

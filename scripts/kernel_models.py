@@ -13,6 +13,7 @@ so, with a test of docs/results/sass_<stage>.txt that shows it; compiled=False m
 for the pages to show what that difference is worth.
 """
 import inspect
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -354,7 +355,7 @@ def _lds128_where_aligned(lines):
             name = line.split("gemm_kernelILi")[1].split("EEv")[0].split("ELi") if "gemm_kernelILi" in line else None
             if name:
                 counts[tuple(int(x) for x in name)] = 0
-        elif name and "LDS.128" in line:
+        elif name and re.search(r"\bLDS(\.U)?\.128\b", line):  # LDS.U.128 on sm_75
             counts[tuple(int(x) for x in name)] += 1
     return bool(counts) and all(n == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in counts.items())
 

@@ -187,15 +187,18 @@ def said(phrase):
 
 
 def distinct(a, b, a_prefix="", b_prefix=""):
-    """-1 if row a's median lies below every repetition of row b (so at least half of a's repetitions were quicker
-    than all of b's), 1 if it lies above every one, 0 otherwise or if a row has no spread: the one test behind
-    every "faster", "slower" and "the same within noise" in the docs. A min-max overlap alone would call two runs
-    the same whenever one repetition of each strays."""
+    """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
+    a; 1 if slower, the same the other way round; 0 if neither median lies outside the other run's range ("the same
+    within noise", as the glossary defines it) or a row has no spread. The one test behind every "faster", "slower"
+    and "the same within noise" in the docs, in both directions. A min-max overlap alone would call two runs the
+    same whenever one repetition of each strays."""
     m_a, lo_a, hi_a = _times(a, a_prefix)
-    _, lo_b, hi_b = _times(b, b_prefix)
+    m_b, lo_b, hi_b = _times(b, b_prefix)
     if None in (lo_a, hi_a, lo_b, hi_b):
         return 0
-    return -1 if m_a < lo_b else 1 if m_a > hi_b else 0
+    if m_a < lo_b or m_b > hi_a:
+        return -1
+    return 1 if m_a > hi_b or m_b < lo_a else 0
 
 
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
@@ -1159,9 +1162,10 @@ def gemm_lds(tile, pad):
         if line.startswith("Function :"):
             inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
             continue
-        m = re.search(r"\b(LDS(?:\.\d+)?)\b", line)
+        m = re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)  # sm_75 spells a shared load LDS.U, LDS.U.128
         if inside and m:
-            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+            name = "LDS" + (m.group(1) or "")
+            counts[name] = counts.get(name, 0) + 1
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
 
@@ -1809,6 +1813,18 @@ def series_of(marks, **match):
     return out
 
 
+# A stage's colour and marker on every chart, from its place in the ladder, not from its place in a chart's list.
+STAGE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<"]
+
+
+def stage_style(name):
+    stage = next((s for s in STAGES if name == s or name.startswith(s + " ")), None)
+    if stage is None:
+        return {}
+    i = STAGES.index(stage)
+    return dict(color=f"C{i % 10}", marker=STAGE_MARKERS[i % len(STAGE_MARKERS)])
+
+
 def draw_charts():
     import matplotlib
     matplotlib.use("Agg")
@@ -1848,7 +1864,7 @@ def draw_charts():
     big = sorted({x for pts in series.values() for x, _ in pts})[-6:]
     for name, pts in series.items():
         style = {"CUB": dict(color="black", linestyle=":", marker="x"),
-                 "read-only kernel": dict(color="gray", linestyle="--", marker="+")}.get(name, dict(marker="."))
+                 "read-only kernel": dict(color="gray", linestyle="--", marker="+")}.get(name, stage_style(name))
         ax.plot([x for x, _ in pts], [y for _, y in pts], label=name, **style)
         ax2.plot([x for x, _ in pts if x in big], [100 * y / peak for x, y in pts if x in big], label=name, **style)
     ax.axhline(peak, color="gray", linestyle="--", linewidth=1, label="theoretical peak")
@@ -1869,12 +1885,13 @@ def draw_charts():
     fig.tight_layout()
     save_chart(fig, "sweep.png")
 
-    # The block-size probe; one legend for both panels, below them, covering nothing.
+    # The block-size probe; one legend for both panels, below them, covering nothing. Each stage keeps its colour
+    # and marker in both panels (the stream panel has no 01).
     data = chart_data("probe.png")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for t, (ax, regime) in enumerate(zip(axes, ["stream", "tree"])):
         for name, pts in series_of(data["marks"], table=t).items():
-            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3, label=name)
+            ax.plot([x for x, _ in pts], [y for _, y in pts], markersize=4, label=name, **stage_style(name))
         blocks = sorted({mk["x"] for mk in data["marks"]})
         ax.set_xscale("log", base=2)
         ax.set_xticks(blocks, [str(int(b)) for b in blocks])
@@ -2320,6 +2337,10 @@ def self_test():
         "a typed SM count": lint_template("planted.md", f"The GPU has {sms} SMs.", facts),
         "a typed grid": lint_template("planted.md", f"The stream grid is {grid} blocks.", facts),
         "a typed comparative": lint_template("planted.md", "03 is faster than 02 in the tree regime.", facts),
+        # a's median inside b's range, b's above every one of a's repetitions: told apart from b's side only
+        "a difference seen from one side only": [] if distinct(
+            {"ms_median": "1.0", "ms_min": "0.9", "ms_max": "1.3"},
+            {"ms_median": "1.35", "ms_min": "0.95", "ms_max": "1.4"}) != -1 else ["told apart"],
     }
     real = RESULTS
     with tempfile.TemporaryDirectory() as tmp:
