@@ -14,8 +14,8 @@
                                          (standard library only: this is a CPU test)
   python3 scripts/make_docs.py --self-test   plant such claims and demand that the checks catch each
 
-Templates are Markdown with {{ expression }} placeholders, evaluated with the helpers below, and
-{{ if condition }} ... {{ else }} ... {{ end }} blocks around the sentences that state a cause, with a condition
+Templates are Markdown rendered with Jinja2: {{ expression }} placeholders, evaluated with the helpers below, and
+{% if condition %} ... {% else %} ... {% endif %} blocks around the sentences that state a cause, with a condition
 from the "conditions" section.
 """
 import argparse
@@ -34,6 +34,7 @@ TEMPLATES = DOCS / "templates"
 IMG = DOCS / "img"
 sys.path.insert(0, str(ROOT / "scripts"))
 from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402
+from runner.stages import has_stream  # noqa: E402
 sys.path.insert(0, str(ROOT / "tests"))
 from mutants import MUTANTS  # noqa: E402
 # The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
@@ -421,6 +422,28 @@ def us_range(values):
     return value_range([f"{v:.2f}" for v in values]) + " µs"
 
 
+def one_block_size_list():
+    """The sizes 07 ran as one block, as a page lists them."""
+    return ", ".join(pow2(n) for n in one_block_sizes())
+
+
+def one_block_us_range(field=None):
+    """The range of 07's times at those sizes: every combine's (field None), or one column of the atomic rows."""
+    if field is None:
+        return us_range([us(sweep_07(c)[n]) for c in ("atomic", "last-block", "two-pass") for n in one_block_sizes()])
+    return us_range([us(sweep_07("atomic")[n], field) for n in one_block_sizes()])
+
+
+def read_us_range_up_to(hi):
+    """The read-only kernel's times at the sizes up to hi where 07's combine had work."""
+    return us_range([us(sweep_07("atomic")[n], "read_ms_median") for n in combine_sizes(hi)])
+
+
+def atomic_quicker_up_to(hi):
+    """07 atomic quicker than last-block at every size up to hi where the combine had work."""
+    return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
+
+
 def small_n_table():
     combines = ["atomic", "last-block", "two-pass"]
     by = {c: sweep_07(c) for c in combines}
@@ -564,7 +587,7 @@ def ncu(stage, variant, metric, fmt=",.0f"):
 
 
 # ---- conditions: the causes a page may state, each evaluated from the results -----------------------------------
-# A template states a cause or a comparison only inside {{ if condition(...) }} ... {{ end }}, with one of these as
+# A template states a cause or a comparison only inside {% if condition(...) %} ... {% endif %}, with one of these as
 # the condition, so a rendering from another GPU's results leaves the sentence out where it does not hold there.
 # method.md lists them with their values (conditions_table()); tests/synthetic_gpu.py makes each one false.
 
@@ -646,6 +669,22 @@ def read_kernel_passed():
     return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
 
 
+def two_pass_quicker_at(blocks):
+    """In the tree regime at each block size given, two-pass quicker than atomic."""
+    return all(quicker(select("combine_tree", combine="two-pass", block=b), select("combine_tree", combine="atomic", block=b))
+               for b in blocks)
+
+
+def every_row_passed():
+    """Every row of the ladder table passed its checks."""
+    return all(r["check"] == "PASS" for r in rows("ladder"))
+
+
+def every_launch_checked():
+    """Every row of the ladder table checked all of its launches."""
+    return all(r["launches_checked"] == r["launches"] for r in rows("ladder"))
+
+
 def per_block_flat(combine, blocks, within=0.10):
     """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
     vals = [per_block(combine, b) for b in blocks]
@@ -667,12 +706,13 @@ def costliest(combine, view="combine_tree"):
 
 
 CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker, not_slower,
-              none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest]
+              none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest, atomic_quicker_up_to,
+              two_pass_quicker_at, every_row_passed, every_launch_checked]
 
 
 def tag(words):
-    """A template tag as inline code, for the page that explains them: tag("end") gives `{{ end }}`."""
-    return "`{{ " + words + " }}`"
+    """A template tag as inline code, for the page that explains them: tag("endif") gives `{% endif %}`."""
+    return "`{% " + words + " %}`"
 
 
 def conditions_table():
@@ -680,7 +720,7 @@ def conditions_table():
     uses = {}
     for t in TEMPLATES.rglob("*.md"):
         for c in CONDITIONS:
-            if re.search(r"\{\{\s*(?:el)?if\b[^}]*\b" + c.__name__ + r"\(", t.read_text()):
+            if re.search(r"\{%[-+]?\s*(?:el)?if\b[^%]*\b" + c.__name__ + r"\(", t.read_text()):
                 uses.setdefault(c.__name__, []).append(t.stem)
     body = [[f"`{c.__name__}`", " ".join(c.__doc__.split()).replace("MEMORY_BOUND_PCT %", f"{MEMORY_BOUND_PCT}%")
              .replace("BUSY_PCT %", f"{BUSY_PCT}%"), ", ".join(sorted(uses.get(c.__name__, [])))] for c in CONDITIONS]
@@ -1102,6 +1142,26 @@ def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in rows("gemm") if r["tile"] == tile and r["pad"] == pad), fmt)
 
 
+def tree_gbps_at_64():
+    """The tree-regime probe's GB/s of 01 to 06 at 64 threads per block."""
+    return ", ".join(probe_gbps(s, "tree", "64") for s in REDUCE[:6])
+
+
+def sweep_max_range():
+    """The range of 02 to 05's largest % of peak in the size sweep."""
+    return value_range([sweep_max(s, ".0f") for s in REDUCE[1:5]])
+
+
+def profiled_cases(gemm_variants):
+    """The profiled runs a results table shows: every reduce stage in each regime it has, then the GEMM variants."""
+    return [(s, "stream") for s in REDUCE if has_stream(s)] + [(s, "tree") for s in REDUCE] + \
+        [(GEMM, v) for v in gemm_variants]
+
+
+def stage_links():
+    return ", ".join(link(s) for s in STAGES)
+
+
 def sweep_max(stage, fmt=".1f"):
     return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 
@@ -1283,6 +1343,11 @@ def accuracy_table():
     for n in accuracy_sizes():
         body.append([pow2(n), *[f"{series[s][n]:.1e}" if n in series[s] else "" for s in names]])
     return md_table(["n", *names], body)
+
+
+def bound_ratio_max():
+    """The largest error over bound of the judged accuracy rows."""
+    return max(f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS")
 
 
 def bound_table():
@@ -1941,11 +2006,69 @@ def draw_charts():
 
 # ---- rendering ------------------------------------------------------------------------------------------
 
-PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
-# {{ if CONDITION }} words {{ else }} other words {{ end }}: prose that a page asserts only where the results bear it
-# out. The words stay Markdown (placeholders allowed); the condition is a helper from "conditions" below.
-BLOCK_TAG = re.compile(r"^(if|elif)\s+(.+)$|^(else|end)$", re.S)
+# Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
+PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
 PAGE_DIR = "."  # the folder of the page being rendered: "root" (README.md), "." (docs/) or "stages"
+
+
+class NotMeasuredValue:
+    """What a helper gives a template where its results are missing (NotMeasured): it prints as *not measured yet*,
+    is false as a condition, compares false, and stays itself through indexing, arithmetic and format(), so a page
+    says "not measured yet" where the number would be and asserts nothing that rests on it."""
+
+    def __str__(self):
+        return NOT_MEASURED
+
+    __format__ = lambda self, spec: NOT_MEASURED  # noqa: E731
+    __bool__ = lambda self: False  # noqa: E731
+    __len__ = lambda self: 0  # noqa: E731
+    __iter__ = lambda self: iter(())  # noqa: E731
+
+    def _self(self, *args, **kwargs):
+        return self
+
+    __getitem__ = __getattr__ = __call__ = _self
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _self
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __neg__ = _self
+
+    def _false(self, other):
+        return False
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _false
+    __hash__ = object.__hash__
+
+
+NM = NotMeasuredValue()
+
+
+def template_helper(fn):
+    """fn as a template sees it: NotMeasured, raised anywhere inside, or a not-measured argument, gives NM."""
+    def call(*args, **kwargs):
+        if any(a is NM for a in (*args, *kwargs.values())):
+            return NM
+        try:
+            return fn(*args, **kwargs)
+        except NotMeasured:
+            return NM
+    return call
+
+
+def jinja_environment():
+    """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
+    nothing is escaped, and an unknown name is an error, not an empty string."""
+    try:
+        import jinja2
+    except ImportError:
+        raise DocsError("the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2); ./ladder "
+                        "installs it unless LADDER_NO_INSTALL=1") from None
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, autoescape=False)
+    helpers = {name: obj for name, obj in globals().items() if callable(obj) and not isinstance(obj, type)}
+    helpers.update(format=format, int=int, float=float, len=len, min=min, max=max, round=round, str=str, abs=abs,
+                   any=any, all=all)
+    env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
+    env.globals.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM)
+    return env
 
 
 def render(template):
@@ -1955,59 +2078,19 @@ def render(template):
 def render_text(text, rel):
     """A template's text rendered as the page docs/templates/<rel> would be."""
     global PAGE_DIR
+    import jinja2
     rel = pathlib.Path(rel)
     PAGE_DIR = "root" if rel.name == "README.md" else (rel.parent.name or ".")
-    env = {name: obj for name, obj in globals().items() if callable(obj)}
-    env.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, format=format, int=int, float=float, len=len,
-               min=min, max=max, round=round, str=str, abs=abs, any=any, all=all)
-
-    def evaluate(expr, default=NOT_MEASURED):
-        try:
-            return eval(expr, {"__builtins__": {}, **env})
-        except NotMeasured:
-            return default  # a value says "not measured yet"; a condition is false, so nothing is asserted
-        except DocsError:
-            raise
-        except Exception as e:  # a broken placeholder names itself
-            raise DocsError(f"{rel}: {{{{{expr.strip()}}}}}: {type(e).__name__}: {e}")
-
-    out, stack, pos = [], [], 0  # stack: [this branch is on, a branch was taken] per open if
-    for m in PLACEHOLDER.finditer(text):
-        on = all(frame[0] for frame in stack)
-        chunk = text[pos:m.start()]
-        tag = BLOCK_TAG.match(m.group(1).strip())
-        pos = m.end()
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        eol = text.find("\n", m.end())
-        eol = len(text) if eol < 0 else eol
-        if tag and line_start >= m.start() - len(chunk) and not text[line_start:m.start()].strip() and \
-                not text[m.end():eol].strip():  # a tag alone on its line takes the line with it
-            chunk, pos = text[m.start() - len(chunk):line_start], min(len(text), eol + 1)
-        if on:
-            out.append(chunk)
-        if not tag:
-            if on:
-                out.append(str(evaluate(m.group(1))))
-            continue
-        word = tag.group(1) or tag.group(3)
-        if word == "if":
-            value = bool(evaluate(tag.group(2), False)) if on else False
-            stack.append([value, value or not on])
-        elif not stack:
-            raise DocsError(f"{rel}: {{{{ {word} }}}} without an if")
-        elif word == "elif":
-            frame = stack[-1]
-            value = not frame[1] and all(fr[0] for fr in stack[:-1]) and bool(evaluate(tag.group(2), False))
-            frame[0], frame[1] = value, frame[1] or value
-        elif word == "else":
-            stack[-1][0], stack[-1][1] = not stack[-1][1], True
-        else:
-            stack.pop()
-    if stack:
-        raise DocsError(f"{rel}: an {{{{ if }}}} without its {{{{ end }}}}")
-    out.append(text[pos:])
+    try:
+        body = jinja_environment().from_string(text).render()
+    except DocsError:
+        raise
+    except jinja2.TemplateSyntaxError as e:
+        raise DocsError(f"{rel}:{e.lineno}: {e.message}") from None
+    except Exception as e:  # a broken placeholder names the page and the error
+        raise DocsError(f"{rel}: {type(e).__name__}: {e}") from None
     header = f"<!-- Generated by scripts/make_docs.py from docs/templates/{rel} and docs/results/. Edit the template, then run ./ladder docs. -->\n"
-    return header + autolink("".join(out), rel)
+    return header + autolink(body, rel)
 
 
 # ---- glossary links: each page links a term of docs/glossary.md where it first uses it -----------------------------
@@ -2147,14 +2230,14 @@ def hardware_literals():
 
 
 def outside_blocks(text):
-    """The template with the words inside {{ if }} ... {{ end }} blanked (newlines kept): a comparative there is
+    """The template with the words inside {% if %} ... {% endif %} blanked (newlines kept): a comparative there is
     asserted only where its condition, computed from the results, holds."""
     out, depth, pos = [], 0, 0
     for m in PLACEHOLDER.finditer(text):
         chunk = text[pos:m.start()]
         out.append(chunk if depth == 0 else re.sub(r"[^\n]", " ", chunk))
-        word = m.group(1).split()[0] if m.group(1).split() else ""
-        depth += {"if": 1, "end": -1}.get(word, 0)
+        tag_words = (m.group(2) or "").split()
+        depth += {"if": 1, "endif": -1}.get(tag_words[0] if tag_words else "", 0)
         out.append(re.sub(r"[^\n]", " ", m.group(0)))
         pos = m.end()
     out.append(text[pos:])
@@ -2162,7 +2245,7 @@ def outside_blocks(text):
 
 
 def lint_template(rel, text, facts):
-    """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {{ if }}."""
+    """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {% if %}."""
     problems = []
     body = PLACEHOLDER.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)  # line numbers kept
     unguarded = outside_blocks(text).splitlines()
@@ -2202,7 +2285,7 @@ def link_text(text):
 
 
 def guarded_problems(rel, template_text, text, guarded):
-    """The sentences the synthetic GPU makes false: each still in its template, inside an {{ if }}, and absent from
+    """The sentences the synthetic GPU makes false: each still in its template, inside an {% if %}, and absent from
     the page rendered from the synthetic results."""
     problems = []
     template_text, text = " ".join(template_text.split()), " ".join(link_text(text).split())
@@ -2211,11 +2294,11 @@ def guarded_problems(rel, template_text, text, guarded):
             continue
         at = template_text.find(words)
         before = template_text[:max(at, 0)]
-        depth = len(re.findall(r"\{\{\s*if\b", before)) - len(re.findall(r"\{\{\s*end\s*\}\}", before))
+        depth = len(re.findall(r"\{%[-+]?\s*if\b", before)) - len(re.findall(r"\{%[-+]?\s*endif\s*[-+]?%\}", before))
         if at < 0:
             problems.append(f"{rel}: the guarded sentence \"{words}\" (tests/synthetic_gpu.py) is not in the template")
         elif depth <= 0:
-            problems.append(f"{rel}: \"{words}\" states a cause outside any {{{{ if }}}}")
+            problems.append(f"{rel}: \"{words}\" states a cause outside any {{% if %}}")
         if words in text:
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
@@ -2352,7 +2435,7 @@ def self_test():
             text = outside_code(f"The stream grid is {{}} blocks.".format(grid))  # a helper returning a constant
             planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
             page, words = synthetic_gpu.GUARDED[1]
-            planted_text = f"The top stall says it: {{{{ if True }}}}{words}{{{{ end }}}}."  # a condition that is no test
+            planted_text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
             planted["a causal sentence false on the synthetic GPU"] = [
                 p for p in guarded_problems(page, planted_text, render_text(planted_text, page), synthetic_gpu.GUARDED)
                 if "synthetic GPU" in p]
@@ -2420,6 +2503,12 @@ def main():
     p.add_argument("--check", action="store_true", help="compare instead of writing")
     p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
     a = p.parse_args()
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:  # a missing tool, not a wrong page: CTest reports the docs tests skipped, with this line
+        print("SKIPPED: the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2; ./ladder "
+              "installs it unless LADDER_NO_INSTALL=1)", file=sys.stderr)
+        return 77
     if a.self_test:
         try:
             return self_test()
