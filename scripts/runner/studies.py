@@ -160,22 +160,22 @@ def try_experiments():
         [(stage, str(path.relative_to(ROOT))) for stage, path in experiments()]
 
 
-def cmd_measure(a):
-    out = pathlib.Path(a.save or ROOT / "docs" / "results")
-    started = time.time()
-    ok = True
-    meta = None
+def measure_ladder(a, out):
+    """The ladder, both regimes, then the GEMM rung (what ./ladder run does after the build); returns its meta."""
     say("== the ladder, both regimes (what ./ladder run does after the build: the ladder, then the GEMM rung)")
     t0 = time.time()
     rows = ladder_rows(a)
-    ok &= all_pass(gemm_rows(a))
+    ok = all_pass(gemm_rows(a))
     run_seconds = round(time.time() - t0, 1)
     print_ladder(rows)
-    meta = {**meta_from(rows[0]), "commit": git_commit(),
-            "date": datetime.date.today().isoformat(), "command": "./ladder measure",
-            "ladder_run_s": run_seconds}
+    meta = {**meta_from(rows[0]), "commit": git_commit(), "date": datetime.date.today().isoformat(),
+            "command": "./ladder measure", "ladder_run_s": run_seconds}
     save(out, "ladder", rows, meta)
-    ok &= all_pass(rows)
+    return meta, ok and all_pass(rows)
+
+
+def measure_tries_and_mutants(a, out):
+    ok = True
     for stage, spec in try_experiments():
         say(f"== ./ladder try {stage[:2]} {spec}")
         a.stage, a.change = stage, spec
@@ -184,15 +184,19 @@ def cmd_measure(a):
     say("== planted bugs: every mutant must be caught")
     rows = mutant_rows(a)
     save(out, "mutants", rows)
-    ok &= all(r["verdict"] == "caught" for r in rows)
+    return ok and all(r["verdict"] == "caught" for r in rows)
+
+
+def measure_combines(a, out):
+    """The combine stage: every combine at the targets' sizes, in the tree regime, after each flush, determinism."""
     multiblock = combine_stage()
     say(f"== {multiblock}: every combine strategy at the sizes of the targets")
     rows, _ = run_binary(a.build, multiblock, ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *common_args(a)])
     save(out, "multiblock", rows)
-    ok &= all_pass(rows)
+    ok = all_pass(rows)
     say(f"== {multiblock} in the tree regime: every combine at small blocks (one atomic or ticket per block)")
     rows, _ = run_binary(a.build, multiblock, ["-n", a.size, "--regime", "tree", "--block", "64,128,256,1024",
-                                                    "--combine", "all", *common_args(a)])
+                                                "--combine", "all", *common_args(a)])
     save(out, "combine_tree", rows)
     ok &= all_pass(rows)
     say(f"== the L2 flush: {multiblock} and CUB timed after each kind of flush")
@@ -206,10 +210,15 @@ def cmd_measure(a):
     drows = []
     for n in ("2^20", "2^24", "2^28"):
         rows, rc = run_binary(a.build, multiblock, ["-n", n, "--combine", "all", "--determinism", "100",
-                                                         "--seed", str(a.seed), "--input", a.input])
+                                                    "--seed", str(a.seed), "--input", a.input])
         drows.extend(rows)
         ok &= rc == 0
     save(out, "determinism", drows)
+    return ok
+
+
+def measure_accuracy(a, out):
+    """Every stage's float result from 2^10 to 2^30, the CPU's float sums, and the error study of the bound."""
     say("== accuracy: every stage's float result from 2^10 to 2^30 (--check-only), and the CPU's float sums")
     arows = []
     for stage in REDUCE:
@@ -217,7 +226,7 @@ def cmd_measure(a):
                                               "--device", str(a.device)])
         arows.extend(rows)
     save(out, "accuracy", arows)
-    ok &= all_pass(arows)
+    ok = all_pass(arows)
     proc = subprocess.run([str(a.build / "tests" / "bin" / "cpu_sums"), "--seed", str(a.seed), "--max-log2", "30"],
                           capture_output=True, text=True)
     if proc.returncode not in (0, 1):
@@ -232,11 +241,16 @@ def cmd_measure(a):
         erows.extend(rows)
         ok &= rc == 0  # the study's one verdict: every configuration within its bound (a skipped one is shown)
     save(out, "error_bound", erows)
+    return ok
+
+
+def measure_sizes(a, out):
+    """The size sweep, the block-size probes and the GEMM sizes."""
     say("== size sweep")
     rows = sweep_rows(a)
     print_sweep(rows)
     save(out, "sweep", rows)
-    ok &= all_pass(rows)
+    ok = all_pass(rows)
     for regime in ("stream", "tree"):
         say(f"== block-size probe, {regime} regime")
         rows = probe_rows(a, regime)
@@ -250,7 +264,17 @@ def cmd_measure(a):
                                           "--reps", str(a.gemm_reps), "--seed", str(a.seed), "--device", str(a.device)])
         grows.extend(r)
     save(out, "gemm", grows)
-    ok &= all_pass(grows)
+    return ok and all_pass(grows)
+
+
+def cmd_measure(a):
+    out = pathlib.Path(a.save or ROOT / "docs" / "results")
+    started = time.time()
+    meta, ok = measure_ladder(a, out)
+    ok &= measure_tries_and_mutants(a, out)
+    ok &= measure_combines(a, out)
+    ok &= measure_accuracy(a, out)
+    ok &= measure_sizes(a, out)
     if find_ncu():
         say("== Nsight Compute counters and racecheck")
         a.save = str(out)

@@ -1,0 +1,105 @@
+"""Accuracy: every stage's float error against n, the CPU's float sums, and the bound the check uses."""
+
+from .tables import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+def accuracy_sizes():
+    return sorted({int(r["n"]) for r in rows("accuracy")})
+
+
+def rel(err, ref):
+    return f(err) / abs(f(ref))
+
+
+def accuracy_series():
+    """{name: {n: relative error}} for every stage, CUB and the two CPU float sums."""
+    out = {}
+    for r in rows("accuracy"):
+        out.setdefault(r["stage"], {})[int(r["n"])] = rel(r["abs_error"], r["reference"])
+    last = REDUCE[-1]
+    out["CUB"] = {int(r["n"]): rel(r["cub_abs_error"], r["reference"]) for r in rows("sweep") if r["stage"] == last}
+    cpu = rows("accuracy_cpu")
+    out["CPU float loop"] = {int(r["n"]): rel(r["float_loop_error"], r["exact"]) for r in cpu}
+    out["CPU Kahan, float"] = {int(r["n"]): rel(r["kahan_float_error"], r["exact"]) for r in cpu}
+    return out
+
+
+def accuracy_table():
+    series = accuracy_series()
+    names = list(series)
+    body = []
+    for n in accuracy_sizes():
+        body.append([pow2(n), *[f"{series[s][n]:.1e}" if n in series[s] else "" for s in names]])
+    return md_table(["n", *names], body)
+
+
+def bound_ratio_max():
+    """The largest error over bound of the judged accuracy rows."""
+    return max(f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS")
+
+
+def bound_table():
+    """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
+    sum, against the CPU loop's worst case n u."""
+    body = []
+    for n in accuracy_sizes():
+        cells = [pow2(n)]
+        for stage in REDUCE:
+            r = [x for x in rows("accuracy") if x["stage"] == stage and int(x["n"]) == n]
+            cells.append(f"{f(r[0]['bound']) / f(r[0]['reference']):.1e}" if r else NOT_MEASURED)
+        body.append(cells + [f"{n * 2.0 ** -24:.1e}"])
+    return md_table(["n", *REDUCE, "CPU float loop, n u"], body)
+
+
+def bound_ratio_range():
+    vals = [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
+    return f"{min(vals):.2g} to {max(vals):.2g}"
+
+
+def cpu_row(n):
+    return select("accuracy_cpu", n=n)
+
+
+def accuracy_ulps():
+    """{name: {n: error in ulps of the float nearest the exact sum}}."""
+    import math
+    exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
+    out = {}
+    for name, pts in accuracy_series().items():
+        out[name] = {}
+        for n, e in pts.items():
+            if n in exact:
+                ulp = 2.0 ** (math.floor(math.log2(exact[n])) - 23)
+                out[name][n] = e * exact[n] / ulp
+    return out
+
+
+def accuracy_ulp_table():
+    series = accuracy_ulps()
+    names = list(series)
+    body = [[pow2(n), *[f"{series[s][n]:.2f}" if n in series[s] else "" for s in names]] for n in accuracy_sizes()]
+    return md_table(["n", *names], body)
+
+
+def loop_gap_line():
+    """From which n on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
+    series = accuracy_series()
+    sizes = accuracy_sizes()
+    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE if s in series)]
+    start = next((n for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
+    if start is None:
+        return " At no size here is every tree two orders of magnitude closer than the loop."
+    return (f" From n = {pow2(start)} on, every tree is closer to the exact sum than the loop by two orders of magnitude "
+            f"or more: there, a GPU sum that differs from a CPU loop's says more about the loop.")
+
+
+def stage_error_range(n):
+    vals = [accuracy_series()[s][n] for s in REDUCE if s in accuracy_series()]
+    return f"{min(vals):.1e} to {max(vals):.1e}"
+
+
+def loop_stalls():
+    """Whether the CPU float loop's result at the largest n is exactly 2^24 (stuck: every later input is below half
+    an ulp of the running sum)."""
+    r = cpu_row(accuracy_sizes()[-1])
+    return f(r["float_loop"]) == 2.0 ** 24

@@ -1,0 +1,176 @@
+"""The paths, the result files the pages are built from (read once, checked for their columns), what a page says
+where a result is missing, and the small formatting helpers every other module uses."""
+import csv
+import json
+import pathlib
+import sys
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TEMPLATES = DOCS / "templates"
+IMG = DOCS / "img"
+
+
+class _State:
+    """What a rendering reads that a check may switch: the result files (the synthetic GPU's, in a check), and the
+    folder of the page being rendered ("root" for README.md, "." for docs/, "stages")."""
+    results = DOCS / "results"
+    page_dir = "."
+
+
+state = _State()
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
+from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402,F401
+from runner.stages import has_stream  # noqa: E402,F401
+from mutants import MUTANTS  # noqa: E402,F401
+# The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
+from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401
+from model_pages import model_check, tolerance_note, tree_degrees, worst_step, race_example  # noqa: E402,F401
+
+# Result files and the columns the pages use: --check fails if one is missing or does not parse.
+REQUIRED = {
+    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
+               "read_ms_median", "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops",
+               "float_check", "abs_error", "bound", "error_bound_ratio", "launches", "launches_checked", "ms_median",
+               "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
+    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
+    "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
+    "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
+                    "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
+    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
+    "error_bound": ["stage", "seed", "n", "offset", "block", "regime", "grid", "threads", "combine", "abs_error",
+                    "bound", "error_bound_ratio", "check"],
+    "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
+    "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
+    "probe_stream": ["stage", "block", "gbps", "check"],
+    "probe_tree": ["stage", "block", "gbps", "check"],
+    "gemm": ["m", "tile", "pad", "check", "ms_median", "gflops", "pct_cublas", "x_naive", "naive_ms_median",
+             "naive_gflops", "cublas_ms_median", "cublas_gflops", "cublas_math", "check_method", "pct_fp32_peak",
+             "cublas_pct_fp32_peak", "fp32_peak_gflops"],
+    "flush": ["l2_flush", "n", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "cub_pct_peak"],
+    "combine_tree": ["block", "combine", "grid", "check", "ms_median", "gbps"],
+    "ncu": ["stage", "variant", "stall_1", "stall_1_per_issue", "launch__registers_per_thread",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
+            "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
+}
+CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
+
+
+class DocsError(Exception):
+    pass
+
+
+class NotMeasured(DocsError):
+    """A stage (or a result file a page may do without) that the results do not have yet: the page says so."""
+
+
+NOT_MEASURED = "*not measured yet*"
+not_measured = set()  # what a rendering found missing, reported by --check
+
+
+
+_cache = {}
+
+
+# What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
+# regime, its one launch, and stands in both; 07 at its default combine, atomic).
+LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
+
+
+def ladder_view(regime):
+    out = []
+    for stage in REDUCE:
+        mine = [r for r in rows("ladder") if r["stage"] == stage and r["combine"] in ("relaunch", "atomic")]
+        pick = [r for r in mine if r["regime"] == regime] or mine
+        if pick:
+            out.append(pick[0])
+        else:
+            not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
+    return out
+
+
+def rows(name):
+    if name in LADDER_VIEWS:
+        return ladder_view(LADDER_VIEWS[name])
+    if name == "sweep":  # each stage at its default combine; "sweep_all" has 07's every combine
+        return [r for r in rows("sweep_all") if r["combine"] in ("relaunch", "atomic")]
+    if name == "sweep_all":
+        name = "sweep"
+    if name not in _cache:
+        path = state.results / f"{name}.csv"
+        if not path.exists():
+            raise DocsError(f"{path.relative_to(ROOT)} is missing: run ./ladder measure on a GPU")
+        with open(path, newline="") as f:
+            data = list(csv.DictReader(f))
+        if not data:
+            raise DocsError(f"{path.relative_to(ROOT)} has no rows")
+        missing = [c for c in REQUIRED.get(name, []) if c not in data[0]]
+        if missing:
+            raise DocsError(f"{path.relative_to(ROOT)} lacks columns {missing}")
+        _cache[name] = data
+    return _cache[name]
+
+
+def meta():
+    path = state.results / "meta.json"
+    if not path.exists():
+        raise DocsError("docs/results/meta.json is missing: run ./ladder measure on a GPU")
+    return json.loads(path.read_text())
+
+
+def stage_rows(name, stage):
+    """A stage's rows of a result file; NotMeasured if it has none."""
+    found = [r for r in rows(name) if r["stage"] == stage]
+    if not found:
+        not_measured.add(f"{stage}: no rows in docs/results/{name}.csv")
+        raise NotMeasured(f"{stage} is not measured yet")
+    return found
+
+
+def select(name, **match):
+    data = rows(name)
+    if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
+        not_measured.add(f"{match['stage']}: no rows in docs/results/{'ladder' if name in LADDER_VIEWS else name}.csv")
+        raise NotMeasured(f"{match['stage']} is not measured yet")
+    found = [r for r in data if all(str(r[k]) == str(v) for k, v in match.items())]
+    if len(found) != 1:
+        raise DocsError(f"{name}: {len(found)} rows match {match}")
+    return found[0]
+
+
+def f(value):
+    return float(value)
+
+
+def num(name, field, fmt=".1f", **match):
+    """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
+    return format(f(select(name, **match)[field]), fmt)
+
+
+def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
+    """Row a's field over row b's: ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
+    return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
+
+
+
+def md_table(headers, body, align=None):
+    align = align or ["---"] + ["---:"] * (len(headers) - 1)
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    return "\n".join(out)
+
+
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+def docs_path(target):
+    """A path under docs/ as the page being rendered links it."""
+    return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target

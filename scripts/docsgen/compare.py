@@ -1,0 +1,236 @@
+"""Comparisons: the only place a page's comparative words (faster, slower, the same within noise) come from."""
+import statistics
+
+from .base import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+def _times(r, prefix=""):
+    median = f(r[prefix + "ms_median"])
+    lo, hi = r.get(prefix + "ms_min"), r.get(prefix + "ms_max")
+    return median, (f(lo) if lo else None), (f(hi) if hi else None)
+
+
+NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
+_said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
+
+
+def said(phrase):
+    _said.add(phrase)
+    return phrase
+
+
+def distinct(a, b, a_prefix="", b_prefix=""):
+    """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
+    a; 1 if slower, the same the other way round; 0 if neither median lies outside the other run's range ("the same
+    within noise", as the glossary defines it) or a row has no spread. The one test behind every "faster", "slower"
+    and "the same within noise" in the docs, in both directions. A min-max overlap alone would call two runs the
+    same whenever one repetition of each strays."""
+    m_a, lo_a, hi_a = _times(a, a_prefix)
+    m_b, lo_b, hi_b = _times(b, b_prefix)
+    if None in (lo_a, hi_a, lo_b, hi_b):
+        return 0
+    if m_a < lo_b or m_b > hi_a:
+        return -1
+    return 1 if m_a > hi_b or m_b < lo_a else 0
+
+
+def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
+    """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
+    <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
+    within noise (N×)' where it does not, and 'N× the speed of <other>' where a row has no spread."""
+    ma, lo_a, _ = _times(a, a_prefix)
+    mb, lo_b, _ = _times(b, b_prefix)
+    r = ma / mb
+    tail = f" than {other}" if other else ""
+    if lo_a is None or lo_b is None:
+        return said(f"{r:.2f}× the speed of {other}" if other else f"{r:.2f}× the speed")
+    order = distinct(b, a, b_prefix, a_prefix)
+    if order == 0:
+        return said((f"the same speed as {other}" if other else "the same speed") + f" {NOISE} ({r:.2f}×)")
+    if f"{r:.2f}" == "1.00" or f"{1 / r:.2f}" == "1.00":
+        return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
+    return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
+
+
+def steps_line(view, pairs):
+    """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
+    whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
+    same, differ = [], []
+    for a, b in pairs:
+        ra, rb = select(view, stage=a), select(view, stage=b)
+        if distinct(rb, ra) == 0:
+            same.append((b, f(ra["ms_median"]) / f(rb["ms_median"])))
+        else:
+            differ.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
+    out = differ[:]
+    if same:
+        names = [s[:2] for s, _ in same]
+        ratios = ", ".join(f"{r:.2f}×" for _, r in same)
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "takes" if len(names) == 1 else "each take"
+        out.append(said(f"{who} {verb} the same time as the stage before {NOISE} ({ratios})"))
+    return "; ".join(out)
+
+
+def speedup(name, field, a, b, key="stage", other=None, **match):
+    """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding", other="02")."""
+    assert field == "ms_median"
+    return compare_rows(select(name, **{key: a}, **match), select(name, **{key: b}, **match), other)
+
+
+def than_cub(stage, regime="stream"):
+    """A ladder row against CUB timed in the same process."""
+    r = select(f"ladder_{regime}", stage=stage)
+    return compare_rows(r, r, "CUB", a_prefix="cub_")
+
+
+def which(pred, yes, no):
+    """A word chosen by the data: which(x > y, "above", "below")."""
+    return yes if pred else no
+
+
+NCU_SHORT = {"conflicts_ld": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+             "conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+             "shared_ld": "smsp__inst_executed_op_shared_ld.sum", "shared_st": "smsp__inst_executed_op_shared_st.sum",
+             "instructions": "smsp__inst_executed.sum", "ns": "gpu__time_duration.sum", "dram": "dram__bytes_read.sum"}
+
+
+NCU_SHORT.update({
+    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "mem_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "theoretical_occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "regs": "launch__registers_per_thread",
+    "threads": "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "pred_on": "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+    "divergent": "smsp__sass_branch_targets_threads_divergent.sum",
+    "wavefronts_ld": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "wavefronts_st": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "fma_pct": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "ffma": "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+})
+
+
+def size_value(text):
+    """'2^24' or '16777216' -> 16777216."""
+    base, _, exp = str(text).partition("^")
+    return int(base) ** int(exp) if exp else int(base)
+
+
+def median_of(name, field):
+    return statistics.median(f(r[field]) for r in rows(name))
+
+
+def ncu_value(stage, variant, metric):
+    return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
+
+
+def ncu_change(stage_a, stage_b, variant, metric):
+    """How much metric falls (or rises) from stage a to stage b, in words: '16% fewer' / '3% more'."""
+    a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant, metric)
+    pct = 100 * (b - a) / a
+    return f"{abs(pct):.0f}% {'fewer' if pct < 0 else 'more'}"
+
+
+def stalls(stage, variant, k=3):
+    """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
+    r = select("ncu", stage=stage, variant=variant)
+    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1)
+                     if r.get(f"stall_{i}"))
+
+
+def stall_value(stage, variant, reason):
+    """Warps stalled for one reason per issued instruction, if it is among the top stalls kept; else 0."""
+    r = select("ncu", stage=stage, variant=variant)
+    if f"stall_{reason}" not in r:
+        raise DocsError(f"ncu.csv has no column stall_{reason}: run ./ladder profile")
+    return f(r[f"stall_{reason}"])
+
+
+def largest_step(regime):
+    """The stage with the largest × prev in a regime (02 against 01's only launch in the stream regime)."""
+    best, best_r = None, 0
+    for i in range(1, len(REDUCE)):
+        prev = select(f"ladder_{regime}", stage=REDUCE[i - 1])
+        r = f(prev["ms_median"]) / f(select(f"ladder_{regime}", stage=REDUCE[i])["ms_median"])
+        if r > best_r:
+            best, best_r = REDUCE[i], r
+    return best
+
+
+def top_stall(stage, variant):
+    return "`" + select("ncu", stage=stage, variant=variant)["stall_1"] + "`"
+
+
+PROFILE_COLUMNS = [("µs", "ns", lambda v: f"{v / 1e3:.1f}"), ("DRAM % of peak", "dram_pct", lambda v: f"{v:.1f}"),
+                   ("achieved occupancy %", "occupancy", lambda v: f"{v:.1f}"), ("registers", "regs", lambda v: f"{v:.0f}"),
+                   ("warp instructions", "instructions", lambda v: f"{v:,.0f}"),
+                   ("threads on per instruction", "pred_on", lambda v: f"{v:.1f}"),
+                   ("shared-load wavefronts", "wavefronts_ld", lambda v: f"{v:,.0f}"),
+                   ("bank conflicts (ld + st)", None, None)]
+
+
+def profile_table(cases):
+    """Nsight Compute's view of the first launch of each case [(stage, variant)], as ./ladder profile saved it."""
+    body = []
+    for stage, variant in cases:
+        r = select("ncu", stage=stage, variant=variant)
+        cells = [f"{stage} ({variant})"]
+        for _, short, fmt_ in PROFILE_COLUMNS:
+            if short is None:
+                cells.append(f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}")
+            else:
+                cells.append(fmt_(f(r[NCU_SHORT[short]])))
+        cells.append(stalls(stage, variant))
+        body.append(cells)
+    return md_table(["kernel (first launch)", *[c[0] for c in PROFILE_COLUMNS], "top stalls (warp-cycles per issue)"], body)
+
+
+def profile_command(stage, variant):
+    """The command that repeats one profile row, in a code block."""
+    from ladder import profile_command as command
+    size = select("ncu", stage=stage, variant=variant)["n_or_size"]
+    return "```\n" + command(stage, variant, size) + "\n```"
+
+
+def per_block_ns(stage, block, regime="tree"):
+    """Time per block of a probe row: median ms / (n / block), in ns."""
+    r = select(f"probe_{regime}", stage=stage, block=block)
+    return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
+
+
+def per_block_range(stages, block):
+    vals = [per_block_ns(s, block) for s in stages]
+    lo, hi = f"{min(vals):.2f}", f"{max(vals):.2f}"
+    return f"{lo} ns" if lo == hi else f"{lo}–{hi} ns"
+
+
+def combine_tree_table():
+    body = []
+    for r in rows("combine_tree"):
+        blocks = int(r["grid"])
+        body.append([r["block"], f"`{r['combine']}`", f"{blocks:,}", r["check"], f"{f(r['ms_median']):.3f}",
+                     f"{f(r['gbps']):.0f}", f"{f(r['ms_median']) * 1e6 / blocks:.2f}"])
+    return md_table(["block", "combine", "blocks", "check", "ms", "GB/s", "ns per block"], body)
+
+
+def multiblock_range(n):
+    vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
+    return f"{min(vals):.0f}–{max(vals):.0f}%"
+
+
+def than_cub_multiblock(n, combine):
+    r = select("multiblock", n=n, combine=combine)
+    return compare_rows(r, r, "CUB", a_prefix="cub_")
+
+
+def quicker(a, b):
+    """Every run of row a took less time than every run of row b (their min-max spreads do not overlap)."""
+    return distinct(a, b) == -1
+
+
+def not_slower(a, b):
+    """Row a is quicker than row b, or the same within noise."""
+    return distinct(a, b) <= 0

@@ -1,0 +1,198 @@
+"""The experiments kept as patches (docs/experiments/<stage>/) and the ./ladder try results beside them."""
+import json
+import re
+
+from .code import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+def experiments_section(stage):
+    """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
+    measured the patched build, the profiler rows beside the file's."""
+    found = [p for s, p in experiments() if s == stage]
+    if not found:
+        return (f"None kept for this stage yet. An experiment is a small patch against `{stage}/"
+                f"{stage_file(stage).name}` in `docs/experiments/{stage}/`; `./ladder try {stage[:2]} <patch>` builds and "
+                f"measures it beside the file, and `./ladder measure` records every one.")
+    out = []
+    for patch in found:
+        name = patch.stem
+        text = patch.read_text()
+        intro, _, diff_text = text.partition("--- ")
+        out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
+        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, recorded by `./ladder measure`:\n")
+        out.append(try_table(f"try_{stage}_{name}") + "\n")
+        profiled = [r for r in rows("ncu") if r["stage"] == stage and r["variant"].endswith(f", {name}")]
+        if profiled:
+            cases = []
+            for r in profiled:
+                regime = r["variant"].split(",")[0]
+                cases += [(stage, regime), (stage, r["variant"])]
+            out.append("The profiler, first launch, the file beside the patch (`./ladder profile` profiles every "
+                       "experiment that `./ladder try` has built):\n")
+            out.append(profile_table(cases) + "\n")
+            variant = profiled[0]["variant"]
+            command = profile_command(stage, variant.split(",")[0]).replace(
+                f"build/bin/{stage}", f"build/try/bin/{patch_target(stage, patch)}")
+            out.append(command + "\n")
+            out.append(md_table(["kernel", "divergent branch targets", "active threads per instruction",
+                                 "threads on per instruction", "warp instructions"],
+                                [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
+                                  ncu(s, v, "instructions")] for s, v in cases]) + "\n")
+    return "\n".join(out)
+
+
+def float4_share():
+    """Of the stream-regime time 06 saves over 05, the share that float4 alone (kLoadsInFlight = 1) saves, in %."""
+    data = "try_06_float4_kLoadsInFlight"
+    t05 = f(select("ladder_stream", stage="05_shuffle")["ms_median"])
+    one = f(select(data, variant="kLoadsInFlight = 1", regime="stream")["ms_median"])
+    file = f(select(data, variant=rows(data)[0]["variant"], regime="stream")["ms_median"])
+    return 100 * (t05 - one) / (t05 - file)
+
+
+# docs/results/memcheck.txt: the output of `./ladder measure`'s compute-sanitizer memcheck runs of 06, each run
+# introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line.
+MEMCHECK_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+
+
+def memcheck_runs():
+    """[(command, errors)] from docs/results/memcheck.txt, or None where it has not been measured."""
+    path = state.results / "memcheck.txt"
+    if not path.exists():
+        return None
+    runs, command = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith("$ "):
+            command = line[2:].strip()
+        m = MEMCHECK_SUMMARY.search(line)
+        if m:
+            runs.append((command, int(m.group(1))))
+            command = None
+    if not runs or any(c is None for c, _ in runs):
+        raise DocsError("docs/results/memcheck.txt: every run must start with '$ <command>' and end with its "
+                        "ERROR SUMMARY line")
+    return runs
+
+
+def memcheck_line():
+    runs = memcheck_runs()
+    if runs is None:
+        return ("compute-sanitizer memcheck on this stage: not measured yet (`./ladder measure` writes "
+                "`docs/results/memcheck.txt`).")
+    errors = sum(e for _, e in runs)
+    cmds = "; ".join(f"`{c}`" for c, _ in runs)
+    if errors == 0:
+        return (f"compute-sanitizer memcheck reports 0 errors (no access outside an allocation, none misaligned) in "
+                f"{cmds}; a read just past either end of the input would meet the NaN guards around it and fail the "
+                f"check ([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
+    return f"compute-sanitizer memcheck reports {errors} errors in {cmds}: see `docs/results/memcheck.txt`."
+
+
+def racecheck():
+    text = (state.results / "racecheck.txt").read_text().strip()
+    return "```\n" + text + "\n```"
+
+
+def build_time_line():
+    """How long first builds took, from docs/results/first_build.json (one record, or a list of them, each written
+    by a first ./ladder build: copy <build>/first_build.json there, or add it to the list)."""
+    path = state.results / "first_build.json"
+    if not path.exists():
+        raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "
+                        "first ./ladder build")
+    data = json.loads(path.read_text())
+    builds = data if isinstance(data, list) else [data]
+
+    def took(b):
+        s = int(b["seconds"])
+        return f"{s} s" if s < 120 else f"{s / 60:.0f} minutes"
+
+    def where(b):
+        return f"{b['cpus']} CPU cores, {'without a GPU' if b['gpu'] == 'none' else 'with a GPU'}"
+
+    if len(builds) == 1:
+        b = builds[0]
+        return f"on a machine with {where(b)}, it took {took(b)} ({b['command']}, on {b['date']})."
+    listed = "; ".join(f"{took(b)} with {where(b)} ({b['command']}, on {b['date']})" for b in builds)
+    return (f"the recorded first builds took {listed}. They are not runs of one command on one quiet machine, so take "
+            f"them as a rough guide.")
+
+
+# The result files whose rows carry the clocks of their timed series (common/gpu_clocks.hpp): every timed study.
+def clocked():
+    return ["ladder", "gemm", "sweep_all", "multiblock", "combine_tree", "flush", "probe_stream", "probe_tree"] + \
+        sorted(p.stem for p in state.results.glob("try_*.csv"))
+
+
+def clock_summary():
+    """Over every timed series in the results: the SM and memory clocks read at their first and last
+    repetitions, how many series reported throttling (and why), and how many stream holds timed out."""
+    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0}
+    for name in clocked():
+        try:
+            data = rows(name)
+        except DocsError:
+            continue
+        for r in data:
+            if not r.get("sm_clock_start_mhz"):
+                continue
+            s["series"] += 1
+            s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
+            s["mem"].update(int(r[k]) for k in ("mem_clock_start_mhz", "mem_clock_end_mhz"))
+            s["timeouts"] += int(r.get("hold_timeouts") or 0)
+            if r.get("throttled") == "yes":
+                s["throttled"] += 1
+                s["reasons"].update(r["clock_reasons"].split("+"))
+    return s
+
+
+def _mhz(values):
+    lo, hi = min(values), max(values)
+    return f"{lo} MHz throughout" if lo == hi else f"between {lo} and {hi} MHz"
+
+
+def peak_line():
+    """The theoretical peak and, where the results record them, the attributes it is computed from."""
+    r = rows("ladder")[0]
+    peak = f"{f(meta()['peak_gbps']):.0f} GB/s"
+    if not r.get("mem_clock_mhz"):
+        return peak
+    return f"2 × {r['mem_clock_mhz']} MHz × {r['bus_width_bits']} bits / 8 = {peak}"
+
+
+def clocks_line():
+    """What the clocks of the measured series were, and whether any throttled: a sentence from the results."""
+    s = clock_summary()
+    if not s["series"]:
+        return "The results on these pages carry no clock readings: *not measured yet*."
+    throttle = (f"{s['throttled']} of them reported throttling ({', '.join(sorted(s['reasons']))})" if s["throttled"]
+                else "none of them reported throttling")
+    return (f"Over the {s['series']} timed series of the stages in the results on these pages (each row's own; the "
+            f"references' series beside them are checked and warned about the same way, not recorded) the SM clock "
+            f"read {_mhz(s['sm'])} and the memory clock {_mhz(s['mem'])}; {throttle}.")
+
+
+def hold_timeouts():
+    s = clock_summary()
+    if not s["series"]:
+        return "*not measured yet*"
+    return (f"{s['timeouts']} repetitions were not held to the end over the stages' {s['series']} timed series"
+            if s["timeouts"] else f"no hold timed out over the stages' {s['series']} timed series")
+
+
+def provenance():
+    m = meta()
+    s = clock_summary()
+    clocks = ""
+    if s["series"]:
+        clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])} over the timed series"
+                  + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "
+                     f"({', '.join(sorted(s['reasons']))})." if s["throttled"] else "; no throttling reported."))
+    profile = m.get("profile")
+    profiled = (f" The profiler's rows, the saved machine code and the sanitizer reports ({', '.join(profile['files'])}) "
+                f"come from the measurement at {profile['commit']} on {profile['date']}: {profile['why']}."
+                if profile else "")
+    return (f"Measured on an {m['device']} (compute capability {m['compute_capability']}, {m['sms']} SMs, "
+            f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
+            f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
+            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{clocks}{profiled}")

@@ -1,0 +1,83 @@
+"""Links: every relative link and #anchor of README.md and docs/ resolves."""
+import argparse
+import re
+import sys
+
+from .claims import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
+
+
+def without_code(text):
+    """Markdown without fenced code blocks and inline code: what a reader sees as prose, links included."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: its visible text, lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = text.replace("`", "").replace("*", "").strip().lower()
+    return re.sub(r" ", "-", re.sub(r"[^\w\- ]", "", text))
+
+
+def anchors(text):
+    """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
+    found, seen = set(), {}
+    for line in re.sub(r"^```.*?^```", "", text, flags=re.S | re.M).splitlines():
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            base = slug(m.group(1))
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            found.add(base if k == 0 else f"{base}-{k}")
+    return found | set(HTML_ANCHOR.findall(text))
+
+
+def check_links(texts):
+    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page; web links are
+    not followed (this is a CPU test without a network)."""
+    problems, cache = [], {}
+
+    def anchors_of(path):
+        if path not in cache:
+            cache[path] = anchors(texts[path] if path in texts else path.read_text())
+        return cache[path]
+
+    for page, text in texts.items():
+        for m in LINK.finditer(without_code(text)):
+            target = m.group(2)
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            dest = (page.parent / file_part).resolve() if file_part else page
+            rel = page.relative_to(ROOT)
+            if file_part and not dest.exists() and dest not in texts:
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) points to a file that does not exist")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors_of(dest):
+                problems.append(f"{rel}: the link [{m.group(1)}]({target}) names an anchor #{anchor} that "
+                                f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
+    return problems
+
+
+DOCS_HELP = """\
+render docs/ and README.md from docs/templates/ and the result files in docs/results/, which ./ladder measure
+writes on a GPU: every number, table and chart comes from those files (charts need matplotlib; without it the
+pages are written and the charts left as they are)."""
+DOCS_EXAMPLES = """\
+examples:
+  ./ladder docs               render the pages and draw the charts
+  ./ladder docs --check       change nothing: fail if a page differs from what the templates and results give, a
+                              result file or chart is missing or disagrees with its table, a link does not
+                              resolve, or a template types a fact of one GPU or a comparative word
+  ./ladder docs --self-test   plant such claims and demand that --check catches each"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors in the one-line form every ./ladder command uses."""
+
+    def error(self, message):
+        print(f"ladder: error: {message} (see ./ladder docs --help)", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,577 @@
+"""The tables the pages show, each built from the result files."""
+import re
+import statistics
+
+from .conditions import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+def next_rung(stage):
+    """The footer of a stage page: a link to the next rung, or, on the last one, back to the docs."""
+    i = STAGES.index(stage)
+    if i + 1 < len(STAGES):
+        return f"**Next rung:** [{STAGES[i + 1]}]({STAGES[i + 1]}.md) (back to the [docs](../index.md))"
+    return "This is the last rung: back to the [docs](../index.md) and the [results](../results.md)."
+
+
+def link(stage, page_dir=None):
+    page_dir = page_dir or state.page_dir
+    prefix = {"stages": "", "root": "docs/stages/"}.get(page_dir, "stages/")
+    return f"[{stage}]({prefix}{stage}.md)"
+
+
+def ladder_table(page_dir=None):
+    page_dir = page_dir or state.page_dir
+    """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
+    headers, body, refs = ladder_lines(rows("ladder"))
+    out = []
+    for cells in body:
+        stage = cells[0].split(" ")[0]
+        out.append([link(stage, page_dir) + cells[0][len(stage):], *cells[1:]])
+    names = {"cub": "CUB `DeviceReduce::Sum`", "read": "[read-only kernel](" + {"stages": "../", "root": "docs/"}.get(
+        page_dir, "") + "method.md#speed-of-light)", "copy": "`cudaMemcpy` device to device (read + write)"}
+    for key, ref in refs.items():
+        out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
+                    f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
+                    "1.00" if key == "cub" else ""])
+    measured = {r["stage"] for r in rows("ladder")}
+    out += [[link(s, page_dir), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
+    headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
+               "% of peak", "% of read", "× prev", "× CUB"]
+    return md_table(headers, out)
+
+
+def stream_grid_line():
+    """The stream grid each stage got, as the occupancy API answered."""
+    data = [r for r in rows("ladder") if r["regime"] == "stream"]
+    grids = ", ".join(f"{r['stage'][:2]}{' ' + r['combine'] if r['combine'] not in ('relaunch', 'atomic') else ''}: "
+                      f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
+    return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
+
+
+def try_table(name):
+    data = rows(name)
+    headers, body = try_lines(data, "gflops" in data[0])
+    return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
+
+
+def float_error_table():
+    body = []
+    for r in rows("ladder"):
+        bounded = r["float_check"] != "skipped"
+        body.append([r["stage"], r["regime"], r["combine"], f"{r['grid']} x {r['threads']}", r["abs_error"],
+                     r["bound"] if bounded else "skipped", f"{f(r['error_bound_ratio']):.2g}" if bounded else "",
+                     f"{r['launches_checked']} of {r['launches']}", r["check"]])
+    return md_table(["stage", "regime", "combine", "first launch (blocks x threads)", "abs error", "bound",
+                     "error / bound", "launches checked", "verdict"], body, ["---"] * 4 + ["---:"] * 4 + ["---"])
+
+
+# The error study (--error-study, docs/results/error_bound.csv): the bound against the errors of random
+# configurations. BINS are the edges of the distribution's columns.
+ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]
+
+
+def error_quantile(values, q):
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def error_study():
+    """Every judged ratio of the study, by stage and in all; and how many configurations were not judged or failed."""
+    data = rows("error_bound")
+    judged = [r for r in data if r["check"] != "skipped"]
+    by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in REDUCE}
+    # error_sigmas (each error over its sigma, for the centring test) came with a later harness than some results
+    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s and r.get("error_sigmas")] for s in REDUCE}
+    if not any(sigmas.values()):
+        not_measured.add("the error study's signed errors: docs/results/error_bound.csv has no error_sigmas column")
+    every = [v for vals in by_stage.values() for v in vals]
+    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
+            "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
+            "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data), "sigmas": sigmas,
+            "median": error_quantile(every, 0.5), "p99": error_quantile(every, 0.99), "max": max(every),
+            "min": min(every)}
+
+
+def error_study_table():
+    """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
+    study = error_study()
+    edges = [0.0] + ERROR_BINS
+    heads = [f"{lo:g} to {hi:g}" for lo, hi in zip(edges, edges[1:])] + [f"over {ERROR_BINS[-1]:g}"]
+    body = []
+    for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
+        if not vals:
+            body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)))
+            continue
+        counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
+        counts.append(sum(v > ERROR_BINS[-1] for v in vals))
+        z = study["sigmas"].get(stage)
+        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {10 / len(z) ** 0.5:.2g})" if z \
+            else NOT_MEASURED
+        body.append([stage, str(len(vals)), *[f"{error_quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
+                     mean_z, *[str(c) for c in counts]])
+    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
+                    body, ["---"] + ["---:"] * (6 + len(heads)))
+
+
+# The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
+FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|launches|cub|read|naive|cublas): ")
+CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
+               "probe_b": "the probe of B", "float": "the float bound",
+               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches"}
+
+
+def caught_by(r, m):
+    """Which check caught a mutant: racecheck, or the part of the default check its FAIL line names."""
+    if m.expect == "racecheck":
+        return "racecheck"
+    if m.expect == "sass":
+        return "the machine code (`tests/check_sass.py`)"
+    if "reported a first launch" in r["line"]:
+        return "the launch shape (from the captured graph)"
+    part = FAILED_CHECK.match(r["line"])
+    return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
+
+
+def mutant_results():
+    """The planted bugs of tests/mutants.py with their measured rows; a mutant without one (added since the last
+    ./ladder measure) is noted as not measured yet, and results of a mutant the table no longer has are left out."""
+    measured = {r["mutant"]: r for r in rows("mutants")}
+    for m in MUTANTS:
+        if m.name not in measured:
+            not_measured.add(f"planted bug {m.name}: no row in docs/results/mutants.csv")
+    return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
+
+
+def mutant_table():
+    body = []
+    for m, r in mutant_results():
+        args = f"`{m.args}`" if m.args else "none (the default run)"
+        args = "none (not run: compiled for sm_90 and read)" if m.expect == "sass" else args
+        body.append([f"`{m.name}`", link(m.stage), m.bug, args, caught_by(r, m), r["verdict"],
+                     "`" + r["line"].replace("|", "\\|") + "`"])
+    return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
+                    body, ["---"] * 7)
+
+
+def mutant_verdict(name):
+    """'caught by racecheck' / 'caught by the default check' / 'not caught', from mutants.csv."""
+    r = select("mutants", mutant=name)
+    how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
+    return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
+
+
+def probe_best_line(regime):
+    """Each stage's quickest block size in the probe: '01 512, 02 1024, ...'."""
+    stages = dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}"))
+    return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in stages)
+
+
+def repeats_bits(combine):
+    """Every determinism run of a combine gave bitwise the same result, at every size."""
+    return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
+
+
+def mutants_line():
+    """What the planted bugs show of the check, from mutants.csv: how many the default check fails, which ones only
+    racecheck reports, and any that got through."""
+    every = [r for _, r in mutant_results()]
+    data = [r for r in every if r["expect"] != "sass"]
+    check = [r for r in data if r["expect"] == "fail"]
+    race = [r for r in data if r["expect"] == "racecheck"]
+    caught = sum(r["verdict"] == "caught" for r in check)
+    words = (f"Of the {len(every)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
+             f"{len(check)} that the default run must catch fail their stage's check")
+    if race:
+        names = ", ".join(f"`{r['mutant']}`" for r in race)
+        seen = sum(r["verdict"] == "caught" for r in race)
+        words += (f"; the other {len(race)} ({names}) are races that need not change the sum, and "
+                  f"`compute-sanitizer --tool racecheck` reports {seen} of them")
+    sass = [r for r in every if r["expect"] == "sass"]
+    if sass:
+        words += (f"; the last {len(sass)} are orderings and scopes one GPU hides, and `tests/check_sass.py` refuses "
+                  f"the machine code of {sum(r['verdict'] == 'caught' for r in sass)} of them")
+    missed = [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]
+    return words + (f". Not caught: {', '.join(missed)}." if missed else ".")
+
+
+def stage_table(stage):
+    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
+    against 01's one launch, in the tree regime) is marked *, as in ./ladder run's table."""
+    i = REDUCE.index(stage)
+    body, crossed = [], False
+    for regime in REGIMES:
+        for st in ([REDUCE[i - 1]] if i else []) + [stage]:
+            r = select(f"ladder_{regime}", stage=st)
+            if r["regime"] != regime:
+                continue  # 01 has no stream regime
+            prev = select(f"ladder_{regime}", stage=REDUCE[REDUCE.index(st) - 1]) if REDUCE.index(st) else None
+            mark = "*" if prev is not None and prev["regime"] != regime else ""
+            crossed = crossed or bool(mark)
+            body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
+                         f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
+                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}",
+                         f"{f(r['x_cub']):.2f}"])
+    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
+                     ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    if crossed:
+        table += (f"\n\n\\* against {REDUCE[0]}'s only launch, in the tree regime: {REDUCE[0]} has no loop, so no "
+                  f"stream regime.")
+    return table
+
+
+def multiblock_table():
+    body = []
+    for r in rows("multiblock"):
+        body.append([r["n"], f"`{r['combine']}`", r["check"], f"{f(r['ms_median']) * 1e3:.1f}", f"{f(r['gbps']):.0f}",
+                     f"{f(r['pct_peak']):.1f}", f"{f(r['cub_ms_median']) * 1e3:.1f}", f"{f(r['cub_gbps']):.0f}",
+                     f"{f(r['x_cub']):.2f}"])
+    return md_table(["n", "combine", "check", "µs", "GB/s", "% of peak", "CUB µs", "CUB GB/s", "× CUB"], body)
+
+
+# How the combines map onto the determinism levels CUB names (https://nvidia.github.io/cccl/unstable/cub/determinism.html).
+CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}
+
+
+def determinism_table():
+    body = [[r["n"], f"`{r['combine']}`", r["runs"], r["distinct_results"], r["min_result"], r["max_result"],
+             r["spread_ulps"], f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
+             "yes" if r["bitwise_identical"] == "true" else "no", CUB_LEVEL.get(r["combine"], ""), r["check"]]
+            for r in rows("determinism")]
+    return md_table(["n", "combine", "runs", "distinct results", "smallest", "largest", "spread (ulp)",
+                     "largest relative error", "bitwise identical", "CUB's level", "every result checked"], body)
+
+
+def gbps_cell(v):
+    """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
+    v = f(v)
+    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def sweep_label(r):
+    return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
+
+
+def sweep_table(step=2):
+    """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
+    07's default-combine run; "-" where a stage was not run at that size."""
+    data = rows("sweep_all")
+    labels = list(dict.fromkeys(sweep_label(r) for r in data))
+    sizes = sorted({int(r["n"]) for r in data})
+    by = {(sweep_label(r), int(r["n"])): r for r in data}
+    ref = next(l for l in labels if l.startswith(REDUCE[-1]))
+    body = []
+    for i, n in enumerate(sizes):
+        if i % step and n != sizes[-1]:
+            continue
+        cells = [gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels]
+        body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n), *cells,
+                     gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])])
+    return md_table(["n", *labels, "CUB", "read-only kernel"], body)
+
+
+def probe_table(regime):
+    data = rows(f"probe_{regime}")
+    blocks = sorted({int(r["block"]) for r in data})
+    body = []
+    for stage in dict.fromkeys(r["stage"] for r in data):
+        by = {int(r["block"]): f(r["gbps"]) for r in data if r["stage"] == stage}
+        best = max(by, key=by.get)
+        body.append([stage, *[f"**{by[b]:.0f}**" if b == best else f"{by[b]:.0f}" for b in blocks]])
+    return md_table(["stage", *[str(b) for b in blocks]], body)
+
+
+def gemm_name(r):
+    t = int(r["tile"])
+    return f"tiled {t}×{t + 1} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
+
+
+def gemm_table(tile="16", sizes=None):
+    body = []
+    data = [r for r in rows("gemm") if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
+    for size in dict.fromkeys(r["m"] for r in data):
+        group = [r for r in data if r["m"] == size]
+        for r in group:
+            body.append([f"{size}³", gemm_name(r), r["check"], f"{f(r['ms_median']):.3f}", f"{f(r['gflops']):.0f}",
+                         f"{f(r['pct_cublas']):.1f}", f"{f(r['x_naive']):.2f}"])
+        r = group[0]
+        body.append([f"{size}³", "naive", r["naive_check"], f"{f(r['naive_ms_median']):.3f}", f"{f(r['naive_gflops']):.0f}",
+                     f"{100 * f(r['cublas_ms_median']) / f(r['naive_ms_median']):.1f}", "1.00"])
+        body.append([f"{size}³", "cuBLAS SGEMM", r["cublas_check"], f"{f(r['cublas_ms_median']):.3f}",
+                     f"{f(r['cublas_gflops']):.0f}", "100.0", f"{f(r['naive_ms_median']) / f(r['cublas_ms_median']):.2f}"])
+    return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
+
+
+def best_read():
+    """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
+    r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
+    label = r["stage"] + ("" if r["combine"] == "relaunch" else f" ({r['combine']})")
+    return label, f"{f(r['pct_read']):.1f}"
+
+
+def read_check_line():
+    """The read-only kernel's own check in the ladder results, where the results record it."""
+    data = rows("ladder")
+    if "read_check" not in data[0]:
+        return ("Its verdict in the results on these pages: not measured yet (they predate the `read_check` "
+                "column; `./ladder measure` records it).")
+    passed = sum(r["read_check"] == "PASS" for r in data)
+    return f"In the ladder results it passed in {passed} of {len(data)} runs (`read_check` in `ladder.csv`)."
+
+
+def time_delta(a, b, prefix=""):
+    """Row b's median against row a's (the same prefix, e.g. "cub_"), in µs: 'X µs more' or 'X µs less' where the
+    runs' spreads do not overlap, 'the same time within noise (X µs apart)' where they do."""
+    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
+    if distinct(a, b, prefix, prefix) == 0:
+        return said(f"the same time {NOISE} ({abs(d):.1f} µs apart)")
+    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}"
+
+
+def flush_rows(n):
+    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
+
+
+def flush_lines():
+    """What the flush table shows, size by size, in generated words."""
+    l2 = int(meta()["l2_bytes"])
+    out = []
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, write, none = flush_rows(n)
+        fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
+        out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
+                   f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
+                   f"{time_delta(clean, write)} against `clean`, and CUB {time_delta(clean, write, 'cub_')}.")
+    return "\n".join(out)
+
+
+def flush_conclusion():
+    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
+    groups = {-1: [], 0: [], 1: []}
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, _, none = flush_rows(n)
+        groups[distinct(none, clean)].append(pow2(n))
+    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
+    parts = [said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v]
+    return "; it ".join(parts)
+
+
+def flush_before_hold():
+    """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
+    21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
+    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush_before_hold")}
+    now = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush")}
+    body = [[pow2(n), f"{old[('none', n)]:.1f}", f"{old[('clean', n)]:.1f}", f"{now[('none', n)]:.1f}",
+             f"{now[('clean', n)]:.1f}"]
+            for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
+    return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
+
+
+def flush_compare(file, n):
+    """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
+    pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
+    return compare_rows(pick["clean"], pick["none"], "after a clean flush")
+
+
+def hold_changed_hot(n):
+    """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
+    quicker than a clean flush, and now it is."""
+    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
+    clean, _, none = flush_rows(n)
+    return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
+
+
+def flush_table():
+    body = []
+    for r in rows("flush"):
+        body.append([f"`{r['l2_flush']}`", r["n"], f"{f(r['ms_median']) * 1e3:.1f}", f"{f(r['gbps']):.0f}",
+                     f"{f(r['pct_peak']):.1f}", f"{f(r['cub_ms_median']) * 1e3:.1f}", f"{f(r['cub_gbps']):.0f}",
+                     f"{f(r['cub_pct_peak']):.1f}"])
+    return md_table(["--flush", "n", "07 µs", "07 GB/s", "07 % of peak", "CUB µs", "CUB GB/s", "CUB % of peak"], body)
+
+
+def probe_rank(stage, regime, which="best"):
+    """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
+    data = stage_rows(f"probe_{regime}", stage)
+    pick = max if which == "best" else min
+    return pick(data, key=lambda r: f(r["gbps"]))["block"]
+
+
+def probe_gbps(stage, regime, block, fmt=".0f"):
+    return num(f"probe_{regime}", "gbps", fmt, stage=stage, block=block)
+
+
+def sweep_best_n(stage, fmt=".1f"):
+    """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
+    data = stage_rows("sweep", stage)
+    best = max(format(f(r["pct_peak"]), fmt) for r in data)
+    return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
+
+
+def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
+    return format(pick(f(r[field]) for r in rows("gemm") if r["tile"] == tile and r["pad"] == pad), fmt)
+
+
+def tree_gbps_at_64():
+    """The tree-regime probe's GB/s of 01 to 06 at 64 threads per block."""
+    return ", ".join(probe_gbps(s, "tree", "64") for s in REDUCE[:6])
+
+
+def sweep_max_range():
+    """The range of 02 to 05's largest % of peak in the size sweep."""
+    return value_range([sweep_max(s, ".0f") for s in REDUCE[1:5]])
+
+
+def profiled_cases(gemm_variants):
+    """The profiled runs a results table shows: every reduce stage in each regime it has, then the GEMM variants."""
+    return [(s, "stream") for s in REDUCE if has_stream(s)] + [(s, "tree") for s in REDUCE] + \
+        [(GEMM, v) for v in gemm_variants]
+
+
+def stage_links():
+    return ", ".join(link(s) for s in STAGES)
+
+
+def sweep_max(stage, fmt=".1f"):
+    return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
+
+
+def ncu_table(cases):
+    """cases: list of (stage, variant)."""
+    body = []
+    for stage, variant in cases:
+        r = select("ncu", stage=stage, variant=variant)
+        body.append([f"{stage} ({variant})", f"{f(r['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum']):,.0f}",
+                     f"{f(r['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum']):,.0f}",
+                     f"{f(r['smsp__inst_executed_op_shared_ld.sum']):,.0f}", f"{f(r['smsp__inst_executed.sum']):,.0f}",
+                     f"{f(r['gpu__time_duration.sum']) / 1e3:.1f}"])
+    return md_table(["kernel (first launch)", "bank conflicts, loads", "bank conflicts, stores",
+                     "shared-load instructions", "instructions", "µs"], body)
+
+
+def sass_lines(stage):
+    path = state.results / f"sass_{stage}.txt"
+    if not path.exists():
+        raise DocsError(f"{path.relative_to(state.results.parent.parent) if state.results.is_relative_to(ROOT) else path.name} is "
+                        f"missing: run ./ladder profile on a GPU")
+    return path.read_text().splitlines()
+
+
+def sass_span(stage, start, end, last=False):
+    """From the first instruction containing start to the first (or last) after it containing end."""
+    lines = sass_lines(stage)
+    a = next(i for i, l in enumerate(lines) if start in l)
+    after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
+    return lines[a:(after[-1] if last else after[0]) + 1]
+
+
+def sass(stage, start, end, last=False):
+    return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
+
+
+def sass_tree(stage):
+    """The shared-memory tree of a stage's kernel: from the first block barrier to the last."""
+    return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
+
+
+def lds_predicated(stage):
+    """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
+    return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
+
+
+def loads_per_iteration(stage):
+    """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
+    return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
+
+
+def gemm_lds(tile, pad):
+    """The shared-load instructions of one tiled-kernel instantiation, by width: '16 LDS and 4 LDS.128'."""
+    lines, inside = sass_lines(GEMM), False
+    counts = {}
+    for line in lines:
+        if line.startswith("Function :"):
+            inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
+            continue
+        m = re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)  # sm_75 spells a shared load LDS.U, LDS.U.128
+        if inside and m:
+            name = "LDS" + (m.group(1) or "")
+            counts[name] = counts.get(name, 0) + 1
+    return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
+
+
+def gemm_steps(variant):
+    """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
+    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
+    return (size // 16) ** 2 * 8 * (size // 16)
+
+
+def gemm_per_warp_step(variant, metric):
+    return ncu_value(GEMM, variant, metric) / gemm_steps(variant)
+
+
+def ffma_per_shared_load(variant):
+    """FFMA warp instructions per shared-load instruction (FFMA thread instructions / 32)."""
+    return ncu_value(GEMM, variant, "ffma") / 32 / ncu_value(GEMM, variant, "shared_ld")
+
+
+def gemm_instr_change():
+    a, b = ncu_value(GEMM, "tiled", "instructions"), ncu_value(GEMM, "tiled padded", "instructions")
+    return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
+
+
+def naive_dram_ratio():
+    """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
+    size = int(select("ncu", stage=GEMM, variant="naive")["n_or_size"])
+    return ncu_value(GEMM, "naive", "dram") / (8 * size ** 2)
+
+
+def gemm_ffma_per_mac(variant):
+    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
+    return ncu_value(GEMM, variant, "ffma") / size ** 3
+
+
+def cublas_kernel():
+    name = select("ncu", stage=GEMM, variant="cuBLAS")["kernel"]
+    return re.sub(r"^void ", "", name)
+
+
+def gemm_profile_table():
+    return profile_table([(GEMM, v) for v in ("tiled", "naive", "cuBLAS")]) + "\n\n" + md_table(
+        ["kernel", "FMA pipe busy, %", "tensor pipe busy, %", "FFMA thread instructions", "per multiply-add"],
+        [[v, ncu(GEMM, v, "fma_pct", ".1f"), ncu(GEMM, v, "tensor_pct", ".1f"), ncu(GEMM, v, "ffma"),
+          f"{gemm_ffma_per_mac(v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
+
+
+def padding_cost(kind):
+    """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
+    key = "wavefronts_ld" if kind == "ld" else "wavefronts_st"
+    return ncu_value(GEMM, "tiled padded", key) - ncu_value(GEMM, "tiled", key)
+
+
+def fp32_peak():
+    return f(rows("gemm")[0]["fp32_peak_gflops"])
+
+
+def ridge():
+    return fp32_peak() / f(meta()["peak_gbps"])
+
+
+def roofline_points():
+    """(name, FLOP per byte, GFLOP/s attained) for every reduce stage (stream, 07 atomic) and GEMM kernel at 4096³."""
+    pts = []
+    for r in rows("ladder_stream"):
+        pts.append((r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"])))
+    g = select("gemm", m="4096", tile="16", pad="false")
+    ai = 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)
+    pts += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
+            ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
+    return pts
+
+
+def roofline_table():
+    bw = f(meta()["peak_gbps"])
+    body = []
+    for name, ai, gf in roofline_points():
+        roof = min(fp32_peak(), ai * bw)
+        body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
+                     which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
+    return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
