@@ -23,7 +23,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from docsgen.links import *  # noqa: E402,F401,F403 (every helper of the docs builder)
+from docsgen.evidence import *  # noqa: E402,F401,F403 (every helper of the docs builder)
 
 
 

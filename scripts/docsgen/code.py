@@ -13,6 +13,12 @@ def code_lines(stage):
     return lines[start:]
 
 
+def diff_lines(stage):
+    """How many lines the diff of a stage from the one before it has."""
+    i = REDUCE.index(stage)
+    return len(stage_diff(REDUCE[i - 1], stage).splitlines())
+
+
 def diff(stage):
     """The code this stage adds to the previous reduce stage: exactly what `./ladder diff` prints."""
     i = REDUCE.index(stage)

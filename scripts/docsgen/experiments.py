@@ -9,10 +9,8 @@ def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
     measured the patched build, the profiler rows beside the file's."""
     found = [p for s, p in experiments() if s == stage]
-    if not found:
-        return (f"None kept for this stage yet. An experiment is a small patch against `{stage}/"
-                f"{stage_file(stage).name}` in `docs/experiments/{stage}/`; `./ladder try {stage[:2]} <patch>` builds and "
-                f"measures it beside the file, and `./ladder measure` records every one.")
+    if not found:  # nothing kept: the question above stands alone (method.md says how to keep one)
+        return ""
     out = []
     for patch in found:
         name = patch.stem

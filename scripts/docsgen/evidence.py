@@ -1,0 +1,19 @@
+"""The evidence a reviewer wants, once per stage page and folded at its end, off the reader's path: the thread
+model against Nsight Compute's counters, the profiler's rows of the launches the page compares, and the command
+that repeats them."""
+from .links import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+
+def evidence(stage, cases, command=None, extra=""):
+    """The folded evidence of a stage page: model_check, profile_table(cases), the ncu command for `command` (a
+    (stage, variant) pair; the first case by default), then `extra` (Markdown the page adds, e.g. machine code)."""
+    command = command or cases[0]
+    parts = ['<a id="evidence"></a>', "<details>",
+             "<summary><b>Evidence</b>: the thread model against Nsight Compute's counters, the profiler's rows and "
+             "the command that repeats them</summary>", "",
+             "### The model against the counters", "", model_check(stage, rows("ncu")), "",
+             "### The profiler's rows", "", "The first launch of each, as `./ladder profile` saved it:", "",
+             profile_table(cases), "", profile_command(*command), ""]
+    if extra:
+        parts += [extra.strip(), ""]
+    return "\n".join(parts + ["</details>"])
