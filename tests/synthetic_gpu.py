@@ -17,12 +17,13 @@ import pathlib
 import shutil
 
 GPU = {"device": "Example GPU S46", "compute_capability": "8.9", "sms": 46, "l2_bytes": 25165824,
-       "peak_gbps": 1008.0, "clock_mhz": 2100, "fp32_lanes_per_sm": 128}
+       "peak_gbps": 1008.0, "clock_mhz": 2100, "fp32_lanes_per_sm": 128,
+       "mem_clock_mhz": 15750, "bus_width_bits": 256}  # 2 x 15750 MHz x 256 bits / 8 = 1008 GB/s
 GPU["fp32_peak_gflops"] = 2.0 * GPU["fp32_lanes_per_sm"] * GPU["sms"] * GPU["clock_mhz"] / 1e3
 # The clocks its timed series report: the SM clock moves during every series, and the size sweep throttles, so
 # the pages' clock sentences take their other branch here.
-CLOCKS = {"sm_clock_start_mhz": "2100", "sm_clock_end_mhz": "2040", "mem_clock_start_mhz": "10501",
-          "mem_clock_end_mhz": "10501"}
+CLOCKS = {"sm_clock_start_mhz": "2100", "sm_clock_end_mhz": "2040", "mem_clock_start_mhz": "15750",
+          "mem_clock_end_mhz": "15750"}
 THROTTLED_FILE = "sweep"
 
 # Extra time factors on top of the bandwidth ratio, for the rows that match: a different ranking of the rungs.
@@ -40,6 +41,10 @@ RERANK = [({"stage": "03_padding", "regime": "tree"}, 1.30), ({"stage": "04_warp
 CUB_FACTOR = 0.93  # CUB relatively faster on this GPU
 READ_FACTOR = 0.8  # the read-only kernel relatively faster: above the theoretical peak, and no stage reaches it
 NCU_FACTOR = 0.9
+# Accuracy and determinism differ too: one stage's float error is 12 times the measured one (its error over bound
+# passes 0.5), and last-block, deterministic by design, is shown with two distinct results at 2^28.
+ACCURACY_SCALE = ("05_shuffle", 12.0)
+NOT_REPEATED = {"combine": "last-block", "n": "268435456"}
 
 # The profile of this GPU where pages state causes: (match on stage and variant, column, value).
 NCU_SET = [({}, "stall_1", "barrier"),  # every reduce kernel: barriers, not memory, on top
@@ -55,7 +60,7 @@ NCU_SCALE = [({"stage": "02_grid_stride", "variant": "tree"}, "l1tex__data_bank_
              ({"stage": "01_naive", "variant": "tree, interleaved"}, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0.6)]
 
 # The causal and comparative sentences the conditions guard (template, words): false on this GPU, so a page
-# rendered from its results must not contain them. Each must still be in its template, inside an {{ if }}.
+# rendered from its results must not contain them. Each must still be in its template, inside an {% if %}.
 GUARDED = [
     ("stages/02_grid_stride.md", "the stream-regime launch spends its time waiting for it"),
     ("stages/03_padding.md", "the grid-stride loop's loads are the time"),
@@ -72,6 +77,8 @@ GUARDED = [
     ("method.md", "No kernel measured here reads DRAM at the theoretical peak"),
     ("method.md", "a reference, not a ceiling"),
     ("index.md", "Its step shows where the combine is a larger share of the time"),
+    ("accuracy.md", "a correct sum stays inside it with room to spare"),
+    ("articles.md", "while two-pass and last-block repeated their bits at every size"),
 ]
 
 
@@ -93,13 +100,19 @@ def _fmt(v):
 def _rewrite_row(r, scale, old_sms, file=None):
     out = dict(r)
     for k in ("device", "compute_capability", "sms", "l2_bytes", "peak_gbps", "clock_mhz", "fp32_lanes_per_sm",
-              "fp32_peak_gflops"):
+              "fp32_peak_gflops", "mem_clock_mhz", "bus_width_bits"):
         if k in out:
             out[k] = str(GPU[k])
     if out.get("sm_clock_start_mhz"):
         out.update(CLOCKS)
         if file == THROTTLED_FILE:
             out["throttled"], out["clock_reasons"] = "yes", "sw_power_cap"
+    if file == "accuracy" and out.get("stage") == ACCURACY_SCALE[0] and _num(out.get("abs_error")) is not None:
+        out["abs_error"] = _fmt(_num(out["abs_error"]) * ACCURACY_SCALE[1])
+        if _num(out.get("result")) is not None and _num(out.get("reference")) is not None:
+            out["result"] = _fmt(_num(out["reference"]) + _num(out["abs_error"]))
+    if file == "determinism" and _matches(r, NOT_REPEATED):
+        out["distinct_results"], out["bitwise_identical"] = "2", "false"
     for k in ("empty_launch_ms", "memset4_ms"):  # the floors scale with the GPU like every other time
         if _num(out.get(k)) is not None:
             out[k] = _fmt(_num(out[k]) * scale)

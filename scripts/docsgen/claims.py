@@ -33,6 +33,8 @@ def hardware_literals():
     if "fp32_peak_gflops" in first:
         facts |= {f"{f(first['fp32_peak_gflops']):.0f}", f"{f(first['fp32_peak_gflops']) / 1e3:.1f} TFLOP/s",
                   f"{int(first['clock_mhz'])} MHz"}
+    if first.get("mem_clock_mhz"):  # the memory clock and bus width the theoretical peak comes from
+        facts |= {f"{first['mem_clock_mhz']} MHz", f"{first['bus_width_bits']}-bit", f"{first['bus_width_bits']} bits"}
     facts |= {r["grid"] for r in rows("ladder") if r["regime"] == "stream"}
     return {x for x in facts if x}
 
