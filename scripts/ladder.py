@@ -20,7 +20,7 @@ from runner.reader import experiments, ladder_lines, patch_target, stage_diff, t
 from runner.studies import profile_command  # noqa: E402,F401
 
 DESCRIPTION = """\
-cuda-ladder: a float sum reduction climbed in seven stages, then a tiled SGEMM.
+cuda-ladder: a float sum reduction climbed one technique at a time, then a tiled SGEMM.
 
 The two commands of the README:
   ./ladder run     build, then run every stage in order on the same input and print one comparison table

@@ -16,7 +16,7 @@ def accuracy_series():
     out = {}
     for r in rows("accuracy"):
         out.setdefault(r["stage"], {})[int(r["n"])] = rel(r["abs_error"], r["reference"])
-    last = REDUCE[-1]
+    last = combine_stage()  # CUB is timed in the combine stage's process
     out["CUB"] = {int(r["n"]): rel(r["cub_abs_error"], r["reference"]) for r in rows("sweep") if r["stage"] == last}
     cpu = rows("accuracy_cpu")
     out["CPU float loop"] = {int(r["n"]): rel(r["float_loop_error"], r["exact"]) for r in cpu}

@@ -23,7 +23,7 @@ state = _State()
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402,F401
-from runner.stages import has_stream  # noqa: E402,F401
+from runner.stages import combine_stage, has_stream  # noqa: E402,F401
 from mutants import MUTANTS  # noqa: E402,F401
 # The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
 from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401

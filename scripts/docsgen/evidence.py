@@ -8,12 +8,17 @@ def evidence(stage, cases, command=None, extra=""):
     """The folded evidence of a stage page: model_check, profile_table(cases), the ncu command for `command` (a
     (stage, variant) pair; the first case by default), then `extra` (Markdown the page adds, e.g. machine code)."""
     command = command or cases[0]
+    try:
+        profile = [profile_table(cases), "", profile_command(*command)]
+    except NotMeasured:  # a stage not profiled yet: the section is there, and says so
+        not_measured.add(f"{stage}: no rows in docs/results/ncu.csv")
+        profile = [NOT_MEASURED + " (`./ladder profile` on a GPU)"]
     parts = ['<a id="evidence"></a>', "<details>",
              "<summary><b>Evidence</b>: the thread model against Nsight Compute's counters, the profiler's rows and "
              "the command that repeats them</summary>", "",
              "### The model against the counters", "", model_check(stage, rows("ncu")), "",
              "### The profiler's rows", "", "The first launch of each, as `./ladder profile` saved it:", "",
-             profile_table(cases), "", profile_command(*command), ""]
+             *profile, ""]
     if extra:
         parts += [extra.strip(), ""]
     return "\n".join(parts + ["</details>"])

@@ -9,7 +9,7 @@ SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large sha
 
 def sweep_07(combine):
     """07's size-sweep rows of one combine, by n."""
-    return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == REDUCE[-1] and r["combine"] == combine}
+    return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == combine_stage() and r["combine"] == combine}
 
 
 def us(r, field="ms_median"):

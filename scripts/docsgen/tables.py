@@ -258,7 +258,9 @@ def sweep_table(step=2):
     labels = list(dict.fromkeys(sweep_label(r) for r in data))
     sizes = sorted({int(r["n"]) for r in data})
     by = {(sweep_label(r), int(r["n"])): r for r in data}
-    ref = next(l for l in labels if l.startswith(REDUCE[-1]))
+    ref = next((l for l in labels if l.startswith(combine_stage())), None)
+    if ref is None:
+        raise NotMeasured(f"{combine_stage()} is not in the size sweep")
     body = []
     for i, n in enumerate(sizes):
         if i % step and n != sizes[-1]:

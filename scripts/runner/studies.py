@@ -17,15 +17,15 @@ import time
 from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, print_ladder
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
 from . import values
-from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, has_stream,
+from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, constants, has_stream,
                      regime_args)
 
 
 # ---- sweep and probe ---------------------------------------------------------------------------------
 
 # The earlier rungs are swept up to here: their GB/s has long reached its plateau, and every size above costs
-# seconds of input making; the last two (the float4 loads, the combines: the rungs at the bandwidth limit) and CUB
-# run the whole --sweep.
+# seconds of input making; the rungs with several loads in flight (a kLoadsInFlight constant in their file: the ones
+# that reach the bandwidth limit) and CUB run the whole --sweep.
 EARLY_SWEEP_MAX = 2 ** 30
 
 
@@ -34,7 +34,7 @@ def sweep_rows(a):
     stages = [s for s in REDUCE if has_stream(s)]
     for i, stage in enumerate(stages, 1):
         sizes = values.expand(a.sweep)
-        if stage not in REDUCE[-2:]:
+        if constants(stage).get("kLoadsInFlight") is None:  # the stages without float4 loads in flight stop early
             sizes = [n for n in sizes if n <= EARLY_SWEEP_MAX] or sizes[:1]
         combine = ["--combine", "all"] if stage == combine_stage() else []
         say(f"[{i}/{len(stages)}] {stage}: {len(sizes)} sizes from {sizes[0]} to {sizes[-1]}")
