@@ -481,11 +481,14 @@ def cmd_profile(a):
 SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
-def kernel_sass(exe, wanted, headers=False):
-    """The instructions of every kernel of exe whose "Function :" line passes wanted (cuobjdump -sass, without
-    the encodings); with headers, each kernel's "Function : <mangled name>" line before its code."""
-    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
-    proc = subprocess.run([cuobjdump, "-sass", exe], capture_output=True, text=True)
+def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
+    """The instructions of every kernel of exe (a program or a cubin) whose "Function :" line passes wanted
+    (cuobjdump -sass, without the encodings); with headers, each kernel's "Function : <mangled name>" line before
+    its code."""
+    cuobjdump = cuobjdump or shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+    proc = subprocess.run([cuobjdump, "-sass", str(exe)], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise StageError(f"cuobjdump -sass {exe} failed: {proc.stderr.strip()}")
     lines, inside = [], False
     for line in proc.stdout.splitlines():
         if "Function :" in line:
@@ -499,11 +502,17 @@ def kernel_sass(exe, wanted, headers=False):
     return lines
 
 
+def saved_kernels(stage):
+    """Which kernels of a stage's program docs/results/sass_<stage>.txt keeps, and whether with their names: a reduce
+    stage's reduce_kernel(s); every instantiation of the tiled GEMM, each under its "Function :" line."""
+    if stage == GEMM:
+        return (lambda l: "gemm_kernel" in l and "naive" not in l), True
+    return (lambda l: "reduce_kernel" in l), False
+
+
 def save_sass(a):
     """The machine code the pages quote: each reduce stage's kernel, and every instantiation of the tiled GEMM."""
-    files = [(stage, kernel_sass(binary(a.build, stage), lambda l: "reduce_kernel" in l)) for stage in REDUCE]
-    files.append((GEMM, kernel_sass(binary(a.build, GEMM), lambda l: "gemm_kernel" in l and "naive" not in l,
-                                    headers=True)))
+    files = [(stage, kernel_sass(binary(a.build, stage), *saved_kernels(stage))) for stage in [*REDUCE, GEMM]]
     for name, lines in files:
         if lines:
             (pathlib.Path(a.save) / f"sass_{name}.txt").write_text("\n".join(lines) + "\n")
