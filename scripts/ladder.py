@@ -237,6 +237,8 @@ def check(a):
 def prepare(a):
     """Defaults that depend on other values."""
     results.SAVE_FORMAT = getattr(a, "save_format", "csv")
+    if getattr(a, "save", None) and not os.path.isabs(a.save):  # relative to where ./ladder was called from
+        a.save = os.path.join(os.environ.get("LADDER_CWD", "."), a.save)
     if a.command not in ("measure",) and hasattr(a, "save") and not a.save:
         a.save = str(a.build / "results")
     if a.command == "test":
@@ -262,7 +264,7 @@ def main(argv):
         results.say("ladder: error: give a command, e.g. ./ladder run")
         return 2
     if argv[0] == "help":  # ./ladder help [COMMAND]
-        argv = [*argv[1:2], "--help"]
+        argv = [*[c for c in argv[1:2] if c != "help"], "--help"]
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
         results.say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
         return 2

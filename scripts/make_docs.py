@@ -100,7 +100,10 @@ def main():
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="compare instead of writing")
     p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
+    p.add_argument("--parse-only", action="store_true", help=argparse.SUPPRESS)  # ./ladder: the options, before installs
     a = p.parse_args()
+    if a.parse_only:
+        return 0
     try:
         import jinja2  # noqa: F401
     except ImportError:  # a missing tool, not a wrong page: CTest reports the docs tests skipped, with this line

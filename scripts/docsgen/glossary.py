@@ -60,7 +60,7 @@ def autolink(text, rel):
     for i, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
-        if fenced or line.startswith(("#", "|", "```", "<!--", "![")) or not line.strip():
+        if fenced or line.startswith(("#", "|", "```", "<!--", "![", "<")) or not line.strip():  # HTML: as it is
             continue
         for form, anchor, pattern in terms:
             if anchor in done:

@@ -35,7 +35,7 @@ def writable_directory(option, path):
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".ladder-probe-", dir=base))
     except OSError as e:
-        what = "is not writable" if base == p else f"cannot be made ({base}: {e.strerror})"
+        what = "is not writable" if base == p else f"cannot be made in {base} ({e.strerror})"
         raise UsageProblem(f"{option} {path}: the directory {what}") from None
 
 
