@@ -68,6 +68,12 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
+// "-5": a number, but a negative one, which every option refuses as out of range (not as "not a number").
+bool negative_number(const std::string& text) {
+  const std::string s = trim(text);
+  return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1));
+}
+
 std::optional<std::uint64_t> parse_digits(const std::string& s) {
   if (!all_digits(s) || s.size() > 19) return std::nullopt;
   return std::stoull(s);
@@ -144,7 +150,7 @@ struct CommonText {
 std::optional<std::string> read_number(const char* name, const std::string& text, std::uint64_t lo, std::uint64_t hi,
                                        std::uint64_t& out) {
   const std::string s = trim(text);
-  if (s.size() > 1 && s[0] == '-' && all_digits(s.substr(1))) {  // a negative number: a number, out of range
+  if (negative_number(s)) {
     return fmt::format("{} {} is out of range: give a whole number from {} to {}", name, s, lo, hi);
   }
   if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one from {} to {}", name, text, lo, hi);
@@ -446,6 +452,9 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (!sizes || sizes->empty()) {
     // A number too large for 64 bits is out of range like any other too-large size, not "not a size".
     for (const auto& item : split_list(size_text)) {
+      if (negative_number(item)) {
+        return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", trim(item)));
+      }
       // Well-formed whole numbers (x, x*2^k, 2^k, xeK) that do not fit in 64 bits.
       static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
       if (std::regex_match(item, kWhole) && !parse_count_list(item)) {
@@ -466,6 +475,12 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
 
   auto blocks = parse_count_list(block_text);
   if (!blocks || blocks->empty()) {
+    for (const auto& item : split_list(block_text)) {
+      if (negative_number(item)) {
+        return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", trim(item),
+                                                program));
+      }
+    }
     return usage_error(program, fmt::format("--block '{}' is not a number or a list of numbers", block_text));
   }
   out.blocks.clear();
@@ -564,6 +579,10 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   for (int i = 0; i < 3; ++i) {
     auto v = parse_count(*dims[i].second);
     const char* option = size_text.empty() ? dims[i].first : "--size";
+    if (!v && negative_number(*dims[i].second)) {
+      return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option,
+                                              trim(*dims[i].second), kMaxGemmDim));
+    }
     if (!v) {
       return usage_error(program, fmt::format("{} '{}' is not a whole number: give one from 1 to {}", option,
                                               *dims[i].second, kMaxGemmDim));

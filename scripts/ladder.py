@@ -213,7 +213,7 @@ def take_try_change(a, extras, parser):
         parser.error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
     # The same option again is more values of it: --grid=64 --grid=128 is --grid=64,128.
     name = a.change.split("=", 1)[0] + "="
-    while a.change.startswith("--") and extras and extras[0].startswith(name):
+    while extras and extras[0].startswith(name):  # an option or a constant
         a.change += "," + extras.pop(0)[len(name):]
 
 

@@ -73,6 +73,8 @@ def _size_item(item, whole_text):
             return _size_range_check(lo, hi)
         return _not_a_size(whole_text)
     v = count(item)
+    if v is None and re.fullmatch(r"-\d+", item.strip()):  # a negative number: a number, out of range
+        return f"{item.strip()} is out of range: sizes run from 1 to 2^36"
     if v is None and _WELL_FORMED.fullmatch(item.strip()):
         return f"{item.strip()} is out of range: sizes run from 1 to 2^36"
     if v is None:
@@ -128,6 +130,8 @@ def expand(text):
 def gemm_dim(text):
     """An argparse type: a matrix size, 1 to 1000000 (the text is what the GEMM stage is given)."""
     v = count(text)
+    if v is None and re.fullmatch(r"-\d+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text.strip()} is out of range: matrix sizes run from 1 to {MAX_GEMM_DIM}")
     if v is None:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number: give one from 1 to {MAX_GEMM_DIM}")
     if not 1 <= v <= MAX_GEMM_DIM:
@@ -138,6 +142,8 @@ def gemm_dim(text):
 def whole(lo, hi):
     """An argparse type: a whole number from lo to hi, refused in the stages' own words otherwise."""
     def parse(text):
+        if re.fullmatch(r"-\d+", text.strip()):  # a negative number: a number, out of range (as the stages say)
+            raise argparse.ArgumentTypeError(f"{text.strip()} is out of range: give a whole number from {lo} to {hi}")
         if not text.strip().isdigit():
             raise argparse.ArgumentTypeError(f"'{text}' is not a whole number: give one from {lo} to {hi}")
         if not lo <= int(text) <= hi:
