@@ -67,16 +67,21 @@ class Skip(Exception):
     """A tool is missing: the test cannot run here."""
 
 
+def find_tool(name, nvcc, tools):
+    """A CUDA binary utility: on PATH, beside nvcc, in /usr/local/cuda/bin or under tools/nvidia/*/bin; None if absent."""
+    found = [shutil.which(name), shutil.which(str(pathlib.Path(nvcc).parent / name)),
+             shutil.which(f"/usr/local/cuda/bin/{name}")]
+    if tools:
+        found += [str(p) for p in sorted(pathlib.Path(tools).glob(f"nvidia/*/bin/{name}"))]
+    return next((p for p in found if p), None)
+
+
 def find_tools(nvcc, tools):
     """nvcc, and nvdisasm from PATH, beside nvcc, in /usr/local/cuda/bin or under the project-local tools dir."""
     nvcc = shutil.which(nvcc or "nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
     if not nvcc:
         raise Skip("nvcc not found: install the CUDA Toolkit and put its bin/ on PATH")
-    found = [shutil.which("nvdisasm"), shutil.which(str(pathlib.Path(nvcc).parent / "nvdisasm")),
-             shutil.which("/usr/local/cuda/bin/nvdisasm")]
-    if tools:
-        found += [str(p) for p in sorted(pathlib.Path(tools).glob("nvidia/*/bin/nvdisasm"))]
-    nvdisasm = next((p for p in found if p), None)
+    nvdisasm = find_tool("nvdisasm", nvcc, tools)
     if not nvdisasm:
         where = tools or "a directory given by --tools"
         version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout

@@ -17,7 +17,6 @@ Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing (
 import argparse
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from check_sass import FLAGS, Skip, find_tools  # noqa: E402
+from check_sass import FLAGS, Skip, find_tool, find_tools  # noqa: E402
 from runner.stages import STAGES, stage_file  # noqa: E402
 from runner.studies import kernel_sass, saved_kernels  # noqa: E402
 
@@ -33,11 +32,7 @@ ARCH = "sm_90"  # the GPU docs/results/ was measured on
 
 
 def find_cuobjdump(nvcc, nvdisasm, tools):
-    found = [shutil.which("cuobjdump"), shutil.which(str(pathlib.Path(nvcc).parent / "cuobjdump")),
-             shutil.which("/usr/local/cuda/bin/cuobjdump")]
-    if tools:
-        found += [str(p) for p in sorted(pathlib.Path(tools).glob("nvidia/*/bin/cuobjdump"))]
-    cuobjdump = next((p for p in found if p), None)
+    cuobjdump = find_tool("cuobjdump", nvcc, tools)
     if not cuobjdump:
         raise Skip(f"cuobjdump not found (on PATH, beside nvcc or in {tools or 'a directory given by --tools'}): "
                    f"./ladder test installs it there from PyPI (nvidia-cuda-cuobjdump)")
