@@ -91,7 +91,7 @@ class GemmBench {
   // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
   GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a_.get(), b_.get(), host_again_.get(), stream);
-    return same_or_checked(host_again_.get());
+    return same_as_checked(host_again_.get());
   }
 
   // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
@@ -122,7 +122,7 @@ class GemmBench {
     launches_ = kept.launches();
     const std::vector<unsigned long long> prints = kept.read(timer.stream());
     CUDA_CHECK(cudaMemcpy(host_again_.get(), c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
-    *after = same_or_checked(host_again_.get());
+    *after = same_as_checked(host_again_.get());
     for (std::size_t l = 0; l < prints.size() && after->pass; ++l) {
       if (prints[l] == checked_print_) continue;
       after->pass = false;
@@ -147,7 +147,7 @@ class GemmBench {
     CUDA_CHECK(cudaMemcpy(host, c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
   }
 
-  GemmCheck same_or_checked(const float* again) const {
+  GemmCheck same_as_checked(const float* again) const {
     GemmCheck same;
     same.method = "bit for bit the C that was checked";
     same.elements = s_.m * s_.n;

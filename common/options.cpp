@@ -448,17 +448,18 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (auto e = read_number_as("--grid", grid_text, 0, 2147483647, out.grid)) return usage_error(program, *e);
   if (auto e = read_number_as("--offset", offset_text, 0, 1024, out.offset)) return usage_error(program, *e);
 
+  const auto size_out_of_range = [&](const auto& size) {
+    return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", size));
+  };
   auto sizes = parse_count_list(size_text);
   if (!sizes || sizes->empty()) {
-    // A number too large for 64 bits is out of range like any other too-large size, not "not a size".
+    // A negative number, or one too large for 64 bits, is out of range like any other size outside 1..2^36, not
+    // "not a size".
     for (const auto& item : split_list(size_text)) {
-      if (negative_number(item)) {
-        return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", trim(item)));
-      }
       // Well-formed whole numbers (x, x*2^k, 2^k, xeK) that do not fit in 64 bits.
       static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
-      if (std::regex_match(item, kWhole) && !parse_count_list(item)) {
-        return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", item));
+      if (negative_number(item) || (std::regex_match(item, kWhole) && !parse_count_list(item))) {
+        return size_out_of_range(trim(item));
       }
       if (auto problem = range_problem(item)) return usage_error(program, *problem);
     }
@@ -467,27 +468,23 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                             size_text));
   }
   for (auto n : *sizes) {
-    if (n < 1 || n > kMaxSize) {
-      return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", n));
-    }
+    if (n < 1 || n > kMaxSize) return size_out_of_range(n);
   }
   out.sizes = *sizes;
 
+  const auto bad_block = [&](const auto& block) {
+    return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", block, program));
+  };
   auto blocks = parse_count_list(block_text);
   if (!blocks || blocks->empty()) {
     for (const auto& item : split_list(block_text)) {
-      if (negative_number(item)) {
-        return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", trim(item),
-                                                program));
-      }
+      if (negative_number(item)) return bad_block(trim(item));
     }
     return usage_error(program, fmt::format("--block '{}' is not a number or a list of numbers", block_text));
   }
   out.blocks.clear();
   for (auto b : *blocks) {
-    if (!is_power_of_two(b) || b < 64 || b > 1024) {
-      return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", b, program));
-    }
+    if (!is_power_of_two(b) || b < 64 || b > 1024) return bad_block(b);
     out.blocks.push_back(static_cast<unsigned>(b));
   }
 
@@ -579,18 +576,16 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   for (int i = 0; i < 3; ++i) {
     auto v = parse_count(*dims[i].second);
     const char* option = size_text.empty() ? dims[i].first : "--size";
-    if (!v && negative_number(*dims[i].second)) {
-      return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option,
-                                              trim(*dims[i].second), kMaxGemmDim));
-    }
+    const auto out_of_range = [&](const auto& dim) {
+      return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option, dim,
+                                              kMaxGemmDim));
+    };
+    if (!v && negative_number(*dims[i].second)) return out_of_range(trim(*dims[i].second));
     if (!v) {
       return usage_error(program, fmt::format("{} '{}' is not a whole number: give one from 1 to {}", option,
                                               *dims[i].second, kMaxGemmDim));
     }
-    if (*v < 1 || *v > kMaxGemmDim) {
-      return usage_error(program, fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", option, *v,
-                                              kMaxGemmDim));
-    }
+    if (*v < 1 || *v > kMaxGemmDim) return out_of_range(*v);
     *targets[i] = *v;
   }
   return {};

@@ -27,6 +27,9 @@ struct Kahan {
   }
 };
 
+// 1^2 + 2^2 + ... + t^2.
+double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }
+
 std::uint64_t ceil_log2(std::uint64_t v) {
   std::uint64_t bits = 0;
   while ((std::uint64_t{1} << bits) < v && bits < 63) ++bits;
@@ -58,7 +61,7 @@ SumReference reference_sum(const float* x, std::size_t n) {
 
 SumShape& SumShape::chain(std::uint64_t terms, double unit, std::uint64_t copies) {
   const double t = static_cast<double>(terms);
-  const double squares = t * (t + 1) * (2 * t + 1) / 6 - 1;  // partial sums of 2..terms values
+  const double squares = squares_to(t) - 1;  // partial sums of 2..terms values
   if (terms > 1) sum_squares_ += static_cast<double>(copies) * unit * unit * squares;
   return *this;
 }
@@ -165,7 +168,7 @@ namespace {
 // sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
 double element_sigma(double abs_dot, std::uint64_t K) {
   const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));
-  return kFloatUnitRoundoff * abs_dot / k * std::sqrt(k * (k + 1) * (2 * k + 1) / 6);
+  return kFloatUnitRoundoff * abs_dot / k * std::sqrt(squares_to(k));
 }
 
 struct ElementVerdict {

@@ -579,9 +579,9 @@ std::string input_words(InputMode mode, unsigned range) {
 }
 
 // What the measured input's check says, in a table cell: error / bound, or that it was not judged.
-std::string float_cell(const SumCheck& c, const Verdict& v, InputMode mode) {
+std::string float_cell(const SumCheck& c, InputMode mode) {
   if (mode == InputMode::kExact) return "exact";
-  if (v.field(measured_name(mode)) == std::string("skipped")) return "skipped";
+  if (!c.bounded) return "skipped";  // record() skipped it
   if (!std::isfinite(c.error)) return "NaN";
   return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
 }
@@ -629,7 +629,7 @@ std::vector<std::string> table_row(const Run& r, const References* refs, const V
   const std::string grid = r.first.block == r.c.block ? std::to_string(r.first.grid)
                                                       : fmt::format("{} x {} threads", r.first.grid, r.first.block);
   return {std::to_string(r.c.n), to_string(r.c.regime), std::to_string(r.c.block), grid,
-          to_string(r.c.combine), v.field("exact"), v.field("probe"), float_cell(r.measured, v, o.input),
+          to_string(r.c.combine), v.field("exact"), v.field("probe"), float_cell(r.measured, o.input),
           fmt::format("{}/{}", r.checked, r.launches), v.word(),
           ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms), r.timing ? fmt::format("{:.1f}", g) : "-",
           r.timing ? fmt::format("{:.1f}", 100 * g / peak) : "-",
@@ -799,6 +799,17 @@ std::unique_ptr<ReduceBench> make_bench(ReduceFn reduce, const ReduceOptions& o,
                                        o.shared_poison);
 }
 
+// A bench for the untimed studies (--self-test, --error-study): inputs up to max_n at every offset up to
+// kSelfTestMaxOffset, no flush; refuses what does not fit, before any allocation.
+ReduceBench untimed_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
+                          std::uint64_t max_partials, const char* what) {
+  ReduceOptions sized = o;
+  sized.sizes = {max_n};
+  const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
+  require_device_memory(d, needed, breakdown, what);
+  return ReduceBench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone, o.shared_poison);
+}
+
 std::vector<Run> runs_for(const std::vector<Config>& configs) {
   std::vector<Run> runs(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
@@ -862,11 +873,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
   const std::uint64_t max_n = plan.sizes.back();
   std::uint64_t max_partials = 1;
   for (auto n : plan.sizes) max_partials = std::max(max_partials, ceil_div<std::uint64_t>(n, kMinBlock));
-  ReduceOptions sized = o;
-  sized.sizes = {max_n};
-  const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
-  require_device_memory(d, needed, breakdown, "--self-test");
-  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone, o.shared_poison);
+  ReduceBench bench = untimed_bench(reduce, o, d, max_n, max_partials, "--self-test");
   auto host = host_floats(max_n, "--self-test");
   const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
 
@@ -1065,12 +1072,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   for (const auto& sc : cases) need[sc.seed] = std::max(need[sc.seed], sc.n);
   std::uint64_t max_n = 1;
   for (const auto& [seed, n] : need) max_n = std::max(max_n, n);
-  ReduceOptions sized = o;
-  sized.sizes = {max_n};
-  const std::uint64_t max_partials = ceil_div<std::uint64_t>(max_n, kMinBlock);
-  const auto [needed, breakdown] = ReduceBench::memory_needed(sized, d, max_n, max_partials, kSelfTestMaxOffset, false);
-  require_device_memory(d, needed, breakdown, "--error-study");
-  ReduceBench bench(reduce, d, max_n, max_partials, kSelfTestMaxOffset, Flush::kNone, o.shared_poison);
+  ReduceBench bench = untimed_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), "--error-study");
   auto host = host_floats(max_n, "--error-study");
   Verdict all;
   std::vector<Record> records;

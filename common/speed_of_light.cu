@@ -1,7 +1,6 @@
 // The speed of light of a sum on this GPU: what reading the same bytes costs when reading is all a kernel does.
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "cuda_check.hpp"
 #include "references.hpp"

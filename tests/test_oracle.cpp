@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <utility>
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -12,6 +11,7 @@
 
 #include "input.hpp"
 #include "oracle.hpp"
+#include "rounding.hpp"
 
 using ladder::Combine;
 using ladder::InputMode;
@@ -27,12 +27,7 @@ std::vector<float> make(InputMode mode, std::size_t n = kN, std::uint64_t seed =
 }
 
 // a + b rounded toward zero, as __fadd_rz would (the double sum of two such floats is exact here).
-float add_rz(float a, float b) {
-  const double exact = static_cast<double>(a) + b;
-  float f = static_cast<float>(exact);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);
-  return f;
-}
+float add_rz(float a, float b) { return toward_zero(static_cast<double>(a) + b); }
 float add_rn(float a, float b) { return a + b; }
 
 // x with its mantissa cut to 16 bits (truncated toward zero).
