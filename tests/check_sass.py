@@ -91,14 +91,20 @@ def find_tools(nvcc, tools):
     return nvcc, nvdisasm
 
 
+def compile_cubin(src, arch, nvcc, tmp):
+    """src compiled with the Release flags to tmp/k.cubin for arch; its path."""
+    cubin = pathlib.Path(tmp) / "k.cubin"
+    cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *FLAGS, "-o", str(cubin), str(src)],
+                        capture_output=True, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
+    return cubin
+
+
 def disassemble(src, arch, nvcc, nvdisasm):
     """nvdisasm's listing, with each instruction's source lines, of src compiled to a cubin for arch."""
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = pathlib.Path(tmp) / "k.cubin"
-        cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *FLAGS, "-o", str(cubin), str(src)],
-                            capture_output=True, text=True)
-        if cc.returncode != 0:
-            raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
+        cubin = compile_cubin(src, arch, nvcc, tmp)
         dis = subprocess.run([nvdisasm, "--print-code", "--print-line-info-inline", str(cubin)],
                              capture_output=True, text=True)
         if dis.returncode != 0:
@@ -200,7 +206,9 @@ def check(src, arch, tools):
 
 
 def stage_sources():
-    return sorted(ROOT.glob("[0-9][0-9]_*/*.cu"))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from runner.stages import STAGES, stage_file
+    return [stage_file(s) for s in STAGES]
 
 
 def main(argv):

@@ -17,14 +17,13 @@ Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing (
 import argparse
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from check_sass import FLAGS, Skip, find_tool, find_tools  # noqa: E402
+from check_sass import Skip, compile_cubin, find_tool, find_tools  # noqa: E402
 from runner.stages import STAGES, stage_file  # noqa: E402
 from runner.studies import kernel_sass, saved_kernels  # noqa: E402
 
@@ -42,13 +41,9 @@ def find_cuobjdump(nvcc, nvdisasm, tools):
 
 def machine_code(stage, source, tools):
     """The saved-SASS lines of `source`, compiled as `stage`'s file."""
-    nvcc, nvdisasm, cuobjdump, env = tools
+    nvcc, cuobjdump, env = tools
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = pathlib.Path(tmp) / "k.cubin"
-        cc = subprocess.run([nvcc, f"-arch={ARCH}", "-cubin", *FLAGS, "-o", str(cubin), str(source)],
-                            capture_output=True, text=True)
-        if cc.returncode != 0:
-            raise RuntimeError(f"{source} does not compile for {ARCH}:\n{cc.stderr.strip()}")
+        cubin = compile_cubin(source, ARCH, nvcc, tmp)
         wanted, headers = saved_kernels(stage)
         return kernel_sass(cubin, wanted, headers, cuobjdump, env)
 
@@ -97,7 +92,7 @@ def main(argv):
     a = p.parse_args(argv)
     try:
         nvcc, nvdisasm = find_tools(None, a.tools)
-        tools = (nvcc, nvdisasm, *find_cuobjdump(nvcc, nvdisasm, a.tools))
+        tools = (nvcc, *find_cuobjdump(nvcc, nvdisasm, a.tools))
         if a.self_test:
             problems = self_test(tools)
         else:
