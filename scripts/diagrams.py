@@ -15,8 +15,8 @@ import pathlib
 
 import kernel_models as km
 
-from svg import (BLUE, DEGREE, GREEN, IDLE, INK, LINE, MUTED, ORANGE, PURPLE, RED, SKY, Svg, by_step,  # noqa: F401
-                 degree_fill, span, threads_of)
+from svg import (BLUE, GREEN, IDLE, INK, LINE, MUTED, ORANGE, PURPLE, RED, SKY, Svg, by_step, degree_fill, span,
+                 threads_of)
 
 
 # ---- 01 and 02: the tree ---------------------------------------------------------------------------------------

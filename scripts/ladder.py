@@ -67,8 +67,6 @@ EXAMPLES = {
                "  ./ladder measure --save /tmp/results --reps 20",
     "profile": "./ladder profile\n  ./ladder profile --profile-size 2^22 --save /tmp/profile",
     "mutants": "./ladder mutants\n  ./ladder mutants --save /tmp/mutants",
-    "docs": "./ladder docs            (render docs/ and README.md from docs/templates/ and docs/results/)\n"
-            "  ./ladder docs --check    (compare, change nothing: what CI runs)",
 }
 # ./ladder tells the driver, by this exit status of --check, that it printed the help and there is nothing to build.
 HELP_SHOWN = 3
@@ -153,7 +151,6 @@ TEST_OPTIONS = [
     ("-N", dict(action="store_true", help="list the tests, run none")),
     ("--stop-on-failure", dict(action="store_true", help="stop at the first failure")),
     ("--rerun-failed", dict(action="store_true", help="run only the tests that failed last time")),
-    ("--output-on-failure", dict(action="store_true", help="print a failed test's output (./ladder test always does)")),
 ]
 # ./ladder test passes what follows -- to ctest as it is, after the options above.
 TEST_PASSTHROUGH = "--"
@@ -178,6 +175,8 @@ def build_parser():
     parsers["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
     for flag, kwargs in TEST_OPTIONS:
         parsers["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)
+    parsers["test"].add_argument("--output-on-failure", action="store_true",  # accepted; cmd_test passes it always
+                                 help="print a failed test's output (./ladder test always does)")
     parsers["test"].add_argument("-j", "--parallel", metavar="N", type=values.whole(1, 1024),
                                  default=os.cpu_count() or 2, help="tests run at once (default: the CPU count)")
     parsers["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
@@ -245,7 +244,7 @@ def prepare(a):
         a.ctest_args = []
         for flag, kwargs in TEST_OPTIONS:
             value = getattr(a, flag.lstrip("-").replace("-", "_"))
-            if value and flag != "--output-on-failure":  # cmd_test passes it always
+            if value:
                 a.ctest_args += [flag] if value is True else [flag, str(value)]
         a.ctest_args += a.ctest_passthrough
 
@@ -253,6 +252,26 @@ def prepare(a):
 RUN = {"run": reader.cmd_run, "test": reader.cmd_test, "diff": reader.cmd_diff, "try": reader.cmd_try,
        "measure": studies.cmd_measure, "profile": studies.cmd_profile, "mutants": studies.cmd_mutants,
        "sweep": studies.cmd_sweep, "probe": studies.cmd_probe, "build": lambda a: 0}
+
+
+def parse(argv, parser, parsers):
+    """argv's options as the command reads them (prepare() included); argparse exits on an error."""
+    passthrough = []
+    if argv[:1] == ["test"] and TEST_PASSTHROUGH in argv:
+        cut = argv.index(TEST_PASSTHROUGH)
+        argv, passthrough = argv[:cut], argv[cut + 1:]
+    a, extras = parser.parse_known_args(argv)
+    a.ctest_passthrough = passthrough
+    if a.command is None:
+        parser.error("give a command, e.g. ./ladder run")
+    if a.command == "docs":
+        raise UsageProblem("docs is run by ./ladder itself (scripts/make_docs.py)")
+    if a.command == "try":
+        take_try_change(a, extras, parsers["try"])
+    if extras:
+        parsers[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    prepare(a)
+    return a
 
 
 def main(argv):
@@ -268,22 +287,8 @@ def main(argv):
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
         results.say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
         return 2
-    passthrough = []
-    if argv[0] == "test" and TEST_PASSTHROUGH in argv:
-        cut = argv.index(TEST_PASSTHROUGH)
-        argv, passthrough = argv[:cut], argv[cut + 1:]
     try:
-        a, extras = parser.parse_known_args(argv)
-        a.ctest_passthrough = passthrough
-        if a.command is None:
-            parser.error("give a command, e.g. ./ladder run")
-        if a.command == "docs":
-            raise UsageProblem("docs is run by ./ladder itself (scripts/make_docs.py)")
-        if a.command == "try":
-            take_try_change(a, extras, parsers["try"])
-        if extras:
-            parsers[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
-        prepare(a)
+        a = parse(argv, parser, parsers)
         check(a)
         return 0 if checking else RUN[a.command](a)
     except SystemExit as e:  # argparse printed the help (0) or an error (2)

@@ -24,8 +24,19 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from docsgen.evidence import *  # noqa: E402,F401,F403 (every helper of the docs builder)
+from ladder import HELP_SHOWN, OneLineParser  # noqa: E402
 
-
+DOCS_HELP = """\
+render docs/ and README.md from docs/templates/ and the result files in docs/results/, which ./ladder measure
+writes on a GPU: every number, table and chart comes from those files (charts need matplotlib; without it the
+pages are written and the charts left as they are)."""
+DOCS_EXAMPLES = """\
+examples:
+  ./ladder docs               render the pages and draw the charts
+  ./ladder docs --check       change nothing: fail if a page differs from what the templates and results give, a
+                              result file or chart is missing or disagrees with its table, a link does not
+                              resolve, or a template types a fact of one GPU or a comparative word
+  ./ladder docs --self-test   plant such claims and demand that --check catches each"""
 
 
 def self_test():
@@ -51,7 +62,7 @@ def self_test():
         try:
             text = f'03 runs {ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")}× faster than 02.'
             planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", text)
-            text = outside_code(f"The stream grid is {{}} blocks.".format(grid))  # a helper returning a constant
+            text = outside_code("The stream grid is {} blocks.".format(grid))  # a helper returning a constant
             planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
             page, words = synthetic_gpu.GUARDED[1]
             planted_text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
@@ -101,7 +112,10 @@ def main():
     p.add_argument("--check", action="store_true", help="compare instead of writing")
     p.add_argument("--self-test", action="store_true", help="plant wrong claims and demand that the checks catch them")
     p.add_argument("--parse-only", action="store_true", help=argparse.SUPPRESS)  # ./ladder: the options, before installs
-    a = p.parse_args()
+    try:
+        a = p.parse_args()
+    except SystemExit as e:  # argparse printed the help (0) or an error (2); ./ladder's check learns which
+        raise SystemExit(HELP_SHOWN if e.code == 0 and "--parse-only" in sys.argv[1:] else e.code) from None
     if a.parse_only:
         return 0
     try:
@@ -123,7 +137,7 @@ def main():
         print(f"docs: {e}", file=sys.stderr)
         return 1
     if a.check:
-        problems += check_claims() + stale_diagrams(IMG)
+        problems += check_claims(rendered) + stale_diagrams(IMG)
         problems += check_links(rendered)
         problems += check_charts(rendered)
         for out, text in rendered.items():
@@ -154,7 +168,7 @@ def main():
     except ImportError:
         print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
     print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
-    remaining = [p for p in check_structure()]
+    remaining = check_structure()  # again: the charts are drawn now
     for problem in remaining:
         print(f"docs: {problem}", file=sys.stderr)
     return 1 if remaining else 0

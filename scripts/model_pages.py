@@ -1,7 +1,7 @@
 """What the stage pages say of the thread models (kernel_models.py): the conflict degrees of the trees, the race
 the unrolled warp would have, and the model-against-profiler tables with their tolerance."""
 import kernel_models as km
-from diagrams import by_step
+from svg import by_step
 
 
 def tree_degrees(stage, block=1024):

@@ -22,7 +22,8 @@ class _State:
 state = _State()
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
-from ladder import STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, try_lines, experiments, patch_target  # noqa: E402,F401
+from ladder import (STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, stage_file, try_lines,  # noqa: E402,F401
+                    experiments, patch_target)
 from runner.stages import combine_stage, has_stream  # noqa: E402,F401
 from mutants import MUTANTS  # noqa: E402,F401
 # The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.

@@ -246,13 +246,13 @@ def draw_charts():
     IMG.mkdir(parents=True, exist_ok=True)
     plt.rcParams.update({"figure.dpi": 110, "font.size": 9})
     m = meta()
-    context = {"plt": plt, "peak": f(m["peak_gbps"]), "title_gpu": f"{m['device']}, CUDA {m['cuda_runtime']}"}
+    context = {"plt": plt, "title_gpu": f"{m['device']}, CUDA {m['cuda_runtime']}"}
     for draw in (draw_ladder, draw_sweep, draw_probe, draw_gemm, draw_accuracy, draw_roofline):
         draw(**context)
 
 
 # The ladder: a bar per row of the table and regime (none where a stage has no such regime), and its reference rows.
-def draw_ladder(plt, peak, title_gpu):
+def draw_ladder(plt, title_gpu):
     n_ladder, reps = rows("ladder")[0]["n"], rows("ladder")[0]["reps"]
     data = chart_data("ladder.png")
     fig, ax = plt.subplots(figsize=(10.5, 4.4))
@@ -275,8 +275,8 @@ def draw_ladder(plt, peak, title_gpu):
 
 
 # The size sweep: GB/s against n, and the six largest sizes as % of the theoretical peak.
-def draw_sweep(plt, peak, title_gpu):
-    data = chart_data("sweep.png")
+def draw_sweep(plt, title_gpu):
+    data, peak = chart_data("sweep.png"), f(meta()["peak_gbps"])
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     series = series_of(data["marks"])
     big = sorted({x for pts in series.values() for x, _ in pts})[-6:]
@@ -306,7 +306,7 @@ def draw_sweep(plt, peak, title_gpu):
 
 # The block-size probe; one legend for both panels, below them, covering nothing. Each stage keeps its colour
 # and marker in both panels (the stream panel has no 01).
-def draw_probe(plt, peak, title_gpu):
+def draw_probe(plt, title_gpu):
     data = chart_data("probe.png")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for t, (ax, regime) in enumerate(zip(axes, ["stream", "tree"])):
@@ -327,7 +327,7 @@ def draw_probe(plt, peak, title_gpu):
 
 
 # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
-def draw_gemm(plt, peak, title_gpu):
+def draw_gemm(plt, title_gpu):
     data = chart_data("gemm.png")
     fig, ax = plt.subplots(figsize=(8, 4.2))
     fp32 = data["refs"]["FP32 peak"]
@@ -340,7 +340,7 @@ def draw_gemm(plt, peak, title_gpu):
 
 
 # Accuracy: relative error against n.
-def draw_accuracy(plt, peak, title_gpu):
+def draw_accuracy(plt, title_gpu):
     data = chart_data("accuracy.png")
     fig, ax = plt.subplots(figsize=(8, 4.4))
     for name, pts in series_of(data["marks"]).items():
@@ -353,7 +353,7 @@ def draw_accuracy(plt, peak, title_gpu):
 
 
 # The roofline.
-def draw_roofline(plt, peak, title_gpu):
+def draw_roofline(plt, title_gpu):
     data = chart_data("roofline.png")
     fig, ax = plt.subplots(figsize=(8, 4.4))
     bw, fp32 = data["refs"]["peak GB/s"], data["refs"]["FP32 peak"]

@@ -119,14 +119,15 @@ def use_results(directory):
     _cache.clear()
 
 
-def check_claims():
-    """The template lint on the real results, then every page rendered from a synthetic second GPU."""
+def check_claims(rendered):
+    """The template lint on the real results (rendered: {page: its text}), then every page rendered from a synthetic
+    second GPU."""
     problems = []
     facts = hardware_literals()
     for out, template in pages().items():
         rel = template.relative_to(ROOT)
         problems += lint_template(rel, template.read_text(), facts)
-        problems += lint_rendered(out.relative_to(ROOT), render(template))
+        problems += lint_rendered(out.relative_to(ROOT), rendered[out])
     real = state.results
     import tempfile
     import synthetic_gpu

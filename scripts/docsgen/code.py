@@ -3,16 +3,6 @@
 from .accuracy import *  # noqa: F401,F403 (each module builds on the ones before it)
 
 
-def stage_file(stage):
-    return ROOT / stage / ("gemm.cu" if (ROOT / stage / "gemm.cu").exists() else "reduce.cu")
-
-
-def code_lines(stage):
-    lines = stage_file(stage).read_text().splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("#include"))
-    return lines[start:]
-
-
 def diff_lines(stage):
     """How many lines the diff of a stage from the one before it has."""
     i = REDUCE.index(stage)
@@ -40,7 +30,5 @@ def excerpt(stage, start, end, through=False):
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
 
-def img(name, alt, page_dir=None):
-    page_dir = page_dir or state.page_dir
-    prefix = {"stages": "../", "root": "docs/"}.get(page_dir, "")
-    return f"![{alt}]({prefix}img/{name})"
+def img(name, alt):
+    return f"![{alt}]({docs_path('img/' + name)})"

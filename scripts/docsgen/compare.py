@@ -160,10 +160,6 @@ def largest_step(regime):
     return best
 
 
-def top_stall(stage, variant):
-    return "`" + select("ncu", stage=stage, variant=variant)["stall_1"] + "`"
-
-
 PROFILE_COLUMNS = [("µs", "ns", lambda v: f"{v / 1e3:.1f}"), ("DRAM % of peak", "dram_pct", lambda v: f"{v:.1f}"),
                    ("achieved occupancy %", "occupancy", lambda v: f"{v:.1f}"), ("registers", "regs", lambda v: f"{v:.0f}"),
                    ("warp instructions", "instructions", lambda v: f"{v:,.0f}"),

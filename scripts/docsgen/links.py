@@ -1,7 +1,5 @@
 """Links: every relative link and #anchor of README.md and docs/ resolves."""
-import argparse
 import re
-import sys
 
 from .claims import *  # noqa: F401,F403 (each module builds on the ones before it)
 
@@ -60,24 +58,3 @@ def check_links(texts):
                 problems.append(f"{rel}: the link [{m.group(1)}]({target}) names an anchor #{anchor} that "
                                 f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
     return problems
-
-
-DOCS_HELP = """\
-render docs/ and README.md from docs/templates/ and the result files in docs/results/, which ./ladder measure
-writes on a GPU: every number, table and chart comes from those files (charts need matplotlib; without it the
-pages are written and the charts left as they are)."""
-DOCS_EXAMPLES = """\
-examples:
-  ./ladder docs               render the pages and draw the charts
-  ./ladder docs --check       change nothing: fail if a page differs from what the templates and results give, a
-                              result file or chart is missing or disagrees with its table, a link does not
-                              resolve, or a template types a fact of one GPU or a comparative word
-  ./ladder docs --self-test   plant such claims and demand that --check catches each"""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, with its errors in the one-line form every ./ladder command uses."""
-
-    def error(self, message):
-        print(f"ladder: error: {message} (see ./ladder docs --help)", file=sys.stderr)
-        sys.exit(2)

@@ -7,7 +7,6 @@ from .glossary import *  # noqa: F401,F403 (each module builds on the ones befor
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
-state.page_dir = "."  # the folder of the page being rendered: "root" (README.md), "." (docs/) or "stages"
 
 
 class NotMeasuredValue:
@@ -62,8 +61,8 @@ def jinja_environment():
                         "installs it unless LADDER_NO_INSTALL=1") from None
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False)
-    from . import MODULES  # every module's helpers, the ones after this one too (the claims and links checks)
-    helpers = {name: obj for mod in MODULES for name, obj in vars(mod).items()
+    from . import evidence  # the last module: every module's helpers, the ones after this one too (the checks)
+    helpers = {name: obj for name, obj in vars(evidence).items()
                if callable(obj) and not isinstance(obj, type) and not name.startswith("_")}
     helpers.update(format=format, int=int, float=float, len=len, min=min, max=max, round=round, str=str, abs=abs,
                    any=any, all=all)

@@ -13,28 +13,26 @@ def next_rung(stage):
     return "This is the last rung: back to the [docs](../index.md) and the [results](../results.md)."
 
 
-def link(stage, page_dir=None):
-    page_dir = page_dir or state.page_dir
-    prefix = {"stages": "", "root": "docs/stages/"}.get(page_dir, "stages/")
+def link(stage):
+    prefix = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
     return f"[{stage}]({prefix}{stage}.md)"
 
 
-def ladder_table(page_dir=None):
-    page_dir = page_dir or state.page_dir
+def ladder_table():
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
     headers, body, refs = ladder_lines(rows("ladder"))
     out = []
     for cells in body:
         stage = cells[0].split(" ")[0]
-        out.append([link(stage, page_dir) + cells[0][len(stage):], *cells[1:]])
-    names = {"cub": "CUB `DeviceReduce::Sum`", "read": "[read-only kernel](" + {"stages": "../", "root": "docs/"}.get(
-        page_dir, "") + "method.md#speed-of-light)", "copy": "`cudaMemcpy` device to device (read + write)"}
+        out.append([link(stage) + cells[0][len(stage):], *cells[1:]])
+    names = {"cub": "CUB `DeviceReduce::Sum`", "read": "[read-only kernel](" + docs_path("method.md#speed-of-light") + ")",
+             "copy": "`cudaMemcpy` device to device (read + write)"}
     for key, ref in refs.items():
         out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
                     f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
                     "1.00" if key == "cub" else ""])
     measured = {r["stage"] for r in rows("ladder")}
-    out += [[link(s, page_dir), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
+    out += [[link(s), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
     headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                "% of peak", "% of read", "× prev", "× CUB"]
     return md_table(headers, out)
@@ -266,7 +264,7 @@ def sweep_table(step=2):
         if i % step and n != sizes[-1]:
             continue
         cells = [gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels]
-        body.append([f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n), *cells,
+        body.append([pow2(n), *cells,
                      gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])])
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 

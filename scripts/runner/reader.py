@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ElementTree
 
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
-from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combines, constants,
+from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combines,
                      regime_args, resolve_stage, stage_file)
 from .values import check_try_constant, check_try_option
 
@@ -244,9 +244,7 @@ def parse_change(stage, spec):
     if name.startswith("-"):
         check_try_option(stage, name, values)
         return Change("option", name, values, None)
-    check_try_constant(stage, name, values)
-    own = constants(stage)[name].strip()  # the stage as it is runs the file's own value: no copy is built for it
-    return Change("constant", name, [v for v in values if not (own.isdigit() and int(v) == int(own))], None)
+    return Change("constant", name, check_try_constant(stage, name, values), None)
 
 
 def git_apply(args, cwd):
@@ -374,7 +372,6 @@ def cmd_try(a):
     if change.kind == "patch":
         return try_patch(a, stage, change.patch)
     name, values = change.name, change.values
-    base = try_base_args(a, stage)
     runs = [("as in the file", binary(a.build, stage), [])]
     if change.kind == "option":
         runs += [(f"{name} {v}", binary(a.build, stage), [name, v]) for v in values]
@@ -382,6 +379,20 @@ def cmd_try(a):
         paths, original = build_variants(a, stage, name, values)
         runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
         runs += [(f"{name} = {v}", str(p), []) for v, p in zip(values, paths)]
+    return run_variants(a, stage, name, runs)
+
+
+def try_patch(a, stage, patch_path):
+    """The stage as in the file beside the stage with an experiment's patch applied, in both regimes."""
+    exe = build_patch_variant(a, stage, patch_path)
+    name = pathlib.Path(patch_path).stem
+    runs = [("as in the file", binary(a.build, stage), []), (f"{name} (the patch)", str(exe), [])]
+    return run_variants(a, stage, name, runs, patch=shown(patch_path))
+
+
+def run_variants(a, stage, name, runs, **meta):
+    """Runs each (label, executable, extra arguments) of ./ladder try, prints them side by side and saves them."""
+    base = try_base_args(a, stage)
     rows = []
     for label, exe, extra in runs:
         r, _ = run_binary(a.build, stage, [*base, *extra], exe=exe)
@@ -391,26 +402,7 @@ def cmd_try(a):
         rows.extend(r)
     print_try(stage, name, rows, stage == GEMM)
     if a.save:
-        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit()})
-    return 0 if all_pass(rows) else 1
-
-
-def try_patch(a, stage, patch_path):
-    """The stage as in the file beside the stage with an experiment's patch applied, in both regimes."""
-    exe = build_patch_variant(a, stage, patch_path)
-    name = pathlib.Path(patch_path).stem
-    base = try_base_args(a, stage)
-    rows = []
-    for label, path in [("as in the file", binary(a.build, stage)), (f"{name} (the patch)", str(exe))]:
-        r, _ = run_binary(a.build, stage, base, exe=path)
-        say(f"      {stage}: {label}")
-        for row in r:
-            row["variant"] = label
-        rows.extend(r)
-    print_try(stage, name, rows, stage == GEMM)
-    if a.save:
-        save(a.save, f"try_{stage}_{name}", rows, {**meta_from(rows[0]), "commit": git_commit(),
-                                                    "patch": shown(patch_path)})
+        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit(), **meta})
     return 0 if all_pass(rows) else 1
 
 

@@ -18,7 +18,7 @@ from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, 
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
 from . import values
 from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, constants, has_stream,
-                     regime_args)
+                     regime_args, stage_file)
 
 
 # ---- sweep and probe ---------------------------------------------------------------------------------
@@ -106,12 +106,12 @@ def cmd_probe(a):
 def mutant_rows(a):
     """Runs every planted bug (tests/mutants.py) as its test does; records the verdict and the line it printed."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from mutants import MUTANTS, stage_file
+    from mutants import MUTANTS
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     rows = []
     for m in MUTANTS:
         if m.expect == "sass":  # its machine code, read on the CPU (tests/check_sass.py): the mutated copy is checked
-            exe = a.build / "tests" / "mutants" / m.name / stage_file(ROOT, m.stage).name
+            exe = a.build / "tests" / "mutants" / m.name / stage_file(m.stage).name
             cmd = [sys.executable, str(ROOT / "tests" / "check_sass.py"), "--tools", str(a.build / "tools"),
                    "--expect-violation", str(exe)]
         else:

@@ -17,7 +17,9 @@ MAX_U64 = 2 ** 64 - 1
 # Zero or a negative count does not compile; much more than 64 only spills registers.
 CONSTANT_RANGE = (1, 64)
 
-_WELL_FORMED = re.compile(r"\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+")
+# Numbers that are numbers, though not sizes: negative, or too large for 64 bits. Out of range, not "not a size".
+_WELL_FORMED = re.compile(r"-\d+|\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+")
+_NEGATIVE = re.compile(r"-\d+")
 
 
 def writable_directory(option, path):
@@ -73,8 +75,6 @@ def _size_item(item, whole_text):
             return _size_range_check(lo, hi)
         return _not_a_size(whole_text)
     v = count(item)
-    if v is None and re.fullmatch(r"-\d+", item.strip()):  # a negative number: a number, out of range
-        return f"{item.strip()} is out of range: sizes run from 1 to 2^36"
     if v is None and _WELL_FORMED.fullmatch(item.strip()):
         return f"{item.strip()} is out of range: sizes run from 1 to 2^36"
     if v is None:
@@ -130,7 +130,7 @@ def expand(text):
 def gemm_dim(text):
     """An argparse type: a matrix size, 1 to 1000000 (the text is what the GEMM stage is given)."""
     v = count(text)
-    if v is None and re.fullmatch(r"-\d+", text.strip()):
+    if v is None and _NEGATIVE.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(f"{text.strip()} is out of range: matrix sizes run from 1 to {MAX_GEMM_DIM}")
     if v is None:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number: give one from 1 to {MAX_GEMM_DIM}")
@@ -142,7 +142,7 @@ def gemm_dim(text):
 def whole(lo, hi):
     """An argparse type: a whole number from lo to hi, refused in the stages' own words otherwise."""
     def parse(text):
-        if re.fullmatch(r"-\d+", text.strip()):  # a negative number: a number, out of range (as the stages say)
+        if _NEGATIVE.fullmatch(text.strip()):  # a negative number: a number, out of range (as the stages say)
             raise argparse.ArgumentTypeError(f"{text.strip()} is out of range: give a whole number from {lo} to {hi}")
         if not text.strip().isdigit():
             raise argparse.ArgumentTypeError(f"'{text}' is not a whole number: give one from {lo} to {hi}")
@@ -197,6 +197,7 @@ def check_try_option(stage, option, values):
 
 
 def check_try_constant(stage, name, values):
+    """The values to build a copy for: all but the file's own (the stage as it is runs that one)."""
     found = constants(stage)
     if name not in found:
         option = next(iter(try_options(stage)))
@@ -211,6 +212,9 @@ def check_try_constant(stage, name, values):
         if not v.isdigit() or not lo <= int(v) <= hi:
             raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
                                f"give whole numbers from {lo} to {hi}")
-    if found[name].isdigit() and all(int(v) == int(found[name]) for v in values):
-        raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {found[name]} already, so "
+    own = found[name].strip()
+    others = [v for v in values if not (own.isdigit() and int(v) == int(own))]
+    if not others:
+        raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {own} already, so "
                            f"there is nothing to compare: give other values")
+    return others
