@@ -2,7 +2,9 @@
 where a result is missing, and the small formatting helpers every other module uses."""
 import csv
 import json
+import math
 import pathlib
+import re
 import sys
 
 
@@ -24,7 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 from ladder import (STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, stage_file, try_lines,  # noqa: E402,F401
                     experiments, patch_target)
-from runner.stages import combine_stage, has_stream  # noqa: E402,F401
+from runner.stages import combine_stage, combines, has_stream  # noqa: E402,F401
 from mutants import MUTANTS  # noqa: E402,F401
 # The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
 from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401
@@ -84,10 +86,15 @@ _cache = {}
 LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
 
 
+def default_combine(r):
+    """Whether a result row is its stage at the stage's default combine (the first its stage file lists)."""
+    return r["combine"] == combines(r["stage"])[0]
+
+
 def ladder_view(regime):
     out = []
     for stage in REDUCE:
-        mine = [r for r in rows("ladder") if r["stage"] == stage and r["combine"] in ("relaunch", "atomic")]
+        mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
         pick = [r for r in mine if r["regime"] == regime] or mine
         if pick:
             out.append(pick[0])
@@ -100,7 +107,7 @@ def rows(name):
     if name in LADDER_VIEWS:
         return ladder_view(LADDER_VIEWS[name])
     if name == "sweep":  # each stage at its default combine; "sweep_all" has 07's every combine
-        return [r for r in rows("sweep_all") if r["combine"] in ("relaunch", "atomic")]
+        return [r for r in rows("sweep_all") if default_combine(r)]
     if name == "sweep_all":
         name = "sweep"
     if name not in _cache:
@@ -165,6 +172,26 @@ def md_table(headers, body, align=None):
     out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
     return "\n".join(out)
+
+
+def oracle_constant(name):
+    """A constant of the check, as common/oracle.hpp defines it (constexpr double NAME = VALUE;)."""
+    m = re.search(rf"constexpr double {name} = ([0-9.]+);", (ROOT / "common" / "oracle.hpp").read_text())
+    if not m:
+        raise DocsError(f"common/oracle.hpp defines no constexpr double {name}")
+    v = float(m.group(1))
+    return int(v) if v.is_integer() else v
+
+
+def tail_exponent(name):
+    """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
+    return f"{oracle_constant(name) ** 2 / 2:g}"
+
+
+def tail_probability(name):
+    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, as the pages write it: 3.0·10<sup>−8</sup> for lambda = 6."""
+    mantissa, exponent = f"{2 * math.exp(-oracle_constant(name) ** 2 / 2):.1e}".split("e")
+    return f"{mantissa}·10<sup>−{-int(exponent)}</sup>"
 
 
 def pow2(n):

@@ -38,7 +38,7 @@ def one_block_size_list():
 def one_block_us_range(field=None):
     """The range of 07's times at those sizes: every combine's (field None), or one column of the atomic rows."""
     if field is None:
-        return us_range([us(sweep_07(c)[n]) for c in ("atomic", "last-block", "two-pass") for n in one_block_sizes()])
+        return us_range([us(sweep_07(c)[n]) for c in combines(combine_stage()) for n in one_block_sizes()])
     return us_range([us(sweep_07("atomic")[n], field) for n in one_block_sizes()])
 
 
@@ -53,17 +53,16 @@ def atomic_quicker_up_to(hi):
 
 
 def small_n_table():
-    combines = ["atomic", "last-block", "two-pass"]
-    by = {c: sweep_07(c) for c in combines}
+    by = {c: sweep_07(c) for c in combines(combine_stage())}
     body = []
     for n in sorted(n for n in by["atomic"] if n <= SMALL_N_MAX):
         a = by["atomic"][n]
         body.append([pow2(n), a["grid"] if a["grid"] != "1" else f"1 × {a['threads']} threads",
-                     *[f"{us(by[c][n]):.2f}" for c in combines], f"{us(a, 'cub_ms_median'):.2f}",
-                     f"{us(a, 'read_ms_median'):.2f}", *[f"{f(by[c][n]['x_cub']):.2f}" for c in combines],
+                     *[f"{us(by[c][n]):.2f}" for c in by], f"{us(a, 'cub_ms_median'):.2f}",
+                     f"{us(a, 'read_ms_median'):.2f}", *[f"{f(by[c][n]['x_cub']):.2f}" for c in by],
                      f"{f(a['pct_read']):.0f}"])
-    return md_table(["n", "grid", "atomic µs", "last-block µs", "two-pass µs", "CUB µs", "read-only µs",
-                     "atomic × CUB", "last-block × CUB", "two-pass × CUB", "atomic % of read"], body)
+    return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
+                     "atomic % of read"], body)
 
 
 def extra_over_read(combine, sizes):

@@ -41,7 +41,7 @@ def ladder_table():
 def stream_grid_line():
     """The stream grid each stage got, as the occupancy API answered."""
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
-    grids = ", ".join(f"{r['stage'][:2]}{' ' + r['combine'] if r['combine'] not in ('relaunch', 'atomic') else ''}: "
+    grids = ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: "
                       f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
     return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
 
@@ -103,8 +103,8 @@ def error_study_table():
         counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
         counts.append(sum(v > ERROR_BINS[-1] for v in vals))
         z = study["sigmas"].get(stage)
-        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {10 / len(z) ** 0.5:.2g})" if z \
-            else NOT_MEASURED
+        limit = f"{oracle_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
+        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED
         body.append([stage, str(len(vals)), *[f"{error_quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
                      mean_z, *[str(c) for c in counts]])
     return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
