@@ -163,13 +163,14 @@ def per_block_spread_diff(a, b, blocks):
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
 
 
-def time_difference(a, b, other):
-    """Row b's median time against row a's, in µs: 'X µs more than <other>' or 'X µs less than <other>' where the
-    runs' spreads do not overlap, 'the same time as <other> within noise (X µs apart)' where they do."""
-    d = 1e3 * (f(b["ms_median"]) - f(a["ms_median"]))
-    if distinct(a, b) == 0:
-        return said(f"the same time as {other} {NOISE} ({abs(d):.1f} µs apart)")
-    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'} than {other}"
+def time_difference(a, b, other=None, prefix=""):
+    """Row b's median time against row a's (the columns with prefix, e.g. "cub_"), in µs: 'X µs more [than <other>]'
+    or 'X µs less [than <other>]' where the runs' spreads do not overlap, 'the same time [as <other>] within noise
+    (X µs apart)' where they do."""
+    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
+    if distinct(a, b, prefix, prefix) == 0:
+        return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
+    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
 
 
 def determinism_spread(combine, n):

@@ -318,15 +318,6 @@ def read_check_line():
     return f"In the ladder results it passed in {passed} of {len(data)} runs (`read_check` in `ladder.csv`)."
 
 
-def time_delta(a, b, prefix=""):
-    """Row b's median against row a's (the same prefix, e.g. "cub_"), in µs: 'X µs more' or 'X µs less' where the
-    runs' spreads do not overlap, 'the same time within noise (X µs apart)' where they do."""
-    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
-    if distinct(a, b, prefix, prefix) == 0:
-        return said(f"the same time {NOISE} ({abs(d):.1f} µs apart)")
-    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}"
-
-
 def flush_rows(n):
     return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
@@ -340,7 +331,7 @@ def flush_lines():
         fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
         out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
                    f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
-                   f"{time_delta(clean, write)} against `clean`, and CUB {time_delta(clean, write, 'cub_')}.")
+                   f"{time_difference(clean, write)} against `clean`, and CUB {time_difference(clean, write, prefix='cub_')}.")
     return "\n".join(out)
 
 
@@ -411,14 +402,14 @@ def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in rows("gemm") if r["tile"] == tile and r["pad"] == pad), fmt)
 
 
-def tree_gbps_at_64():
-    """The tree-regime probe's GB/s of 01 to 06 at 64 threads per block."""
-    return ", ".join(probe_gbps(s, "tree", "64") for s in REDUCE[:6])
+def tree_gbps(stages, block):
+    """The tree-regime probe's GB/s of the stages at block threads per block."""
+    return ", ".join(probe_gbps(s, "tree", block) for s in stages)
 
 
-def sweep_max_range():
-    """The range of 02 to 05's largest % of peak in the size sweep."""
-    return value_range([sweep_max(s, ".0f") for s in REDUCE[1:5]])
+def sweep_max_range(stages):
+    """The range of the stages' largest % of peak in the size sweep."""
+    return value_range([sweep_max(s, ".0f") for s in stages])
 
 
 def profiled_cases(gemm_variants):
