@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, print_ladder
@@ -376,14 +377,47 @@ def ncu_command(ncu, cmd, kernel_regex, launch_count=None):
             "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
 
 
-def run_ncu(ncu, cmd, kernel_regex, launch_count=None):
+def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
+    """The raw page of every profiled kernel: [{column: value}]. With source (a list, and launch_count 1), the same
+    profile's shared-memory instructions from the source page are appended to it (source_rows())."""
     full = ncu_command(ncu, cmd, kernel_regex, launch_count)
-    proc = subprocess.run(full, capture_output=True, text=True)
-    kernels = parse_ncu_raw(proc.stdout)
-    if proc.returncode != 0 or not kernels:
-        raise StageError(f"ncu failed for {' '.join(cmd)} (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
-                         f"{proc.stderr[-2000:]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        report = pathlib.Path(tmp) / "profile.ncu-rep"
+        at = full.index("--page")
+        proc = subprocess.run(full[:at] + ["-o", str(report)] + full[at + 3:], capture_output=True, text=True)
+        raw = subprocess.run([ncu, "-i", str(report), "--page", "raw", "--csv", "--kernel-name-base", "demangled"],
+                             capture_output=True, text=True) if report.exists() else proc
+        kernels = parse_ncu_raw(raw.stdout)
+        if proc.returncode != 0 or not kernels:
+            raise StageError(f"ncu failed for {' '.join(cmd)} (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
+                             f"{proc.stderr[-2000:]}")
+        if source is not None:
+            page = subprocess.run([ncu, "-i", str(report), "--page", "source", "--csv", "--print-source", "cuda,sass"],
+                                  capture_output=True, text=True, check=True)
+            source.extend(source_rows(page.stdout))
     return kernels
+
+
+def source_rows(text):
+    """ncu --page source --print-source cuda,sass --csv of one profiled kernel: each source line followed by its
+    SASS instructions -> one row per shared-memory instruction: its file, line, SASS and per-instruction counters."""
+    rows, path, header, line = [], "", None, ""
+    for r in csv.reader(io.StringIO(text)):
+        if not r:
+            continue
+        if r[0] == "File Path":
+            path = r[1]
+        elif r[0] == "Line No":
+            header = r
+        elif header and len(r) == len(header):
+            row = dict(zip(header[2:], r[2:]))
+            if r[0].strip():
+                line = r[0]
+            elif row.get("Address Space") == "Shared":
+                rows.append({"file": pathlib.Path(path).name, "line": line, "sass": row["Source"].strip(),
+                             "op": row["Access Operation"], "instructions": row["Instructions Executed"],
+                             "wavefronts": row["L1 Wavefronts Shared"], "ideal": row["L1 Wavefronts Shared Ideal"]})
+    return rows
 
 
 # The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
@@ -430,7 +464,7 @@ def cmd_profile(a):
         return ncu_check(a, ncu, a.ncu_check)
     # Reduce: one --check-only run on the int input per stage and regime; the first launch is the one that reads
     # the input (later launches add partial sums). GEMM: one timed run with one repetition, every kernel of it.
-    rows = []
+    rows, source = [], []
     for regime in REGIMES:
         for stage in REDUCE:
             if not has_stream(stage) and regime == "stream":
@@ -438,8 +472,10 @@ def cmd_profile(a):
             say(f"      ncu: {stage} ({regime} regime, n = {a.profile_size})")
             cmd = [binary(a.build, stage), "--check-only", "--input", "exact", "-n", a.profile_size,
                    *regime_args(stage, [regime])]
-            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
+            found = []
+            kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1, source=found)[0]
             rows.append(ncu_row(stage, regime, a.profile_size, kernel))
+            source += [{"stage": stage, "variant": regime, **r} for r in found]
     for stage, patch in experiments():  # the experiments' builds, as ./ladder try left them
         exe = a.build / "try" / "bin" / patch_target(stage, patch)
         if not exe.exists():
@@ -453,6 +489,10 @@ def cmd_profile(a):
     say(f"      ncu: {GEMM} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
     cmd = [binary(a.build, GEMM), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
     kernels = run_ncu(ncu, cmd, "gemm")
+    for variant, pad in (("tiled", 0), ("tiled padded", 1)):  # the source page shows one kernel's one launch
+        found = []
+        run_ncu(ncu, cmd, f"gemm_kernel<16, {pad}>", launch_count=1, source=found)
+        source += [{"stage": GEMM, "variant": variant, **r} for r in found]
     for variant, match in GEMM_KERNELS:
         found = [k for k in kernels if match(k.get("Kernel Name", ""))]
         if not found:
@@ -473,6 +513,9 @@ def cmd_profile(a):
     if a.save:
         version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()
         save(a.save, "ncu", rows, {"ncu": version, "sections": NCU_SECTIONS, "metrics": NCU_METRICS})
+        # per shared-memory SASS instruction: what tests/check_thread_models.py holds the host runs to
+        save(a.save, "ncu_source", source, {"ncu": version, "sections": NCU_SECTIONS, "commit": git_commit(),
+                                            "date": datetime.date.today().isoformat(), "command": "./ladder profile"})
         save_sass(a)
     racecheck(a)
     return 0
