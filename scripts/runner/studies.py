@@ -491,7 +491,7 @@ def cmd_profile(a):
     kernels = run_ncu(ncu, cmd, "gemm")
     for variant, pad in (("tiled", 0), ("tiled padded", 1)):  # the source page shows one kernel's one launch
         found = []
-        run_ncu(ncu, cmd, f"gemm_kernel<16, {pad}>", launch_count=1, source=found)
+        run_ncu(ncu, cmd, f"gemm_kernel<[^,]*16, [^>]*{pad}>", launch_count=1, source=found)  # <(int)16, (int)0>
         source += [{"stage": GEMM, "variant": variant, **r} for r in found]
     for variant, match in GEMM_KERNELS:
         found = [k for k in kernels if match(k.get("Kernel Name", ""))]
