@@ -1,0 +1,481 @@
+// Just enough CUDA to run a stage's device code on the host, one block at a time, and log what its threads do.
+//
+// scripts/host_run.py pastes a stage file's kernels and device functions, unchanged, after this header (only
+// the __shared__ declarations are rewritten, into the arrays below). Every thread of a block is a fiber;
+// __syncthreads(), __syncwarp() and the __shfl_*_sync() exchanges switch fibers, so the threads run as the
+// CUDA model allows: up to the next barrier in any order. What the log records, one line each:
+//   S op tid phase seq array byte bytes line value   a shared-memory access (op ld or st)
+//   X tid phase kind src value result                 a shuffle: lane tid read lane src's value
+//   G tid phase how region element dest               a float4 copied out of a global region
+//   A tid region element value                        atomicAdd(&region[element], value)
+//   T tid region element old order written            a ticket: atomic_ref fetch_add; written lists the
+//                                                     elements of the watched region that hold a value
+//   L tid region element                              __ldcg(&region[element])
+//   B block                                           a block starts (blocks run one after another)
+// phase counts the barriers, warp barriers and shuffles a thread has passed; seq numbers its shared accesses
+// since then. Threads of one warp that share (phase, seq) made one warp-wide request.
+#pragma once
+
+#include <ucontext.h>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#define __device__
+#define __global__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+
+struct uint3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+namespace ladder_host {
+
+[[noreturn]] inline void fail(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  std::fputs("host run: ", stderr);
+  std::vfprintf(stderr, format, args);
+  std::fputc('\n', stderr);
+  va_end(args);
+  std::exit(3);
+}
+
+constexpr unsigned kWarp = 32;
+constexpr std::size_t kStack = 256 * 1024;
+
+enum class Wait { kNone, kBarrier, kSyncwarp, kShuffle, kDone };
+
+struct Fiber {
+  ucontext_t context{};
+  std::unique_ptr<char[]> stack;
+  uint3 idx;
+  unsigned tid = 0;
+  Wait wait = Wait::kNone;
+  unsigned mask = 0, phase = 0, seq = 0;
+  int kind = 0, arg = 0, width = 32;  // a shuffle's kind (0 down, 1 up, 2 xor, 3 idx), delta or lane, width
+  float value = 0.0f, result = 0.0f;
+  bool seen = false;  // first: the value of its first shared store or shuffle (what it brings to the block's sum)
+  float first = 0.0f;
+};
+
+inline void first_value(Fiber& f, float v) {
+  if (!f.seen) f.seen = true, f.first = v;
+}
+
+struct Region {
+  std::string name;
+  const char* base;
+  std::size_t bytes;
+};
+
+struct Shared {  // one block's shared memory: the dynamic array, then the static ones in the order they are declared
+  std::vector<unsigned char> bytes, written;
+  std::vector<std::pair<std::string, std::size_t>> arrays;  // name, byte offset
+  std::size_t dynamic_bytes = 0;
+};
+
+struct Run {
+  uint3 grid, block, block_idx;
+  std::vector<Fiber> fibers;
+  Fiber* current = nullptr;
+  ucontext_t scheduler{};
+  std::function<void()> body;
+  std::function<void(unsigned)> on_block_end;
+  Shared shared;
+  std::vector<Region> regions;
+  std::string watched;  // the region a ticket reports on
+  std::FILE* log = stdout;
+};
+
+inline Run& run() {
+  static Run r;
+  return r;
+}
+inline Fiber& self() {
+  if (!run().current) fail("a CUDA built-in was used outside a running block");
+  return *run().current;
+}
+
+inline void logf(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  std::vfprintf(run().log, format, args);
+  va_end(args);
+}
+
+inline const Region* region_of(const void* p, std::size_t* element, std::size_t size) {
+  const auto* c = static_cast<const char*>(p);
+  for (const Region& r : run().regions) {
+    if (c >= r.base && c < r.base + r.bytes) {
+      *element = static_cast<std::size_t>(c - r.base) / size;
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// ---- switching threads ----------------------------------------------------------------------------------------
+
+inline void yield(Wait why) {
+  Fiber& f = self();
+  f.wait = why;
+  swapcontext(&f.context, &run().scheduler);
+}
+
+inline void passed(Fiber& f) {
+  f.wait = Wait::kNone;
+  ++f.phase;
+  f.seq = 0;
+}
+
+inline void trampoline() {
+  run().body();
+  self().wait = Wait::kDone;
+  swapcontext(&self().context, &run().scheduler);
+}
+
+inline unsigned lane_of(const Fiber& f) { return f.tid % kWarp; }
+
+// Resolves the warp-wide operation the lanes of warp w wait at, once every lane of its mask waits there.
+inline bool resolve_warp(unsigned w) {
+  Run& r = run();
+  std::vector<Fiber*> lanes(kWarp, nullptr);
+  for (unsigned l = 0; l < kWarp && w * kWarp + l < r.fibers.size(); ++l) lanes[l] = &r.fibers[w * kWarp + l];
+  Fiber* first = nullptr;
+  for (Fiber* f : lanes)
+    if (f && (f->wait == Wait::kSyncwarp || f->wait == Wait::kShuffle)) first = first ? first : f;
+  if (!first) return false;
+  for (unsigned l = 0; l < kWarp; ++l) {
+    if (!(first->mask >> l & 1u)) continue;
+    Fiber* f = lanes[l];
+    if (!f) fail("warp %u: the mask 0x%08x names lane %u, which this block does not have", w, first->mask, l);
+    if (f->wait == Wait::kDone) fail("warp %u: lane %u has exited, but the mask of a warp operation names it", w, l);
+    if (f->wait != first->wait || f->mask != first->mask) return false;  // not there yet
+  }
+  for (unsigned l = 0; l < kWarp; ++l) {
+    if (!(first->mask >> l & 1u)) continue;
+    Fiber* f = lanes[l];
+    if (f->wait == Wait::kShuffle) {
+      const int width = f->width, base = static_cast<int>(l) / width * width, in = static_cast<int>(l) - base;
+      int src = f->kind == 0 ? in + f->arg : f->kind == 1 ? in - f->arg : f->kind == 2 ? in ^ f->arg : f->arg % width;
+      if (src < 0 || src >= width) src = in;  // out of the segment: the lane keeps its own value
+      src += base;
+      const bool named = first->mask >> src & 1u;
+      f->result = named ? lanes[static_cast<unsigned>(src)]->value : NAN;
+      logf("X %u %u %d %d %.9g %.9g\n", f->tid, f->phase, f->kind, named ? src : -1, f->value, f->result);
+    }
+  }
+  for (unsigned l = 0; l < kWarp; ++l)
+    if (first->mask >> l & 1u) passed(*lanes[l]);
+  return true;
+}
+
+// Runs one block: every thread to its next barrier, then the barrier, until all have returned.
+inline void run_block(uint3 block_idx) {
+  Run& r = run();
+  r.block_idx = block_idx;
+  r.shared.bytes.assign(r.shared.dynamic_bytes, 0);
+  r.shared.written.assign(r.shared.dynamic_bytes, 0);
+  r.shared.arrays.clear();
+  const unsigned threads = r.block.x * r.block.y * r.block.z;
+  r.fibers.clear();
+  r.fibers.resize(threads);
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber& f = r.fibers[t];
+    f.tid = t;
+    f.idx = {t % r.block.x, t / r.block.x % r.block.y, t / (r.block.x * r.block.y)};
+    f.stack.reset(new char[kStack]);
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_size = kStack;
+    f.context.uc_link = nullptr;
+    makecontext(&f.context, trampoline, 0);
+  }
+  const unsigned linear = block_idx.x + r.grid.x * (block_idx.y + r.grid.y * block_idx.z);
+  logf("B %u\n", linear);
+  for (;;) {
+    bool moved = false, alive = false, at_barrier = true;
+    for (Fiber& f : r.fibers) {
+      if (f.wait == Wait::kNone) {
+        r.current = &f;
+        swapcontext(&r.scheduler, &f.context);
+        r.current = nullptr;
+        moved = true;
+      }
+    }
+    for (unsigned w = 0; w * kWarp < threads; ++w) moved = resolve_warp(w) || moved;
+    for (Fiber& f : r.fibers) {
+      alive = alive || f.wait != Wait::kDone;
+      at_barrier = at_barrier && (f.wait == Wait::kBarrier || f.wait == Wait::kDone);
+    }
+    if (!alive) {
+      if (r.on_block_end) r.on_block_end(linear);
+      return;
+    }
+    if (at_barrier) {
+      for (Fiber& f : r.fibers)
+        if (f.wait == Wait::kBarrier) passed(f);
+      continue;
+    }
+    if (!moved) {
+      std::string where;
+      for (const Fiber& f : r.fibers)
+        if (f.wait != Wait::kDone && where.size() < 200)
+          where += " " + std::to_string(f.tid) + (f.wait == Wait::kBarrier ? ":__syncthreads" : ":warp op");
+      fail("deadlock: no thread can go on (thread:waits at)%s", where.c_str());
+    }
+  }
+}
+
+// ---- shared memory that logs every access ---------------------------------------------------------------------
+
+struct Index {  // an index into a shared array, and the source line that computed it
+  std::size_t i;
+  int line;
+  template <typename T>
+  Index(T v, int l = __builtin_LINE()) : i(static_cast<std::size_t>(v)), line(l) {}  // NOLINT: implicit by design
+};
+
+template <typename T>
+class Elem {  // one shared element: reading or writing it is logged
+ public:
+  Elem(const char* array, std::size_t byte, int line, std::size_t end)
+      : array_(array), byte_(byte), line_(line), end_(end) {}
+  operator T() const { return load(); }  // NOLINT: reads convert implicitly, as a float lvalue does
+  Elem& operator=(T v) { return store(v); }
+  Elem& operator=(const Elem& other) { return store(other.load()); }
+  Elem& operator+=(T v) { return store(load() + v); }
+  Elem& operator-=(T v) { return store(load() - v); }
+  Elem& operator*=(T v) { return store(load() * v); }
+
+ private:
+  T load() const {
+    Shared& s = run().shared;
+    check();
+    T v;
+    std::memcpy(&v, &s.bytes[byte_], sizeof(T));
+    note("ld", static_cast<double>(v), !s.written[byte_]);
+    return v;
+  }
+  Elem& store(T v) {
+    Shared& s = run().shared;
+    check();
+    std::memcpy(&s.bytes[byte_], &v, sizeof(T));
+    std::memset(&s.written[byte_], 1, sizeof(T));
+    if constexpr (std::is_same_v<T, float>) first_value(self(), v);
+    note("st", static_cast<double>(v), false);
+    return *this;
+  }
+  void check() const {
+    if (byte_ + sizeof(T) > end_)
+      fail("line %d: %s reaches byte %zu of shared memory, past its end at byte %zu", line_, array_,
+           byte_ + sizeof(T), end_);
+  }
+  void note(const char* op, double v, bool unwritten) const {
+    Fiber& f = self();
+    logf("S %s %u %u %u %s %zu %zu %d %.9g%s\n", op, f.tid, f.phase, f.seq++, array_, byte_, sizeof(T), line_, v,
+         unwritten ? " unwritten" : "");
+  }
+  const char* array_;
+  std::size_t byte_;
+  int line_;
+  std::size_t end_;
+};
+
+template <typename T, std::size_t... Dims>
+struct Extent;  // how many T one index of a shared array steps over
+template <typename T>
+struct Extent<T> {
+  static constexpr std::size_t size = 1;
+};
+template <typename T, std::size_t D, std::size_t... Rest>
+struct Extent<T, D, Rest...> {
+  static constexpr std::size_t size = D * Extent<T, Rest...>::size;
+};
+
+template <typename T, std::size_t... Dims>
+class View;
+template <typename T>
+class View<T> {  // a scalar __shared__ variable
+ public:
+  View(const char* array, std::size_t byte, std::size_t end, int line = 0) : e_(array, byte, line, end) {}
+  operator T() const { return e_; }  // NOLINT
+  View& operator=(T v) {
+    e_ = v;
+    return *this;
+  }
+
+ private:
+  Elem<T> e_;
+};
+template <typename T, std::size_t D, std::size_t... Rest>
+class View<T, D, Rest...> {  // D = 0: of unknown length (the dynamic array, or a pointer to a shared array)
+ public:
+  View(const char* array, std::size_t byte, std::size_t end, int line = 0)
+      : array_(array), byte_(byte), end_(end), line_(line) {}
+  template <std::size_t E>
+  View(const View<T, E, Rest...>& a) : array_(a.array_), byte_(a.byte_), end_(a.end_), line_(a.line_) {}  // NOLINT
+  template <typename, std::size_t...>
+  friend class View;
+  auto operator[](Index ix) const {
+    if (D && ix.i >= D) fail("line %d: %s[%zu] is past its %zu elements", ix.line, array_, ix.i, D);
+    const std::size_t at = byte_ + ix.i * Extent<T, Rest...>::size * sizeof(T);
+    if constexpr (sizeof...(Rest) == 0) return Elem<T>(array_, at, ix.line, end_);
+    else return View<T, Rest...>(array_, at, end_, ix.line);
+  }
+
+ private:
+  const char* array_;
+  std::size_t byte_, end_;
+  int line_;
+};
+
+// `__shared__ T name[D...];` becomes `auto name = ladder_host::shared<T, D...>("name");`: the block's one copy.
+// The dynamic array starts at byte 0 and the static ones follow it, each on a 16-byte boundary (the GPU puts the
+// static ones first). No count depends on where an array starts: a request touches one array, and moving an array
+// by a multiple of 16 bytes moves every word of it to the bank as many banks on, which keeps every request's
+// words per bank (a float4 stays within its 16 bytes).
+template <typename T, std::size_t... Dims>
+View<T, Dims...> shared(const char* name) {
+  Shared& s = run().shared;
+  for (const auto& a : s.arrays)
+    if (a.first == name) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
+  const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
+  s.bytes.resize(offset + bytes, 0);
+  s.written.resize(offset + bytes, 0);
+  s.arrays.emplace_back(name, offset);
+  return View<T, Dims...>(name, offset, offset + bytes);
+}
+
+// `extern __shared__ T name[];` becomes `auto name = ladder_host::dynamic_shared<T>("name");`: the bytes the launch
+// asked for, at byte 0.
+template <typename T>
+View<T, 0> dynamic_shared(const char* name) {
+  return View<T, 0>(name, 0, run().shared.dynamic_bytes);
+}
+
+}  // namespace ladder_host
+
+// ---- the CUDA built-ins ---------------------------------------------------------------------------------------
+
+#define threadIdx (::ladder_host::self().idx)
+#define blockIdx (::ladder_host::run().block_idx)
+#define blockDim (::ladder_host::run().block)
+#define gridDim (::ladder_host::run().grid)
+
+inline void __syncthreads() { ladder_host::yield(ladder_host::Wait::kBarrier); }
+
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  ladder_host::self().mask = mask;
+  ladder_host::yield(ladder_host::Wait::kSyncwarp);
+}
+
+inline float ladder_shuffle(unsigned mask, float v, int kind, int arg, int width) {
+  ladder_host::Fiber& f = ladder_host::self();
+  f.mask = mask;
+  f.value = v;
+  f.kind = kind;
+  f.arg = arg;
+  f.width = width;
+  ladder_host::first_value(f, v);
+  ladder_host::yield(ladder_host::Wait::kShuffle);
+  return f.result;
+}
+inline float __shfl_down_sync(unsigned mask, float v, unsigned delta, int width = 32) {
+  return ladder_shuffle(mask, v, 0, static_cast<int>(delta), width);
+}
+inline float __shfl_up_sync(unsigned mask, float v, unsigned delta, int width = 32) {
+  return ladder_shuffle(mask, v, 1, static_cast<int>(delta), width);
+}
+inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = 32) {
+  return ladder_shuffle(mask, v, 2, lane_mask, width);
+}
+inline float __shfl_sync(unsigned mask, float v, int lane, int width = 32) {
+  return ladder_shuffle(mask, v, 3, lane, width);
+}
+
+struct alignas(16) float4 {  // copying one out of a global region is a logged 128-bit load
+  float x = 0, y = 0, z = 0, w = 0;
+  float4() = default;
+  float4(float a, float b, float c, float d) : x(a), y(b), z(c), w(d) {}
+  float4(const float4& o) : x(o.x), y(o.y), z(o.z), w(o.w) { loaded(o, "construct"); }
+  float4& operator=(const float4& o) {
+    x = o.x, y = o.y, z = o.z, w = o.w;
+    loaded(o, "assign");
+    return *this;
+  }
+  void loaded(const float4& from, const char* how) const {
+    std::size_t element = 0;
+    if (const auto* r = ladder_host::region_of(&from, &element, sizeof(float))) {
+      const auto& f = ladder_host::self();
+      ladder_host::logf("G %u %u %s %s %zu %p\n", f.tid, f.phase, how, r->name.c_str(), element,
+                        static_cast<const void*>(this));
+    }
+  }
+};
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+
+inline float atomicAdd(float* p, float v) {
+  std::size_t element = 0;
+  const auto* r = ladder_host::region_of(p, &element, sizeof(float));
+  ladder_host::logf("A %u %s %zu %.9g\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element, v);
+  const float old = *p;
+  *p = old + v;
+  return old;
+}
+
+inline float __ldcg(const float* p) {
+  std::size_t element = 0;
+  const auto* r = ladder_host::region_of(p, &element, sizeof(float));
+  ladder_host::logf("L %u %s %zu\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element);
+  return *p;
+}
+
+namespace cuda {
+enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block, thread_scope_thread };
+enum memory_order { memory_order_relaxed, memory_order_consume, memory_order_acquire, memory_order_release,
+                    memory_order_acq_rel, memory_order_seq_cst };
+template <typename T, thread_scope Scope = thread_scope_system>
+class atomic_ref {  // fetch_add logs the ticket it hands out, its order and scope, and what the watched region holds
+ public:
+  explicit atomic_ref(T& ref) : ref_(ref) {}
+  T fetch_add(T v, memory_order order = memory_order_seq_cst) const {
+    static const char* orders[] = {"relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst"};
+    static const char* scopes[] = {"system", "device", "block", "thread"};
+    std::size_t element = 0;
+    const auto* r = ladder_host::region_of(&ref_, &element, sizeof(T));
+    std::string written;
+    for (const auto& w : ladder_host::run().regions) {
+      if (w.name != ladder_host::run().watched) continue;
+      const auto* values = reinterpret_cast<const float*>(w.base);
+      for (std::size_t i = 0; i < w.bytes / sizeof(float); ++i)
+        if (!std::isnan(values[i])) written += (written.empty() ? "" : ",") + std::to_string(i);
+    }
+    ladder_host::logf("T %u %s %zu %llu %s %s %s\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element,
+                      static_cast<unsigned long long>(ref_), orders[order], scopes[Scope],
+                      written.empty() ? "-" : written.c_str());
+    const T old = ref_;
+    ref_ = old + v;
+    return old;
+  }
+
+ private:
+  T& ref_;
+};
+}  // namespace cuda

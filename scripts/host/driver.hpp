@@ -1,0 +1,156 @@
+// The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
+//
+//   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1]
+//
+// A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
+// boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
+// A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
+// readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
+// "E e thread" for each thread whose first value (its first shared store or shuffle) is not 0.
+// Afterwards "R region element value" for every element of out, partials, ticket and C.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ladder_host {
+
+struct Args {
+  const float* in = nullptr;
+  std::size_t n = 0;
+  float *out = nullptr, *partials = nullptr;
+  unsigned* ticket = nullptr;
+  const float *A = nullptr, *B = nullptr;
+  float* C = nullptr;
+  int M = 0, N = 0, K = 0;
+};
+
+struct Entry {
+  const char* name;
+  void (*call)(Args&);
+  std::size_t (*dynamic_smem)(unsigned block);
+  bool gemm;
+};
+
+inline std::vector<unsigned> numbers(const std::string& text) {
+  std::vector<unsigned> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = text.find(',', at);
+    out.push_back(static_cast<unsigned>(std::stoul(text.substr(at, comma - at))));
+    at = comma == std::string::npos ? text.size() : comma + 1;
+  }
+  return out;
+}
+
+struct Options {
+  std::vector<unsigned> grid{1}, block{32}, order;
+  std::size_t n = 32, offset = 0;
+  int m = 0, k = 0;
+  bool readers = false;
+};
+
+inline Options parse(int argc, char** argv) {
+  Options o;
+  for (int a = 2; a < argc; ++a) {
+    const std::string arg = argv[a];
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos) fail("'%s' is not key=value", arg.c_str());
+    const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
+    if (key == "grid") o.grid = numbers(value);
+    else if (key == "block") o.block = numbers(value);
+    else if (key == "order") o.order = numbers(value);
+    else if (key == "n") o.n = std::stoull(value);
+    else if (key == "offset") o.offset = std::stoull(value);
+    else if (key == "m") o.m = std::stoi(value);
+    else if (key == "k") o.k = std::stoi(value);
+    else if (key == "readers") o.readers = value == "1";
+    else fail("unknown option '%s'", key.c_str());
+  }
+  o.grid.resize(2, 1);
+  o.block.resize(2, 1);
+  const unsigned blocks = o.grid[0] * o.grid[1];
+  if (o.order.empty())
+    for (unsigned b = 0; b < blocks; ++b) o.order.push_back(b);
+  if (o.order.size() != blocks) fail("order names %zu blocks, the grid has %u", o.order.size(), blocks);
+  return o;
+}
+
+inline void print_region(const char* name, const float* p, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) logf("R %s %zu %.9g\n", name, i, static_cast<double>(p[i]));
+}
+
+inline void run_blocks(const Entry& e, Args& args, const Options& o) {
+  Run& r = run();
+  r.grid = {o.grid[0], o.grid[1], 1};
+  r.block = {o.block[0], o.block[1], 1};
+  r.shared.dynamic_bytes = e.dynamic_smem(o.block[0] * o.block[1]);
+  r.body = [&] { e.call(args); };
+  for (unsigned b : o.order) run_block({b % o.grid[0], b / o.grid[0], 0});
+}
+
+inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
+  if (argc < 2) fail("usage: %s ENTRY [key=value ...]", argv[0]);
+  const Entry* entry = nullptr;
+  for (const Entry& e : entries)
+    if (argv[1] == std::string(e.name)) entry = &e;
+  if (!entry) fail("no kernel entry '%s' in this stage", argv[1]);
+  const Options o = parse(argc, argv);
+  Run& r = run();
+  Args args;
+  const unsigned blocks = o.grid[0] * o.grid[1];
+  if (entry->gemm) {
+    const int m = o.m, n = static_cast<int>(o.n), k = o.k;
+    std::vector<float> A(std::size_t(m) * k), B(std::size_t(k) * n), C(std::size_t(m) * n, NAN);
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i + 1);
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = -static_cast<float>(i + 1);
+    r.regions = {{"A", reinterpret_cast<const char*>(A.data()), A.size() * 4},
+                 {"B", reinterpret_cast<const char*>(B.data()), B.size() * 4},
+                 {"C", reinterpret_cast<const char*>(C.data()), C.size() * 4}};
+    args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
+    run_blocks(*entry, args, o);
+    print_region("C", C.data(), C.size());
+    return 0;
+  }
+  std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
+  float* in = &storage[0].x + o.offset;
+  std::vector<float> out(blocks, 0.0f), partials(blocks, NAN);
+  unsigned ticket = 0;
+  r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
+               {"out", reinterpret_cast<const char*>(out.data()), out.size() * 4},
+               {"partials", reinterpret_cast<const char*>(partials.data()), partials.size() * 4},
+               {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
+  r.watched = "partials";
+  args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
+  if (!o.readers) {
+    for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
+    run_blocks(*entry, args, o);
+    print_region("out", out.data(), out.size());
+    print_region("partials", partials.data(), partials.size());
+    logf("R ticket 0 %u\n", ticket);
+    return 0;
+  }
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  for (std::size_t e = 0; e < o.n; ++e) {
+    for (std::size_t i = 0; i < o.n; ++i) in[i] = i == e ? 1.0f : 0.0f;
+    std::fill(out.begin(), out.end(), 0.0f);
+    std::fill(partials.begin(), partials.end(), NAN);
+    ticket = 0;
+    r.log = quiet;
+    std::vector<std::string> found;
+    r.on_block_end = [&](unsigned block) {
+      for (const Fiber& f : r.fibers)
+        if (f.seen && f.first != 0.0f)
+          found.push_back(std::to_string(block * r.fibers.size() + f.tid) + ":" + std::to_string(f.first));
+    };
+    run_blocks(*entry, args, o);
+    r.log = stdout;
+    logf("E %zu", e);
+    for (const auto& f : found) logf(" %s", f.c_str());
+    logf("\n");
+  }
+  std::fclose(quiet);
+  return 0;
+}
+
+}  // namespace ladder_host

@@ -1,0 +1,249 @@
+"""Runs a stage's own kernels on the host and reads back what its threads did.
+
+The stage file's device code (its kernels, device functions, constants and `using` lines) is pasted, as it is,
+after scripts/host/cuda_host.hpp, which runs every thread of a block as a fiber and logs each shared-memory
+access, shuffle, float4 load, atomic and ticket. Only `__shared__` declarations are rewritten, into arrays that
+log. `#line` keeps the stage file's line numbers, so every logged access names the line of the stage file that
+made it. The host functions (the launcher, main) are left out: which kernels there are, and the tile sizes of
+08, are read from the stage file itself (entries()).
+
+  run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)
+"""
+import functools
+import hashlib
+import os
+import pathlib
+import re
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HOST = ROOT / "scripts" / "host"
+CXX = os.environ.get("CXX", "g++")
+WARP = 32
+
+
+class HostRunError(Exception):
+    """The stage's code did not build or run on the host; the message names the stage."""
+
+
+def stage_path(stage, root=ROOT):
+    return next((pathlib.Path(root) / stage).glob("*.cu"))
+
+
+# ---- the stage file's device code, unchanged but for its __shared__ declarations ---------------------------------
+
+SHARED = re.compile(r"(extern\s+)?__shared__\s+([\w:]+)\s+(\w+)((?:\s*\[[^\]]*\])*)\s*;")
+
+
+def _shared(m):
+    extern, kind, name, dims = m.groups()
+    if extern:
+        return f'auto {name} = ladder_host::dynamic_shared<{kind}>("{name}");'
+    sizes = re.findall(r"\[([^\]]*)\]", dims)
+    return f'auto {name} = ladder_host::shared<{", ".join([kind, *sizes])}>("{name}");'
+
+
+def top_level_items(text):
+    """(first line number, text) of each top-level declaration: from a line at brace depth 0 to the line that
+    brings the depth back to 0 and ends it. Comments and preprocessor lines between items are dropped."""
+    items, start, depth, lines = [], None, 0, text.splitlines()
+    for number, line in enumerate(lines, 1):
+        code = re.sub(r"//.*", "", line)
+        if start is None:
+            if not code.strip() or code.lstrip().startswith("#"):
+                continue
+            start = number
+        depth += code.count("{") - code.count("}")
+        if depth == 0 and code.rstrip().endswith(("}", ";")):
+            items.append((start, "\n".join(lines[start - 1:number])))
+            start = None
+    return items
+
+
+def _shared_pointers(item, names):
+    """`T* name` parameters of a __device__ function, where name is a __shared__ array of the file: what the array
+    decays to, so a pointer that logs."""
+    head = item.split("{", 1)[0]
+    if "__device__" not in head or not names:
+        return item
+    pattern = re.compile(r"\b([\w:]+)\s*\*\s*(%s)\b" % "|".join(map(re.escape, names)))
+    return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head, count=0) + item[len(head):]
+
+
+def device_code(text, path):
+    """The stage's device code, kernels and what they use, with #line so logged lines are the stage file's."""
+    keep, names = [], [m.group(3) for m in SHARED.finditer(text)]
+    for number, item in top_level_items(text):
+        host_only = "<<<" in item or "CUDA_CHECK" in item or re.search(r"\bint main\(", item)
+        wanted = re.search(r"__(device|global)__|^constexpr |^using |smem_bytes\(", item, re.M)
+        if wanted and not host_only:
+            keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names))}')
+    return "\n".join(keep)
+
+
+def entries(text):
+    """[(name, call, dynamic shared bytes, gemm)] of the kernels in a stage file: what the driver can launch."""
+    out = []
+    if re.search(r"__global__ void reduce_kernel\(", text) and "template <Combine kCombine>" not in text:
+        out.append(("reduce", "reduce_kernel(a.in, a.n, a.out)", "smem_bytes(b)", False))
+    for combine in dict.fromkeys(re.findall(r"reduce_kernel<Combine::k(\w+)>", text)):
+        name = re.sub(r"(?<!^)([A-Z])", r"-\1", combine).lower()
+        out.append((name, f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
+                    "smem_bytes(b)", False))
+    if "__global__ void one_block_kernel(" in text:
+        out.append(("one-block", "one_block_kernel(a.in, static_cast<unsigned>(a.n), a.out)", "0", False))
+    for tile, pad in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text)):
+        out.append((f"tiled-{tile}-{pad}", f"gemm_kernel<{tile}, {pad}>(a.A, a.B, a.C, a.M, a.N, a.K)", "0", True))
+    return out
+
+
+def tiles(text):
+    """08's (kTile, kPad) instantiations, as the launcher names them."""
+    return [tuple(map(int, t)) for t in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text))]
+
+
+def ladder_enums():
+    """The enums of common/reduce_stage.hpp the kernels name (Combine), pasted as they are."""
+    header = (ROOT / "common" / "reduce_stage.hpp").read_text()
+    enums = re.findall(r"^enum class \w+ \{.*?\};", header, re.M | re.S)
+    return "namespace ladder {\n" + "\n".join(enums) + "\n}  // namespace ladder\n"
+
+
+def program(text, path):
+    table = ",\n    ".join(
+        f'{{"{name}", [](ladder_host::Args& a) {{ {call}; }}, [](unsigned b) -> std::size_t {{ (void)b; return {smem}; }},'
+        f' {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text))
+    return (f'#include "cuda_host.hpp"\n{ladder_enums()}{device_code(text, path)}\n'
+            f'#include "driver.hpp"\n'
+            f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    {table}}});\n}}\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _build(source):
+    digest = hashlib.sha256((source + "".join(p.read_text() for p in sorted(HOST.glob("*.hpp")))).encode())
+    directory = pathlib.Path(tempfile.gettempdir()) / "cuda-ladder-host-run"
+    directory.mkdir(exist_ok=True)
+    exe = directory / digest.hexdigest()[:16]
+    if not exe.exists():
+        src = exe.with_suffix(".cpp")
+        src.write_text(source)
+        build = subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
+                                "-I", str(HOST), "-o", str(exe) + ".tmp", str(src)], capture_output=True, text=True)
+        if build.returncode:
+            return None, build.stderr
+        os.replace(str(exe) + ".tmp", exe)
+    return exe, ""
+
+
+def executable(stage, root=ROOT):
+    path = stage_path(stage, root)
+    text = path.read_text()
+    exe, errors = _build(program(text, f"{stage}/{path.name}"))
+    if exe is None:
+        raise HostRunError(f"{stage}: its device code does not build on the host:\n{errors}")
+    return exe
+
+
+# ---- one run, and its log ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Access:
+    op: str  # "ld" or "st"
+    tid: int
+    phase: int
+    seq: int
+    array: str
+    byte: int
+    bytes: int
+    line: int
+    value: float
+    unwritten: bool
+
+    @property
+    def word(self):
+        return self.byte // 4
+
+
+@dataclass
+class Trace:
+    stage: str
+    entry: str
+    block: int  # threads per block
+    accesses: list = field(default_factory=list)  # every shared access, of every block: (block, Access)
+    shuffles: list = field(default_factory=list)  # (block, tid, phase, kind, src, value, result)
+    loads: list = field(default_factory=list)  # (block, tid, phase, how, region, element, dest)
+    atomics: list = field(default_factory=list)  # (block, tid, region, element, value)
+    tickets: list = field(default_factory=list)  # (block, tid, ticket, order, scope, written elements)
+    cached: list = field(default_factory=list)  # (block, tid, region, element): __ldcg
+    results: dict = field(default_factory=dict)  # {(region, element): value}
+    readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
+    order: list = field(default_factory=list)  # the blocks, in the order they ran
+
+    def of_block(self, block=0):
+        return [a for b, a in self.accesses if b == block]
+
+
+def _parse(stage, entry, block, text):
+    t, current = Trace(stage, entry, block), None
+    for line in text.splitlines():
+        f = line.split()
+        kind = f[0]
+        if kind == "B":
+            current = int(f[1])
+            t.order.append(current)
+        elif kind == "S":
+            t.accesses.append((current, Access(f[1], int(f[2]), int(f[3]), int(f[4]), f[5], int(f[6]), int(f[7]),
+                                               int(f[8]), float(f[9]), len(f) > 10)))
+        elif kind == "X":
+            t.shuffles.append((current, int(f[1]), int(f[2]), int(f[3]), int(f[4]), float(f[5]), float(f[6])))
+        elif kind == "G":
+            t.loads.append((current, int(f[1]), int(f[2]), f[3], f[4], int(f[5]), f[6]))
+        elif kind == "A":
+            t.atomics.append((current, int(f[1]), f[2], int(f[3]), float(f[4])))
+        elif kind == "T":
+            written = [] if f[7] == "-" else [int(x) for x in f[7].split(",")]
+            t.tickets.append((current, int(f[1]), int(f[4]), f[5], f[6], written))
+        elif kind == "L":
+            t.cached.append((current, int(f[1]), f[2], int(f[3])))
+        elif kind == "R":
+            t.results[(f[1], int(f[2]))] = float(f[3])
+        elif kind == "E":
+            t.readers[int(f[1])] = [int(x.split(":")[0]) for x in f[2:]]
+    return t
+
+
+@functools.lru_cache(maxsize=256)
+def _run(exe, stage, entry, options):
+    args = [str(exe), entry, *(f"{k}={v}" for k, v in options)]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode:
+        raise HostRunError(f"{stage} ({entry}, {' '.join(args[2:])}): {done.stderr.strip()}")
+    return done.stdout
+
+
+def run(stage, entry, root=ROOT, **options):
+    """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
+    opts = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                        for k, v in options.items()))
+    threads = 1
+    for d in str(dict(opts).get("block", 32)).split(","):
+        threads *= int(d)
+    return _parse(stage, entry, threads, _run(executable(stage, root), stage, entry, opts))
+
+
+def kernel_entries(stage, root=ROOT):
+    return [name for name, *_ in entries(stage_path(stage, root).read_text())]
+
+
+# ---- warp-wide requests --------------------------------------------------------------------------------------------
+
+def requests_by_warp(accesses):
+    """{(phase, seq, warp): [Access, ...]}: the lanes of one warp that made the same access of the same stretch
+    between barriers, i.e. one warp-wide shared-memory instruction."""
+    out = defaultdict(list)
+    for a in accesses:
+        out[(a.phase, a.seq, a.tid // WARP)].append(a)
+    return out
