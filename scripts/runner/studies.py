@@ -400,8 +400,9 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
 
 def source_rows(text):
     """ncu --page source --print-source cuda,sass --csv of one profiled kernel: each source line followed by its
-    SASS instructions -> one row per shared-memory instruction: its file, line, SASS and per-instruction counters."""
-    rows, path, header, line = [], "", None, ""
+    SASS instructions -> one row per shared-memory instruction: its file, line (number and text), SASS and
+    per-instruction counters."""
+    rows, path, header, line, code = [], "", None, "", ""
     for r in csv.reader(io.StringIO(text)):
         if not r:
             continue
@@ -412,9 +413,9 @@ def source_rows(text):
         elif header and len(r) == len(header):
             row = dict(zip(header[2:], r[2:]))
             if r[0].strip():
-                line = r[0]
+                line, code = r[0], r[1].strip()
             elif row.get("Address Space") == "Shared":
-                rows.append({"file": pathlib.Path(path).name, "line": line, "sass": row["Source"].strip(),
+                rows.append({"file": pathlib.Path(path).name, "line": line, "source": code, "sass": row["Source"].strip(),
                              "op": row["Access Operation"], "instructions": row["Instructions Executed"],
                              "wavefronts": row["L1 Wavefronts Shared"], "ideal": row["L1 Wavefronts Shared Ideal"]})
     return rows
