@@ -204,6 +204,10 @@ def reduce_block(stage, block, compiled=True, entry=None, n=None):
 
 def gemm_block(stage, tile, pad, compiled=True, k_tiles=1):
     """The requests of one block of 08's gemm_kernel<tile, pad>, over k_tiles steps along K."""
+    launched = host_run.tiles(host_run.stage_path(stage).read_text())
+    if (tile, pad) not in launched:
+        raise host_run.HostRunError(f"{stage}: the profile ran gemm_kernel<{tile}, {pad}>, which the stage file no "
+                                    f"longer launches (it launches {', '.join(f'<{t}, {p}>' for t, p in launched)})")
     trace = host_run.run(stage, f"tiled-{tile}-{pad}", block=[tile, tile], n=tile, m=tile, k=tile * k_tiles)
     reqs = requests(trace.of_block(0))
     return compiled_requests(stage, reqs, tile, pad) if compiled else reqs
@@ -341,16 +345,18 @@ class LineComparison:
     op: str
     host: dict  # instructions, wavefronts, ideal
     measured: dict
-    steps: list  # the host run's (step, requests, wavefronts) on this line, for the message
+    steps: list  # the host run's (phase, requests, wavefronts) on this line, for the message
+    text: str = ""  # the line's text
 
     def problems(self):
         if self.host == self.measured:
             return []
-        text = source_lines(self.stage)[self.line - 1].strip() if self.line else "?"
+        text = self.text
         what = ", ".join(f"{k} {self.measured[k]:,} measured, {self.host[k]:,} in the host run"
                          for k in ("instructions", "wavefronts", "ideal") if self.host[k] != self.measured[k])
         steps = "; ".join(f"phase {p}: {n} requests, {w} wavefronts" for p, n, w in self.steps[:12]) or "none"
-        return [f"{self.stage} ({self.variant}) line {self.line} `{text[:70]}`, "
+        where = f"line {self.line}" if self.line else "a line the stage file no longer has"
+        return [f"{self.stage} ({self.variant}) {where} `{text[:70]}`, "
                 f"{'loads' if self.op == 'ld' else 'stores'}: {what}. The host run's steps on this line: {steps}"]
 
 
@@ -369,24 +375,97 @@ def line_totals(reqs, repeat, warps):
     return out
 
 
+def _by_text(numbered):
+    """{(line number, text)} -> {line number: (text, k)}: the k-th line of the file with that text. Lines are
+    matched by text, so that a line added above (a comment) moves nothing."""
+    out, seen = {}, defaultdict(int)
+    for number, text in sorted(numbered):
+        out[number] = (text, seen[text])
+        seen[text] += 1
+    return out
+
+
 def compare_lines(row, source_rows, compiled=True):
     """Every line of one profiled launch that touches shared memory, in the host run or in the profile."""
-    reqs, repeat = launch_requests(row, compiled)
+    try:
+        reqs, repeat = launch_requests(row, compiled)
+    except host_run.HostRunError as e:
+        return [Failure(str(e))]
     warps = -(-dims(row["block"])[0] * dims(row["block"])[1] // WARP) if row["stage"] in PREDICATED else None
-    host = line_totals(reqs, repeat, warps)
+    lines = source_lines(row["stage"])
+    here = _by_text((i, t.strip()) for i, t in enumerate(lines, 1))
+    host = {(here[line], op): t for (line, op), t in line_totals(reqs, repeat, warps).items()}
     name = host_run.stage_path(row["stage"]).name
+    mine = [s for s in source_rows if s["stage"] == row["stage"] and s["variant"] == row["variant"]
+            and s["file"] == name]
+    there = _by_text({(int(s["line"]), s["source"]) for s in mine})
     measured = {}
-    for s in source_rows:
-        if s["stage"] == row["stage"] and s["variant"] == row["variant"] and s["file"] == name:
-            m = measured.setdefault((int(s["line"]), OPS[s["op"]]), {"instructions": 0, "wavefronts": 0, "ideal": 0})
-            for k in m:
-                m[k] += int(float(s[k]))
+    for s in mine:
+        m = measured.setdefault((there[int(s["line"])], OPS[s["op"]]), {"instructions": 0, "wavefronts": 0, "ideal": 0})
+        for k in m:
+            m[k] += int(float(s[k]))
     zero = {"instructions": 0, "wavefronts": 0, "ideal": 0}
+    number = {v: k for k, v in here.items()}
     out = []
-    for key in sorted(set(host) | set(measured)):
-        line, op = key
+    for key in sorted(set(host) | set(measured), key=lambda key: (number.get(key[0], 0), key[1])):
+        (text, k), op = key
+        line = number.get((text, k), 0)
         steps = [(p, len(rs), sum(r.wavefronts() for r in rs)) for p, rs in by_phase(
             [r for r in reqs if r.line == line and r.op == op]).items()]
         out.append(LineComparison(row["stage"], row["variant"], line, op, host.get(key, zero),
-                                  measured.get(key, zero), steps))
+                                  measured.get(key, zero), steps, text))
     return out
+
+
+@dataclass
+class Failure:
+    """A launch the host run could not make at all; its one problem says why."""
+    message: str
+
+    def problems(self):
+        return [self.message]
+
+
+# ---- a tree, as the pictures and pages show it ------------------------------------------------------------------------
+
+@dataclass
+class Tree:
+    """One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t)."""
+    requests: list  # the block's requests (compiled)
+    steps: dict  # {s: [requests]}: each step of the tree, keyed by s, the distance in elements thread 0 adds across
+    element: dict  # {word: the element the word holds before the tree}
+    warp_phases: set  # the phases only warp 0 reaches: after a __syncwarp(), when the other warps have left
+
+
+def tree(stage, block, compiled=True):
+    trace = host_run.run(stage, default_entry(stage), block=block, n=block)
+    accesses = trace.of_block(0)
+    element = {a.word: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
+    reqs = requests(accesses)
+    if compiled:
+        reqs = compiled_requests(stage, reqs)
+    steps = {}
+    for rs in loop_steps(reqs).values():
+        store = next(r for r in rs if r.op == "st")
+        lane, word = store.lanes[0]
+        other = next(w for r in rs if r.op == "ld" and r.warp == store.warp for ln, w in r.lanes
+                     if ln == lane and w != word)
+        steps[element[other] - element[word]] = rs
+    others = max((a.phase for a in accesses if a.tid >= WARP), default=-1)
+    return Tree(reqs, steps, element, {a.phase for a in accesses if a.tid < WARP and a.phase > others})
+
+
+def own_read(reqs):
+    """The first load request of a step that reads the words its warp then writes (smem[index] of `+=`)."""
+    stores = {(r.warp, r.lanes) for r in reqs if r.op == "st"}
+    return next(r for r in reqs if r.op == "ld" and (r.warp, r.lanes) in stores)
+
+
+def other_reads(reqs):
+    """{thread: word} of the loads of a step that read a word the thread does not write (smem[index + s])."""
+    own = {t: w for r in reqs if r.op == "st" for t, w in zip(r.threads, (w for _, w in r.lanes))}
+    return {t: w for r in reqs if r.op == "ld" for t, w in zip(r.threads, (w for _, w in r.lanes)) if own.get(t) != w}
+
+
+def writes(reqs):
+    return {t: w for r in reqs if r.op == "st" for t, w in zip(r.threads, (w for _, w in r.lanes))}

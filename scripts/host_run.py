@@ -29,8 +29,9 @@ class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
 
 
-def stage_path(stage, root=ROOT):
-    return next((pathlib.Path(root) / stage).glob("*.cu"))
+def stage_path(stage, root=None):
+    """The stage's .cu file, under root (default: ROOT, which a test may point at an edited copy)."""
+    return next((pathlib.Path(root or ROOT) / stage).glob("*.cu"))
 
 
 # ---- the stage file's device code, unchanged but for its __shared__ declarations ---------------------------------
@@ -107,7 +108,7 @@ def tiles(text):
 
 def ladder_enums():
     """The enums of common/reduce_stage.hpp the kernels name (Combine), pasted as they are."""
-    header = (ROOT / "common" / "reduce_stage.hpp").read_text()
+    header = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()
     enums = re.findall(r"^enum class \w+ \{.*?\};", header, re.M | re.S)
     return "namespace ladder {\n" + "\n".join(enums) + "\n}  // namespace ladder\n"
 
@@ -138,7 +139,7 @@ def _build(source):
     return exe, ""
 
 
-def executable(stage, root=ROOT):
+def executable(stage, root=None):
     path = stage_path(stage, root)
     text = path.read_text()
     exe, errors = _build(program(text, f"{stage}/{path.name}"))
@@ -220,11 +221,13 @@ def _run(exe, stage, entry, options):
     args = [str(exe), entry, *(f"{k}={v}" for k, v in options)]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode:
-        raise HostRunError(f"{stage} ({entry}, {' '.join(args[2:])}): {done.stderr.strip()}")
+        why = done.stderr.strip() or (f"killed by signal {-done.returncode} (a read or write outside its memory)"
+                                      if done.returncode < 0 else f"exit status {done.returncode}")
+        raise HostRunError(f"{stage} ({entry}, {' '.join(args[2:])}): {why}")
     return done.stdout
 
 
-def run(stage, entry, root=ROOT, **options):
+def run(stage, entry, root=None, **options):
     """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
     opts = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                         for k, v in options.items()))
@@ -234,7 +237,7 @@ def run(stage, entry, root=ROOT, **options):
     return _parse(stage, entry, threads, _run(executable(stage, root), stage, entry, opts))
 
 
-def kernel_entries(stage, root=ROOT):
+def kernel_entries(stage, root=None):
     return [name for name, *_ in entries(stage_path(stage, root).read_text())]
 
 

@@ -1,14 +1,36 @@
 """The SVG primitives and colours the stage pages' pictures (diagrams.py) are drawn with: an opaque panel, text,
-boxes and lines, and the grouping of a model's shared-memory requests by step and thread."""
+boxes and lines, and a label ink chosen for contrast with the cell under it."""
 import math
 from xml.sax.saxutils import escape
 
-import kernel_models as km
-
 INK, MUTED, LINE, IDLE = "#1f2328", "#57606a", "#d0d7de", "#eef1f4"
-ORANGE, SKY, RED, BLUE, GREEN, PURPLE = "#E69F00", "#56B4E9", "#D55E00", "#0072B2", "#009E73", "#CC79A7"
+# Okabe-Ito colours, and for a conflict a wine far from their orange (named here as the captions name them)
+ORANGE, SKY, BLUE, GREEN, PINK = "#E69F00", "#56B4E9", "#0072B2", "#009E73", "#CC79A7"
+CONFLICT = "#882255"
+NAMES = {ORANGE: "orange", SKY: "light blue", BLUE: "blue", GREEN: "green", PINK: "pink", CONFLICT: "wine",
+         IDLE: "grey"}
 # A bank's load, 1 to 32 words: light blue for one, then darker oranges.
-DEGREE = {1: "#d6ecfa", 2: "#fde3b5", 4: "#fbbf6e", 8: "#f39a3b", 16: "#d9661a", 32: "#9c3c06"}
+DEGREE = {1: "#d6ecfa", 2: "#fde3b5", 4: "#fbbf6e", 8: "#f39a3b", 16: "#b8540f", 32: "#7a2e04"}
+WHITE = "#ffffff"
+
+
+def luminance(colour):
+    """WCAG relative luminance of #rrggbb."""
+    def channel(c):
+        c = int(c, 16) / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(colour[i:i + 2]) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b):
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink_on(fill):
+    """The label colour, ink or white, that contrasts more with fill."""
+    return INK if contrast(INK, fill) >= contrast(WHITE, fill) else WHITE
 
 
 def _fmt(v):
@@ -50,10 +72,10 @@ class Svg:
         self.arrows.add(colour)
         return f"url(#arrow{colour[1:]})"
 
-    def cell(self, x, y, w, h, fill, label=None, size=9, ink=INK, stroke=LINE):
+    def cell(self, x, y, w, h, fill, label=None, size=9, stroke=LINE):
         self.rect(x, y, w, h, fill, stroke)
         if label is not None:
-            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size, "middle", ink)
+            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size, "middle", ink_on(fill))
 
     def legend(self, x, y, items, size=11):
         """items: [(colour, words)], in one row."""
@@ -85,17 +107,6 @@ def span(numbers):
     return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in out)
 
 
-def threads_of(requests):
-    return sorted(km.WARP * r.warp + lane for r in requests for lane, _ in r.lanes)
-
-
-def by_step(requests):
-    """{step: [requests]} in program order, for the requests of a loop."""
-    out = {}
-    for r in requests:
-        if r.step is not None:
-            out.setdefault(r.step, []).append(r)
-    return out
 
 
 def degree_fill(n):

@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
-"""The thread models behind the stage pages' diagrams (scripts/kernel_models.py), held to the kernels. No GPU:
-it reads the committed docs/results/ncu.csv and sass_*.txt, and compiles 06's own lines with the host compiler.
+"""The host runs behind the stage pages' pictures and counts (scripts/host_run.py, scripts/block_requests.py),
+held to the kernels' machine code and to Nsight Compute. No GPU: it compiles each stage's device code with the
+host compiler and reads the committed docs/results/ncu.csv, ncu_source.csv and sass_*.txt (which
+tests/check_saved_sass.py holds to the current kernels).
 
-  1. every CUDA line a model mirrors is in its stage file, and stages said to share a block_reduce() do;
-  2. every fact of the machine code a model relies on (kernel_models.COMPILED) holds in sass_<stage>.txt;
-  3. each profiled launch (kernel_models.PROFILED): the model's shared-memory instructions and conflict-free
-     wavefronts for one block, times the blocks launched, equal the counters; its bank conflicts lie within
-     kernel_models.TOLERANCE of them;
-  4. 06's head / float4 body / tail split, and the thread that reads each element, from the model and from the
-     kernel's lines compiled on the host, at input offsets 0-3 and every n mod 4 (no element read twice, none
-     missed, none outside [in, in + n));
-  5. planted drifts, models with one expression changed, must each fail 3 or 4.
+  1. sums: every kernel of every reduce stage, run on the host, adds each element once: the sum is exact at input
+     offsets 0-3, at awkward n and at several block sizes and grids (a lost or doubled element fails here);
+  2. machine code: the facts the host run's requests rely on (block_requests.COMPILED) hold in sass_<stage>.txt;
+     each lane's shuffles (kind and distance) are those of the SASS, in order; the float4 loads a thread has in
+     flight in the main loop are as many as the SASS issues before its first add;
+  3. per line: for every profiled launch, each source line's shared-memory instructions, wavefronts and ideal
+     wavefronts equal Nsight Compute's source counters (summed over the line's SASS instructions) exactly;
+  4. aggregate: the bank conflicts lie within block_requests.TOLERANCE of the aggregate counters;
+  5. planted drifts: kernel edits, each in a copy of the project, and edits of the analysis must fail 1-3 with a
+     message that names the stage and the line or step; a comment-only edit must pass.
 
   check_thread_models.py [--cxx COMPILER]
 """
 import argparse
 import csv
+import os
 import pathlib
-import subprocess
+import re
+import shutil
 import sys
 import tempfile
 import unittest
@@ -26,262 +31,282 @@ from unittest import mock
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
 sys.path.insert(0, str(ROOT / "scripts"))
-import kernel_models as km  # noqa: E402
+import block_requests as br  # noqa: E402
+import host_run  # noqa: E402
 
-CXX = "g++"
-
-
-def stage_source(stage):
-    return next((ROOT / stage).glob("*.cu")).read_text()
+REDUCE = ["01_naive", "02_grid_stride", "03_padding", "04_warp_unroll", "05_shuffle", "06_float4", "07_multiblock"]
 
 
-def ncu_rows():
-    with open(RESULTS / "ncu.csv", newline="") as f:
+def read(name):
+    with open(RESULTS / name, newline="") as f:
         return list(csv.DictReader(f))
 
 
 def ncu_row(stage, variant):
-    return next(r for r in ncu_rows() if r["stage"] == stage and r["variant"] == variant)
+    return next(r for r in read("ncu.csv") if r["stage"] == stage and r["variant"] == variant)
 
 
-def counter_problems(stage, variant, **kw):
-    return [p for c in km.compare(ncu_row(stage, variant), **kw) for p in c.problems()]
+# ---- 1. the sums -----------------------------------------------------------------------------------------------
+
+# (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
+SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up
 
 
-def function_text(source, signature):
-    """The text of the function that starts with signature, to its closing brace at column 0."""
-    start = source.index(signature)
-    return source[start:source.index("\n}\n", start) + 2]
-
-
-# ---- 06 on the host: the kernel's own lines, every thread of a small grid -----------------------------------
-
-HARNESS = r"""// 06_float4's reduce_kernel up to block_reduce(), its lines pasted from the stage file by
-// tests/check_thread_models.py, run on the host for every thread of a small grid.
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-struct alignas(16) float4 { float x, y, z, w; };
-struct Index { unsigned x; };
-static Index blockIdx, threadIdx, blockDim, gridDim;
-@CONSTANT@
-
-static float thread_sum(const float* __restrict__ in, std::size_t n, std::size_t* split) {
-@LINES@
-  split[0] = head;
-  split[1] = vectors;
-  split[2] = tail;
-  return sum;
-}
-
-// argv: grid block n...; prints "offset n head vectors tail reader..." (reader: the one thread whose sum is
-// exactly that element, x if none, several, or a read outside the input made a sum NaN).
-int main(int argc, char** argv) {
-  gridDim.x = static_cast<unsigned>(std::atoi(argv[1]));
-  blockDim.x = static_cast<unsigned>(std::atoi(argv[2]));
-  for (unsigned offset = 0; offset < 4; ++offset) {
-    for (int a = 3; a < argc; ++a) {
-      const std::size_t n = std::strtoull(argv[a], nullptr, 10);
-      std::vector<float4> storage(n / 4 + 8);  // 16-byte aligned, as the allocation of a device buffer is
-      float* base = &storage[0].x;
-      for (std::size_t i = 0; i < 4 * storage.size(); ++i) base[i] = NAN;
-      float* in = base + 4 + offset;
-      std::size_t split[3] = {0, 0, 0};
-      std::printf("%u %zu", offset, n);
-      bool first = true;
-      for (std::size_t j = 0; j < n; ++j) {
-        for (std::size_t i = 0; i < n; ++i) in[i] = i == j ? 1.0f : 0.0f;
-        long reader = -1;
-        int nonzero = 0;
-        for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x) {
-          for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
-            const float s = thread_sum(in, n, split);
-            if (s != 0.0f) {
-              ++nonzero;
-              reader = s == 1.0f ? long(blockIdx.x * blockDim.x + threadIdx.x) : -1;
-            }
-          }
-        }
-        if (first) std::printf(" %zu %zu %zu", split[0], split[1], split[2]);
-        first = false;
-        if (nonzero == 1 && reader >= 0) std::printf(" %ld", reader);
-        else std::printf(" x");
-      }
-      if (first) {
-        thread_sum(in, n, split);
-        std::printf(" %zu %zu %zu", split[0], split[1], split[2]);
-      }
-      std::printf("\n");
-    }
-  }
-  return 0;
-}
-"""
-SIZES = list(range(0, 41)) + list(range(96, 112)) + [200, 201, 202, 203]  # every n mod 4; the unrolled loop runs
-GRIDS = [(2, 3), (1, 5)]  # (grid, block): 6 and 5 threads
-
-
-def kernel_lines_06():
-    """The constant and the lines of 06's reduce_kernel from `stride` to the tail, verbatim."""
-    source = stage_source("06_float4")
-    constant = next(l for l in source.splitlines() if l.startswith("constexpr int kLoadsInFlight"))
-    body = function_text(source, "__global__ void reduce_kernel").splitlines()
-    first = next(i for i, l in enumerate(body) if "const std::size_t stride" in l)
-    last = next(i for i, l in enumerate(body) if "if (tid < tail)" in l)
-    return constant, "\n".join(body[first:last + 1])
-
-
-def kernel_split_06(workdir):
-    """{(grid, block): output lines} from 06's lines compiled with CXX."""
-    constant, lines = kernel_lines_06()
-    src, exe = pathlib.Path(workdir) / "split06.cpp", pathlib.Path(workdir) / "split06"
-    src.write_text(HARNESS.replace("@CONSTANT@", constant).replace("@LINES@", lines))
-    build = subprocess.run([CXX, "-std=c++17", "-O1", "-fno-strict-aliasing", "-Wall", "-Wextra", "-Werror",
-                            "-Wno-unknown-pragmas", "-o", str(exe), str(src)], capture_output=True, text=True)
-    if build.returncode:
-        raise AssertionError(f"06's lines do not compile on the host:\n{build.stderr}")
-    out = {}
-    for grid, block in GRIDS:
-        run = subprocess.run([str(exe), str(grid), str(block), *map(str, SIZES)], capture_output=True, text=True,
-                             check=True)
-        out[(grid, block)] = run.stdout.splitlines()
-    return out
-
-
-def model_split_06(grid, block):
-    lines = []
-    for offset in range(4):
-        for n in SIZES:
-            head, vectors, tail = km.split(4 * offset, n)
-            who = [str(w[0]) if w else "x" for w in km.readers(4 * offset, n, grid * block)]
-            lines.append(" ".join([str(offset), str(n), str(head), str(vectors), str(tail), *who]))
-    return lines
-
-
-def split_problems(kernel):
-    """The first line per launch shape where model and kernel disagree, and any element the kernel reads in no
-    thread, in several, or with a read outside the input."""
+def sum_problems(stage):
+    tree_only = "{Regime::kTree}" in host_run.stage_path(stage).read_text()  # no grid-stride loop: n / block blocks
     out = []
-    for shape, lines in kernel.items():
-        where = f"06 split, grid {shape[0]} x block {shape[1]}"
-        wrong = [(got, want) for got, want in zip(lines, model_split_06(*shape)) if got != want]
-        if wrong:
-            out.append(f"{where}: the kernel gives '{wrong[0][0][:48]}', the model '{wrong[0][1][:48]}'")
-        unread = [line for line in lines if "x" in line.split()[5:]]
-        if unread:
-            out.append(f"{where}: an element read by no thread or by several, or a read outside the input: "
-                       f"'{unread[0][:48]}'")
+    for entry in host_run.kernel_entries(stage):
+        for block, grid, n in SHAPES:
+            if entry == "one-block":
+                if n > 16 * block:
+                    continue
+                grid = 1
+            elif tree_only:
+                grid = -(-n // block)
+            for offset in range(4):
+                t = host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset)
+                got = (t.results[("out", 0)] if entry in ("atomic", "last-block", "one-block")
+                       else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
+                if got != n * (n + 1) / 2:
+                    out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}: the host "
+                               f"run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
+                    break
     return out
 
 
-# ---- planted drifts: a model with one expression changed, which the checks above must catch --------------------
+# ---- 2. the machine code ------------------------------------------------------------------------------------------
 
-def _split_from_wrong_end(address, n):
-    to_boundary = address % 16 // 4  # drift: the floats since the boundary below, not those to the one above
-    head = to_boundary if to_boundary < n else n
-    return head, (n - head) // 4, (n - head) % 4
-
-
-def _gemm_without_padding(tid, smem, tile, pad, **kw):
-    return km.gemm_thread(tid, smem, tile, 0, **kw)  # drift: the padded tile modelled as the unpadded one
-
-
-def drift_unpadded_03(_):
-    with mock.patch.object(km, "padded", lambda i: i):
-        return counter_problems("03_padding", "tree")
+def sass_functions(stage):
+    """The saved SASS, one list of instruction lines per function (each starts again at /*0000*/)."""
+    functions = []
+    for line in (RESULTS / f"sass_{stage}.txt").read_text().splitlines():
+        if line.startswith("/*0000*/"):
+            functions.append([])
+        if functions:
+            functions[-1].append(line)
+    return functions
 
 
-def drift_tree_index_01(_):
-    with mock.patch.object(km, "tree_index", lambda s, tid: s * tid):
-        return counter_problems("01_naive", "tree")
+SHFL = re.compile(r"SHFL\.(DOWN|UP|BFLY|IDX) PT, R\d+, R\d+, (0x[0-9a-f]+), 0x1f")
+KINDS = {0: "DOWN", 1: "UP", 2: "BFLY", 3: "IDX"}
 
 
-def drift_final_read_01(_):
-    return counter_problems("01_naive", "tree", compiled=False)
+def host_shuffles(stage, block=64):
+    """Lane 0's shuffles in block 0 of the stage's first kernel: [(kind, distance)]."""
+    t = host_run.run(stage, host_run.kernel_entries(stage)[0], block=block, n=block)
+    return [(KINDS[kind], src) for b, tid, phase, kind, src, value, result in t.shuffles if b == 0 and tid == 0]
 
 
-def drift_padding_08(_):
-    return counter_problems("08_gemm_tiled", "tiled padded", models={"08_gemm_tiled": _gemm_without_padding})
+def shuffle_problems(stage):
+    host = host_shuffles(stage)
+    out = []
+    for f, lines in enumerate(sass_functions(stage)):
+        sass = [(m.group(1), int(m.group(2), 16)) for m in map(SHFL.search, lines) if m][:len(host)]
+        for step, (mine, theirs) in enumerate(zip(host, sass), 1):
+            if mine != theirs:
+                out.append(f"{stage}: shuffle step {step} of lane 0 is SHFL.{mine[0]} by {mine[1]} in the host run, "
+                           f"SHFL.{theirs[0]} by {theirs[1]} in function {f + 1} of sass_{stage}.txt")
+                break
+        else:
+            if len(sass) != len(host):
+                out.append(f"{stage}: {len(host)} shuffles in the host run, {len(sass)} in function {f + 1} of "
+                           f"sass_{stage}.txt")
+    return out
 
 
-def drift_split_06(kernel06):
-    with mock.patch.object(km, "split", _split_from_wrong_end):
-        return split_problems(kernel06)
+def host_loads_in_flight(stage, threads=64):
+    """The float4 loads one thread copies into its array before it reuses the array's first slot."""
+    t = host_run.run(stage, host_run.kernel_entries(stage)[0], block=threads, n=4 * threads * 40)
+    mine = [dest for b, tid, phase, how, region, element, dest in t.loads if b == 0 and tid == 0 and how == "assign"]
+    return mine[1:].index(mine[0]) + 1 if mine and mine[0] in mine[1:] else len(mine)
 
 
-DRIFTS = {
-    "03 without its padding word (padded(i) = i)": drift_unpadded_03,
-    "01's tree indexed s * tid, not 2 * s * tid": drift_tree_index_01,
-    "01's final read in every thread, as the source reads it (compiled=False)": drift_final_read_01,
-    "08's padded tile modelled without its padding": drift_padding_08,
-    "06's 16-byte boundary counted from the wrong end": drift_split_06,
+def sass_loads_in_flight(lines):
+    """The longest run of 128-bit global loads with no FADD between them."""
+    best = run = 0
+    for line in lines:
+        if "LDG.E.128" in line:
+            run += 1
+            best = max(best, run)
+        elif "FADD" in line:
+            run = 0
+    return best
+
+
+def loads_problems(stage):
+    host = host_loads_in_flight(stage)
+    return [f"{stage}: a thread of the host run has {host} float4 loads in flight, function {f + 1} of "
+            f"sass_{stage}.txt issues {n} before its first add"
+            for f, n in enumerate(map(sass_loads_in_flight, sass_functions(stage))) if n != host]
+
+
+def facts_problems(stage):
+    lines = (RESULTS / f"sass_{stage}.txt").read_text().splitlines()
+    return [f"sass_{stage}.txt no longer shows: {text}" for text, holds in br.COMPILED.get(stage, []) if not holds(lines)]
+
+
+def machine_code_problems(stage):
+    out = facts_problems(stage)
+    if stage in ("05_shuffle", "06_float4", "07_multiblock"):
+        out += shuffle_problems(stage)
+    if stage in ("06_float4", "07_multiblock"):
+        out += loads_problems(stage)
+    return out
+
+
+# ---- 3 and 4. the profiler ----------------------------------------------------------------------------------------
+
+def line_problems(stage=None, compiled=True):
+    source = read("ncu_source.csv")
+    return [p for s, v in br.PROFILED if stage in (None, s)
+            for c in br.compare_lines(ncu_row(s, v), source, compiled) for p in c.problems()]
+
+
+def aggregate_problems(stage=None):
+    return [p for s, v in br.PROFILED if stage in (None, s) for c in br.compare(ncu_row(s, v)) for p in c.problems()]
+
+
+def stage_problems(stage):
+    """Everything checks 1-3 say about one stage."""
+    return (sum_problems(stage) if stage in REDUCE else []) + machine_code_problems(stage) + line_problems(stage)
+
+
+# ---- 5. planted drifts --------------------------------------------------------------------------------------------
+
+def nth(text, old, new, k):
+    """text with the k-th (0-based) occurrence of old replaced by new."""
+    at = -1
+    for _ in range(k + 1):
+        at = text.index(old, at + 1)
+    return text[:at] + new + text[at + len(old):]
+
+
+# (what, stage, edit of the stage file's text)
+KERNEL_DRIFTS = [
+    ("03's padding i / 16", "03_padding", lambda t: t.replace("i + i / 32", "i + i / 16")),
+    ("04's padding i / 16", "04_warp_unroll", lambda t: t.replace("i + i / 32", "i + i / 16")),
+    ("04's unrolled steps indexed s * tid", "04_warp_unroll",
+     lambda t: nth(t, "const unsigned index = 2 * s * tid;", "const unsigned index = s * tid;", 1)),
+    ("04's unrolled steps without padding", "04_warp_unroll",
+     lambda t: nth(t, "smem[padded(index)] += smem[padded(index + s)]", "smem[index] += smem[index + s]", 1)),
+    ("01's tid transposed", "01_naive", lambda t: t.replace(
+        "const unsigned tid = threadIdx.x;", "const unsigned tid = threadIdx.x % 32 * (blockDim.x / 32) + threadIdx.x / 32;")),
+    ("02's tid transposed", "02_grid_stride", lambda t: t.replace(
+        "const unsigned tid = threadIdx.x;", "const unsigned tid = threadIdx.x % 32 * (blockDim.x / 32) + threadIdx.x / 32;")),
+    ("06's shuffle offsets reversed", "06_float4",
+     lambda t: t.replace("for (int offset = 16; offset > 0; offset /= 2)", "for (int offset = 1; offset < 32; offset *= 2)")),
+    ("05's shuffle stopping at offset 2", "05_shuffle", lambda t: t.replace("offset > 0;", "offset > 2;")),
+    ("07 with __shfl_xor_sync", "07_multiblock", lambda t: t.replace("__shfl_down_sync(", "__shfl_xor_sync(")),
+    ("08's kPad 1 -> 2", "08_gemm_tiled", lambda t: t.replace("<16, 1>", "<16, 2>").replace("<32, 1>", "<32, 2>")),
+    ("07's kLoadsInFlight 2", "07_multiblock",
+     lambda t: t.replace("constexpr int kLoadsInFlight = 4;", "constexpr int kLoadsInFlight = 2;")),
+    ("07's head boundary from the wrong end", "07_multiblock", lambda t: nth(
+        t, "(16 - reinterpret_cast<std::uintptr_t>(in) % 16) % 16 / 4", "reinterpret_cast<std::uintptr_t>(in) % 16 / 4", 0)),
+    ("06's batch condition one batch short", "06_float4",
+     lambda t: t.replace("i + (kLoadsInFlight - 1) * stride < vectors", "i + kLoadsInFlight * stride < vectors - stride")),
+]
+COMMENT_ONLY = ("a comment added to 03's block_reduce", "03_padding",
+                lambda t: t.replace("  smem[padded(tid)] = v;\n", "  // each thread stores its value first\n"
+                                    "  smem[padded(tid)] = v;\n", 1))
+
+
+def edited_copy(tmp, stage, edit):
+    """A copy of the project's stage files and common/ under tmp, with one stage's file edited."""
+    for name in [*REDUCE, "08_gemm_tiled", "common"]:
+        shutil.copytree(ROOT / name, pathlib.Path(tmp) / name)
+    path = host_run.stage_path(stage, tmp)
+    text = path.read_text()
+    edited = edit(text)
+    assert edited != text, f"the drift changes nothing in {stage}"
+    path.write_text(edited)
+
+
+def kernel_drift(stage, edit):
+    with tempfile.TemporaryDirectory() as tmp:
+        edited_copy(tmp, stage, edit)
+        with mock.patch.object(host_run, "ROOT", pathlib.Path(tmp)):
+            try:
+                return stage_problems(stage)
+            except host_run.HostRunError as e:
+                return [str(e)]
+
+
+def _lanes_not_words(self):
+    """Drift: lanes per bank, as if lanes reading one word did not share it."""
+    banks = {}
+    for _, word in self.lanes:
+        banks[word % br.BANKS] = banks.get(word % br.BANKS, 0) + 1
+    return max(max(banks.values()), self.conflict_free())
+
+
+ANALYSIS_DRIFTS = {
+    "01's final read in every thread, as the source reads it (compiled=False)":
+        lambda: line_problems("01_naive", compiled=False),
+    "a broadcast counted as a conflict (lanes per bank, not words)":
+        lambda: _patched(br.Request, "wavefronts", _lanes_not_words, lambda: line_problems("05_shuffle")
+                         + line_problems("08_gemm_tiled")),
+    "a 128-bit load always 4 wavefronts (no pairing)":
+        lambda: _patched(br.Request, "conflict_free", lambda self: 1 if self.width == 1 else 4,
+                         lambda: line_problems("08_gemm_tiled")),
+    "01's predicated tree taken as branched":
+        lambda: _patched(br, "PREDICATED", set(), lambda: line_problems("01_naive")),
 }
 
 
-# ---- the tests -----------------------------------------------------------------------------------------------
+def _patched(target, name, value, check):
+    with mock.patch.object(target, name, value):
+        return check()
 
-class Models(unittest.TestCase):
-    kernel06 = None
 
-    @classmethod
-    def setUpClass(cls):
-        with tempfile.TemporaryDirectory() as tmp:
-            cls.kernel06 = kernel_split_06(tmp)
+# ---- the tests ------------------------------------------------------------------------------------------------------
 
-    def test_mirrored_lines_are_in_the_stage_files(self):
-        for stage in km.MODELS:
-            source = stage_source(stage)
-            self.assertTrue(km.mirrored(stage), f"the models of {stage} copy no line of it")
-            for line in km.mirrored(stage):
-                with self.subTest(stage=stage, line=line):
-                    self.assertTrue(line in source, f"{stage} no longer has the line its model mirrors: {line}")
-        for stage, same in km.SAME_AS.items():
+class HostRuns(unittest.TestCase):
+    def test_sums(self):
+        for stage in REDUCE:
             with self.subTest(stage=stage):
-                signature = "__device__ float block_reduce"
-                self.assertEqual(function_text(stage_source(stage), signature),
-                                 function_text(stage_source(same), signature),
-                                 f"{stage}'s block_reduce() is no longer {same}'s: it needs its own model")
+                self.assertEqual(sum_problems(stage), [])
 
-    def test_machine_code_facts(self):
-        for stage, facts in km.COMPILED.items():
-            lines = (RESULTS / f"sass_{stage}.txt").read_text().splitlines()
-            for text, holds in facts:
-                with self.subTest(stage=stage, fact=holds.__name__):
-                    self.assertTrue(holds(lines), f"sass_{stage}.txt no longer shows: {text}")
+    def test_machine_code(self):
+        for stage in [*REDUCE, "08_gemm_tiled"]:
+            with self.subTest(stage=stage):
+                self.assertEqual(machine_code_problems(stage), [])
 
-    def test_counters(self):
+    def test_every_line_equals_the_source_counters(self):
+        self.assertEqual(line_problems(), [])
+
+    def test_aggregate_counters(self):
         print()
-        for stage, variant in km.PROFILED:
-            for c in km.compare(ncu_row(stage, variant)):
-                print(f"  {stage:15} {variant:13} {c.op}: conflict-free {c.model['conflict_free']:>12,} model "
-                      f"{c.conflict_free:>12,.0f} ncu; conflicts {c.model['conflicts']:>11,} model "
+        for stage, variant in br.PROFILED:
+            for c in br.compare(ncu_row(stage, variant)):
+                print(f"  {stage:15} {variant:13} {c.op}: conflict-free {c.model['conflict_free']:>12,} host "
+                      f"{c.conflict_free:>12,.0f} ncu; conflicts {c.model['conflicts']:>11,} host "
                       f"{c.conflicts:>11,.0f} ncu ({100 * c.excess:+.2f}%)")
-                with self.subTest(stage=stage, variant=variant, op=c.op):
-                    self.assertEqual(c.problems(), [])
-
-    def test_split_06(self):
-        self.assertEqual(split_problems(self.kernel06), [])
-        self.assertEqual(sum(len(v) for v in self.kernel06.values()), 4 * len(SIZES) * len(GRIDS))
+        self.assertEqual(aggregate_problems(), [])
 
     def test_planted_drifts_fail(self):
         print()
-        for name in DRIFTS:
-            found = DRIFTS[name](self.kernel06)
-            print(f"  planted drift: {name}: {'caught: ' + '; '.join(found) if found else 'MISSED'}")
-            with self.subTest(drift=name):
-                self.assertTrue(found, f"the planted drift '{name}' passes the checks")
+        for what, stage, edit in KERNEL_DRIFTS:
+            found = kernel_drift(stage, edit)
+            print(f"  kernel drift: {what}: {'caught: ' + found[0][:300] if found else 'MISSED'}")
+            with self.subTest(drift=what):
+                self.assertTrue(found, f"the planted drift '{what}' passes the checks")
+                self.assertTrue(all(stage in p for p in found), f"a message does not name {stage}: {found}")
+        for what, check in ANALYSIS_DRIFTS.items():
+            found = check()
+            print(f"  analysis drift: {what}: {'caught: ' + found[0][:300] if found else 'MISSED'}")
+            with self.subTest(drift=what):
+                self.assertTrue(found, f"the planted drift '{what}' passes the checks")
+
+    def test_comment_only_edit_passes(self):
+        what, stage, edit = COMMENT_ONLY
+        self.assertEqual(kernel_drift(stage, edit), [], what)
 
 
 def main():
-    global CXX
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cxx", default="g++", help="the host C++ compiler for 06's lines (default g++)")
+    p.add_argument("--cxx", default=os.environ.get("CXX", "g++"), help="the host C++ compiler (default g++)")
     a, rest = p.parse_known_args()
-    CXX = a.cxx
+    host_run.CXX = a.cxx
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
 

@@ -28,7 +28,7 @@ from ladder import (STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, sta
                     experiments, patch_target)
 from runner.stages import combine_stage, combines, has_stream  # noqa: E402,F401
 from mutants import MUTANTS  # noqa: E402,F401
-# The stage pages' diagrams (SVG, drawn from the thread models; standard library only) and their helpers.
+# The stage pages' diagrams (SVG, drawn from host runs of the stages' code) and their helpers.
 from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401
 from model_pages import model_check, tolerance_note, tree_degrees, worst_step, race_example  # noqa: E402,F401
 

@@ -1,5 +1,5 @@
-"""The evidence a reviewer wants, once per stage page and folded at its end, off the reader's path: the thread
-model against Nsight Compute's counters, the profiler's rows of the launches the page compares, and the command
+"""The evidence a reviewer wants, once per stage page and folded at its end, off the reader's path: the host run
+of the stage's code against Nsight Compute's counters, the profiler's rows of the launches the page compares, and the command
 that repeats them."""
 from .links import *  # noqa: F401,F403 (each module builds on the ones before it)
 
@@ -14,9 +14,9 @@ def evidence(stage, cases, command=None, extra=""):
         not_measured.add(f"{stage}: no rows in docs/results/ncu.csv")
         profile = [NOT_MEASURED + " (`./ladder profile` on a GPU)"]
     parts = ['<a id="evidence"></a>', "<details>",
-             "<summary><b>Evidence</b>: the thread model against Nsight Compute's counters, the profiler's rows and "
-             "the command that repeats them</summary>", "",
-             "### The model against the counters", "", model_check(stage, rows("ncu")), "",
+             "<summary><b>Evidence</b>: the host run of this stage's code against Nsight Compute's counters, the "
+             "profiler's rows and the command that repeats them</summary>", "",
+             "### The host run against the counters", "", model_check(stage, rows("ncu"), rows("ncu_source")), "",
              "### The profiler's rows", "", "The first launch of each, as `./ladder profile` saved it:", "",
              *profile, ""]
     if extra:

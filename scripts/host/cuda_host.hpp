@@ -161,25 +161,25 @@ inline bool resolve_warp(unsigned w) {
   for (unsigned l = 0; l < kWarp; ++l) {
     if (!(first->mask >> l & 1u)) continue;
     Fiber* f = lanes[l];
-    if (!f) fail("warp %u: the mask 0x%08x names lane %u, which this block does not have", w, first->mask, l);
+    if (!f) continue;  // past the end of a block smaller than a warp: an inactive lane, as on the GPU
     if (f->wait == Wait::kDone) fail("warp %u: lane %u has exited, but the mask of a warp operation names it", w, l);
     if (f->wait != first->wait || f->mask != first->mask) return false;  // not there yet
   }
   for (unsigned l = 0; l < kWarp; ++l) {
-    if (!(first->mask >> l & 1u)) continue;
     Fiber* f = lanes[l];
+    if (!(first->mask >> l & 1u) || !f) continue;
     if (f->wait == Wait::kShuffle) {
       const int width = f->width, base = static_cast<int>(l) / width * width, in = static_cast<int>(l) - base;
       int src = f->kind == 0 ? in + f->arg : f->kind == 1 ? in - f->arg : f->kind == 2 ? in ^ f->arg : f->arg % width;
       if (src < 0 || src >= width) src = in;  // out of the segment: the lane keeps its own value
       src += base;
-      const bool named = first->mask >> src & 1u;
+      const bool named = (first->mask >> src & 1u) && lanes[static_cast<unsigned>(src)];
       f->result = named ? lanes[static_cast<unsigned>(src)]->value : NAN;
       logf("X %u %u %d %d %.9g %.9g\n", f->tid, f->phase, f->kind, named ? src : -1, f->value, f->result);
     }
   }
   for (unsigned l = 0; l < kWarp; ++l)
-    if (first->mask >> l & 1u) passed(*lanes[l]);
+    if ((first->mask >> l & 1u) && lanes[l]) passed(*lanes[l]);
   return true;
 }
 
@@ -420,6 +420,9 @@ struct alignas(16) float4 {  // copying one out of a global region is a logged 1
   void loaded(const float4& from, const char* how) const {
     std::size_t element = 0;
     if (const auto* r = ladder_host::region_of(&from, &element, sizeof(float))) {
+      if (reinterpret_cast<std::uintptr_t>(&from) % 16)
+        ladder_host::fail("a float4 load from %s[%zu], which is not on a 16-byte boundary (on the GPU: misaligned "
+                          "address)", r->name.c_str(), element);
       const auto& f = ladder_host::self();
       ladder_host::logf("G %u %u %s %s %zu %p\n", f.tid, f.phase, how, r->name.c_str(), element,
                         static_cast<const void*>(this));
