@@ -128,14 +128,16 @@ def _build(source):
     directory = pathlib.Path(tempfile.gettempdir()) / "cuda-ladder-host-run"
     directory.mkdir(exist_ok=True)
     exe = directory / digest.hexdigest()[:16]
-    if not exe.exists():
-        src = exe.with_suffix(".cpp")
-        src.write_text(source)
+    if not exe.exists():  # built under a name of this process's own, then renamed: tests run in parallel
+        mine = directory / f"{exe.name}.{os.getpid()}"
+        mine.with_suffix(".cpp").write_text(source)
         build = subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
-                                "-I", str(HOST), "-o", str(exe) + ".tmp", str(src)], capture_output=True, text=True)
+                                "-I", str(HOST), "-o", str(mine), str(mine.with_suffix(".cpp"))], capture_output=True,
+                               text=True)
+        mine.with_suffix(".cpp").unlink()
         if build.returncode:
             return None, build.stderr
-        os.replace(str(exe) + ".tmp", exe)
+        os.replace(mine, exe)
     return exe, ""
 
 

@@ -43,9 +43,12 @@ Measure it: `./ladder measure` on a GPU writes its rows, and `./ladder docs` put
 
 
 def copy_project(dst):
-    """The project's tracked files (what a clone has), or the tree without build directories outside git."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
-    files = [f for f in listed.stdout.decode().split("\0") if f] if listed.returncode == 0 else None
+    """The project's files as git sees them, tracked or new but not ignored and still there (what a clone of a
+    commit of this tree has), or the tree without build directories outside git."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True)
+    files = [f for f in listed.stdout.decode().split("\0") if f and (ROOT / f).is_file()] \
+        if listed.returncode == 0 else None
     if not files:
         shutil.copytree(ROOT, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("build*", ".git"))
         return
