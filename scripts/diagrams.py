@@ -55,8 +55,8 @@ def tree_figure(block=64):
             svg.rect(lanes_x + lane * 6, y, 6, 12, BLUE if lane in written else "#ffffff", LINE, 0.5)
         active = sorted(written)
         worst = max(r.wavefronts() for r in reqs)
-        who = f"threads {span(active)}" if len(active) > 1 else f"thread {active[0]}"
-        svg.text(left, y + 28, f"{who} add ({warps_of(active)}; {br.WARP - sum(1 for x in active if x < br.WARP)} of "
+        who = f"threads {span(active)} add" if len(active) > 1 else f"thread {active[0]} adds"
+        svg.text(left, y + 28, f"{who} ({warps_of(active)}; {br.WARP - sum(1 for x in active if x < br.WARP)} of "
                  f"warp 0's lanes idle); {worst}-way: {worst} wavefront{'s' * (worst > 1)} a request", 10,
                  fill=CONFLICT if worst > 1 else INK)
     y = top + rh * len(t.steps) + 4
@@ -65,14 +65,14 @@ def tree_figure(block=64):
         svg.text(left + w * cw + cw / 2, y + 9, w % br.BANKS, 9, "middle", MUTED)
     svg.legend(left, y + 36, [(ORANGE, "read and written: smem[index] +="), (SKY, "read: smem[index + s]"),
                               (IDLE, "untouched")])
-    svg.legend(left, y + 58, [(BLUE, "a lane of warp 0 that adds"), ("#ffffff", "an idle lane: it waits (divergence)")])
+    svg.legend(left, y + 58, [(BLUE, "a lane of warp 0 that adds"), ("#ffffff", "an idle lane: predicated off, it waits")])
     return svg
 
 
 def bank_strips(stage, block=1024):
     """Per step of the tree, the banks of the first adding warp's read of smem[index]: words per bank."""
     t = br.tree(stage, block)
-    cw, left, top, rh = 16, 190, 64, 24
+    cw, left, top, rh = 14, 240, 64, 24
     svg = Svg(WIDTH, top + rh * len(t.steps) + 56, f"{stage}: the banks of each step's first read, {block} threads")
     svg.text(16, 24, f"{stage}, {block} threads: the words of the first adding warp's read of smem[index], by bank",
              14, weight="bold")
@@ -85,7 +85,7 @@ def bank_strips(stage, block=1024):
         banks = first.words_per_bank()
         active = sorted(br.writes(reqs))
         svg.text(16, y + 14, f"s = {s}", 11, weight="bold")
-        svg.text(70, y + 14, f"{len(active)} thread{'s add' if len(active) > 1 else ' adds'}, {warps_of(active)}",
+        svg.text(64, y + 14, f"{len(active)} thread{'s add' if len(active) > 1 else ' adds'}, {warps_of(active)}",
                  11, fill=MUTED)
         for b in range(br.BANKS):
             n = len(banks.get(b, []))
@@ -531,7 +531,7 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
 
 def gemm_banks_figure(tile=16):
     """08: warp 0's shared-memory requests in the unpadded and the padded tile, word by word in the banks."""
-    cw, left, top, rh = 15, 176, 64, 46
+    cw, left, top, rh = 14, 240, 64, 46
     rows = []
     for pad in (0, 1):
         reqs = [r for r in br.gemm_block("08_gemm_tiled", tile, pad) if r.warp == 0]
@@ -557,9 +557,10 @@ def gemm_banks_figure(tile=16):
                 crowded = len(banks.get((b + base) % br.BANKS, [])) > 1
                 fill = (CONFLICT if crowded else ORANGE if r.op == "st" else SKY) if n else "#ffffff"
                 svg.cell(left + b * cw, y + layer * 16, cw, 15, fill, n if n and n > 1 else None, 9)
-        what = f"{'store to' if r.op == 'st' else 'load from'} {r.array}" + (" (128-bit)" if r.width > 1 else "")
-        svg.text(16, y + 12, f"{'padded' if pad else 'unpadded'}: {what}", 11, weight="bold")
-        svg.text(16, y + 27, f"{tile} x {tile + pad} floats per tile", 10, fill=MUTED)
+        svg.text(16, y + 12, f"{'padded' if pad else 'unpadded'}: {r.array} {'store' if r.op == 'st' else 'load'}", 11,
+                 weight="bold")
+        svg.text(16, y + 27, ("128-bit: k to k + 3 at once; " if r.width > 1 else "") + f"{tile} x {tile + pad} tile",
+                 10, fill=MUTED)
         w, free = r.wavefronts(), r.conflict_free()
         svg.text(left + br.BANKS * cw + 10, y + 12, f"{w} wavefront{'s' * (w > 1)}" + (f": {w}-way" if w > free else ""),
                  11, fill=CONFLICT if w > free else INK)

@@ -129,12 +129,11 @@ def _build(source):
     directory.mkdir(exist_ok=True)
     exe = directory / digest.hexdigest()[:16]
     if not exe.exists():  # built under a name of this process's own, then renamed: tests run in parallel
-        mine = directory / f"{exe.name}.{os.getpid()}"
-        mine.with_suffix(".cpp").write_text(source)
+        mine, src = directory / f"{exe.name}.{os.getpid()}", directory / f"{exe.name}.{os.getpid()}.cpp"
+        src.write_text(source)
         build = subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
-                                "-I", str(HOST), "-o", str(mine), str(mine.with_suffix(".cpp"))], capture_output=True,
-                               text=True)
-        mine.with_suffix(".cpp").unlink()
+                                "-I", str(HOST), "-o", str(mine), str(src)], capture_output=True, text=True)
+        src.unlink()
         if build.returncode:
             return None, build.stderr
         os.replace(mine, exe)
@@ -246,9 +245,12 @@ def kernel_entries(stage, root=None):
 # ---- warp-wide requests --------------------------------------------------------------------------------------------
 
 def requests_by_warp(accesses):
-    """{(phase, seq, warp): [Access, ...]}: the lanes of one warp that made the same access of the same stretch
-    between barriers, i.e. one warp-wide shared-memory instruction."""
-    out = defaultdict(list)
-    for a in accesses:
-        out[(a.phase, a.seq, a.tid // WARP)].append(a)
+    """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one
+    source line in the same stretch between barriers, i.e. one warp-wide shared-memory instruction (lanes that skip
+    an access, behind an `if`, make no entry and leave the others' k alone)."""
+    out, seen = defaultdict(list), defaultdict(int)
+    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
+        k = seen[(a.tid, a.phase, a.line, a.op)]
+        seen[(a.tid, a.phase, a.line, a.op)] += 1
+        out[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
     return out

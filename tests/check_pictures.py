@@ -2,7 +2,8 @@
 """The stage pages' pictures (scripts/diagrams.py), held to rules a reader can see. No GPU.
 
 Every SVG is at most 830 px wide (a README column on GitHub, which shows a wider one scaled down); every text is
-at least 8 px at the width it is shown; its extent, estimated at 0.55 em a character, stays inside the picture;
+at least 8 px at the width it is shown; its extent, estimated at 0.55 em a character, stays inside the picture and
+runs into no filled box it does not sit inside;
 its contrast with what lies under it (the last filled rectangle drawn there, else the white panel) is at least
 4.5:1 (WCAG AA); and the conflict colour is told from orange (at least 1.5:1 between the two, and of another hue).
 A self-test plants each fault in a small picture and demands that it is reported.
@@ -51,6 +52,13 @@ def problems(name, text):
             for rx, ry, rw, rh, fill in rects[1:]:  # the first is the panel
                 if rx <= probe[0] <= rx + rw and ry <= probe[1] <= ry + rh:
                     under = fill
+            box = (lo, y - 0.8 * size, lo + extent, y)
+            for rx, ry, rw, rh, fill in rects[1:]:
+                meets = rx < box[2] and box[0] < rx + rw and ry < box[3] and box[1] < ry + rh
+                inside = rx <= box[0] + 1 and box[2] - 1 <= rx + rw and ry <= box[1] + 1 and box[3] - 1 <= ry + rh
+                if meets and not inside and fill != "#ffffff":
+                    out.append(f"{where} runs into a {fill} box at ({rx:.0f}, {ry:.0f})")
+                    break
             ink = el.get("fill", S.INK)
             if S.contrast(ink, under) < MIN_CONTRAST:
                 out.append(f"{where}: {ink} on {under}, contrast {S.contrast(ink, under):.1f}:1, under {MIN_CONTRAST}:1")
@@ -76,6 +84,9 @@ def planted(fault):
     elif fault == "white on orange":
         p.cell(10, 10, 60, 30, S.ORANGE)
         p.text(40, 30, "label", 10, "middle", "#ffffff")
+    elif fault == "into a box":
+        p.cell(100, 30, 60, 30, S.SKY)
+        p.text(20, 50, "a label that runs on into the cell", 11)
     elif fault == "overflow":
         p.text(300, 50, "a sentence far too long to fit in what is left of the picture", 12)
     else:
@@ -92,7 +103,7 @@ class Pictures(unittest.TestCase):
         self.assertEqual(colour_problems(), [])
 
     def test_planted_faults_are_reported(self):
-        for fault in ("wide", "small", "white on orange", "overflow"):
+        for fault in ("wide", "small", "white on orange", "overflow", "into a box"):
             with self.subTest(fault=fault):
                 self.assertTrue(problems(fault, planted(fault)), f"a picture with a {fault} fault passes")
         with mock.patch.object(S, "CONFLICT", "#E09F00"):

@@ -5,7 +5,10 @@ host compiler and reads the committed docs/results/ncu.csv, ncu_source.csv and s
 tests/check_saved_sass.py holds to the current kernels).
 
   1. sums: every kernel of every reduce stage, run on the host, adds each element once: the sum is exact at input
-     offsets 0-3, at awkward n and at several block sizes and grids (a lost or doubled element fails here);
+     offsets 0-3, at awkward n, at several block sizes and grids and with the threads run in either order (a lost
+     or doubled element, a read outside the input, a read of a shared word no thread wrote fails here); every
+     tiled GEMM's C equals the product at edge shapes and several steps along K; stages whose pages say their
+     block_reduce() is another's have it word for word;
   2. machine code: the facts the host run's requests rely on (block_requests.COMPILED) hold in sass_<stage>.txt;
      each lane's shuffles (kind and distance) are those of the SASS, in order; the float4 loads a thread has in
      flight in the main loop are as many as the SASS issues before its first add;
@@ -63,13 +66,38 @@ def sum_problems(stage):
                 grid = 1
             elif tree_only:
                 grid = -(-n // block)
-            for offset in range(4):
-                t = host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset)
+            for offset, reverse in [(o, 0) for o in range(4)] + [(1, 1)]:
+                t = host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse)
                 got = (t.results[("out", 0)] if entry in ("atomic", "last-block", "one-block")
                        else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
                 if got != n * (n + 1) / 2:
-                    out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}: the host "
-                               f"run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
+                    order = ", threads run last to first" if reverse else ""
+                    out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}{order}: the "
+                               f"host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
+                    break
+    return out
+
+
+# (m, n, k): one tile, edges in every dimension, several steps along K
+GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
+
+
+def gemm_problems(stage="08_gemm_tiled"):
+    """Every tiled kernel's C against the product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
+    out = []
+    for tile, pad in host_run.tiles(host_run.stage_path(stage).read_text()):
+        for m, n, k in GEMM_SHAPES:
+            for reverse in (0, 1):
+                grid = [-(-n // tile), -(-m // tile)]
+                t = host_run.run(stage, f"tiled-{tile}-{pad}", block=[tile, tile], grid=grid, n=n, m=m, k=k,
+                                 reverse=reverse)
+                wrong = [(i, j) for i in range(m) for j in range(n) if t.results[("C", i * n + j)] != -sum(
+                    (i * k + x + 1) * (x * n + j + 1) for x in range(k))]
+                if wrong:
+                    i, j = wrong[0]
+                    out.append(f"{stage} (gemm_kernel<{tile}, {pad}>), M = {m}, N = {n}, K = {k}"
+                               f"{', threads run last to first' if reverse else ''}: C[{i}][{j}] is "
+                               f"{t.results[('C', i * n + j)]:.9g} in the host run, {len(wrong)} of {m * n} wrong")
                     break
     return out
 
@@ -92,16 +120,18 @@ KINDS = {0: "DOWN", 1: "UP", 2: "BFLY", 3: "IDX"}
 
 
 def host_shuffles(stage, block=64):
-    """Lane 0's shuffles in block 0 of the stage's first kernel: [(kind, distance)]."""
+    """Lane 0's shuffles in block 0 of the stage's first kernel: [(kind, the lane it read: for lane 0 the distance,
+    or the lane mask of a butterfly)]."""
     t = host_run.run(stage, host_run.kernel_entries(stage)[0], block=block, n=block)
-    return [(KINDS[kind], src) for b, tid, phase, kind, src, value, result in t.shuffles if b == 0 and tid == 0]
+    return [(KINDS[kind], abs(src)) for b, tid, phase, kind, src, value, result in t.shuffles if b == 0 and tid == 0]
 
 
 def shuffle_problems(stage):
     host = host_shuffles(stage)
     out = []
     for f, lines in enumerate(sass_functions(stage)):
-        sass = [(m.group(1), int(m.group(2), 16)) for m in map(SHFL.search, lines) if m][:len(host)]
+        sass = [(m.group(1), int(m.group(2), 16)) for m in map(SHFL.search, lines) if m]
+        sass = sass[:len(host)] if len(sass) >= len(host) else sass  # the divergent fallback repeats them
         for step, (mine, theirs) in enumerate(zip(host, sass), 1):
             if mine != theirs:
                 out.append(f"{stage}: shuffle step {step} of lane 0 is SHFL.{mine[0]} by {mine[1]} in the host run, "
@@ -145,6 +175,21 @@ def facts_problems(stage):
     return [f"sass_{stage}.txt no longer shows: {text}" for text, holds in br.COMPILED.get(stage, []) if not holds(lines)]
 
 
+# Stages whose pages say their block_reduce() is another's, word for word.
+SAME_BLOCK_REDUCE = {"02_grid_stride": "01_naive", "06_float4": "05_shuffle", "07_multiblock": "05_shuffle"}
+
+
+def function_text(stage, signature="__device__ float block_reduce"):
+    text = host_run.stage_path(stage).read_text()
+    start = text.index(signature)
+    return text[start:text.index("\n}\n", start)]
+
+
+def same_problems():
+    return [f"{stage}'s block_reduce() is no longer {same}'s word for word, as its page says"
+            for stage, same in SAME_BLOCK_REDUCE.items() if function_text(stage) != function_text(same)]
+
+
 def machine_code_problems(stage):
     out = facts_problems(stage)
     if stage in ("05_shuffle", "06_float4", "07_multiblock"):
@@ -168,7 +213,8 @@ def aggregate_problems(stage=None):
 
 def stage_problems(stage):
     """Everything checks 1-3 say about one stage."""
-    return (sum_problems(stage) if stage in REDUCE else []) + machine_code_problems(stage) + line_problems(stage)
+    sums = sum_problems(stage) if stage in REDUCE else gemm_problems(stage)
+    return sums + machine_code_problems(stage) + line_problems(stage)
 
 
 # ---- 5. planted drifts --------------------------------------------------------------------------------------------
@@ -205,9 +251,18 @@ KERNEL_DRIFTS = [
     ("06's batch condition one batch short", "06_float4",
      lambda t: t.replace("i + (kLoadsInFlight - 1) * stride < vectors", "i + kLoadsInFlight * stride < vectors - stride")),
 ]
-COMMENT_ONLY = ("a comment added to 03's block_reduce", "03_padding",
+KERNEL_DRIFTS += [
+    ("08 without its first __syncthreads()", "08_gemm_tiled",
+     lambda t: t.replace("    __syncthreads();  // the tiles are complete\n", "", 1)),
+    ("08 without its second __syncthreads()", "08_gemm_tiled",
+     lambda t: t.replace("    __syncthreads();  // everyone is done with them", "    // everyone is done with them", 1)),
+    ("01 storing only non-zero values", "01_naive", lambda t: t.replace(
+        "  smem[tid] = v;\n", "  if (v != 0.0f) smem[tid] = v;\n", 1)),
+    ("06's tail reading one element too many", "06_float4", lambda t: t.replace("if (tid < tail)", "if (tid <= tail)")),
+]
+COMMENT_ONLY = ("comments added to 03's block_reduce, on a line of their own and after the code", "03_padding",
                 lambda t: t.replace("  smem[padded(tid)] = v;\n", "  // each thread stores its value first\n"
-                                    "  smem[padded(tid)] = v;\n", 1))
+                                    "  smem[padded(tid)] = v;  // one word per thread\n", 1))
 
 
 def edited_copy(tmp, stage, edit):
@@ -265,6 +320,12 @@ class HostRuns(unittest.TestCase):
         for stage in REDUCE:
             with self.subTest(stage=stage):
                 self.assertEqual(sum_problems(stage), [])
+
+    def test_gemm(self):
+        self.assertEqual(gemm_problems(), [])
+
+    def test_shared_block_reduce(self):
+        self.assertEqual(same_problems(), [])
 
     def test_machine_code(self):
         for stage in [*REDUCE, "08_gemm_tiled"]:

@@ -97,6 +97,7 @@ struct Run {
   Shared shared;
   std::vector<Region> regions;
   std::string watched;  // the region a ticket reports on
+  bool reverse = false;  // run the threads from the last to the first, up to each barrier
   std::FILE* log = stdout;
 };
 
@@ -187,7 +188,7 @@ inline bool resolve_warp(unsigned w) {
 inline void run_block(uint3 block_idx) {
   Run& r = run();
   r.block_idx = block_idx;
-  r.shared.bytes.assign(r.shared.dynamic_bytes, 0);
+  r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
   r.shared.written.assign(r.shared.dynamic_bytes, 0);
   r.shared.arrays.clear();
   const unsigned threads = r.block.x * r.block.y * r.block.z;
@@ -208,7 +209,8 @@ inline void run_block(uint3 block_idx) {
   logf("B %u\n", linear);
   for (;;) {
     bool moved = false, alive = false, at_barrier = true;
-    for (Fiber& f : r.fibers) {
+    for (unsigned k = 0; k < threads; ++k) {
+      Fiber& f = r.fibers[r.reverse ? threads - 1 - k : k];
       if (f.wait == Wait::kNone) {
         r.current = &f;
         swapcontext(&r.scheduler, &f.context);
@@ -267,7 +269,10 @@ class Elem {  // one shared element: reading or writing it is logged
     check();
     T v;
     std::memcpy(&v, &s.bytes[byte_], sizeof(T));
-    note("ld", static_cast<double>(v), !s.written[byte_]);
+    if (!s.written[byte_])
+      fail("line %d: thread %u reads %s at byte %zu, which no thread of this block has written yet (a missing "
+           "barrier, or a slot the kernel never stores)", line_, self().tid, array_, byte_);
+    note("ld", static_cast<double>(v), false);
     return v;
   }
   Elem& store(T v) {
@@ -354,7 +359,7 @@ View<T, Dims...> shared(const char* name) {
   for (const auto& a : s.arrays)
     if (a.first == name) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
   const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
-  s.bytes.resize(offset + bytes, 0);
+  s.bytes.resize(offset + bytes, 0xff);
   s.written.resize(offset + bytes, 0);
   s.arrays.emplace_back(name, offset);
   return View<T, Dims...>(name, offset, offset + bytes);
@@ -431,8 +436,14 @@ struct alignas(16) float4 {  // copying one out of a global region is a logged 1
 };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+template <typename T>
+T min(T a, T b) {
+  return a < b ? a : b;
+}
+template <typename T>
+T max(T a, T b) {
+  return a > b ? a : b;
+}
 
 inline float atomicAdd(float* p, float v) {
   std::size_t element = 0;

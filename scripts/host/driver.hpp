@@ -1,13 +1,15 @@
 // The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
 //
-//   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1]
+//   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1] [reverse=1]
 //
 // A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
 // A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
 // "E e thread" for each thread whose first value (its first shared store or shuffle) is not 0.
-// Afterwards "R region element value" for every element of out, partials, ticket and C.
+// reverse=1: each block's threads run from the last to the first up to every barrier. The input is NaN outside
+// [in, in + n), so a read past it shows in the sum. Afterwards "R region element value" for every element of out,
+// partials, ticket and C.
 #pragma once
 
 #include <string>
@@ -65,6 +67,7 @@ inline Options parse(int argc, char** argv) {
     else if (key == "m") o.m = std::stoi(value);
     else if (key == "k") o.k = std::stoi(value);
     else if (key == "readers") o.readers = value == "1";
+    else if (key == "reverse") run().reverse = value == "1";
     else fail("unknown option '%s'", key.c_str());
   }
   o.grid.resize(2, 1);
@@ -114,6 +117,7 @@ inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
   }
   std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
   float* in = &storage[0].x + o.offset;
+  std::fill(&storage[0].x, &storage[0].x + 4 * storage.size(), NAN);  // a read outside [in, in + n) makes a NaN
   std::vector<float> out(blocks, 0.0f), partials(blocks, NAN);
   unsigned ticket = 0;
   r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
