@@ -45,7 +45,8 @@ COMMANDS = {
     "test": "build, then run every test with CTest; the skipped tests are listed with the reason",
     "build": "configure and build the stages and the test helpers, and run nothing",
     "diff": "the code stage B adds to stage A, as its page in docs/stages/ shows it",
-    "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is",
+    "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
+           "own version of the stage file, through the stage's checks",
     "docs": "render docs/ from docs/templates/ and docs/results/ (scripts/make_docs.py; --check compares)",
     "measure": "everything the docs are built from, written to docs/results/ (needs a GPU)",
     "profile": "Nsight Compute counters of every stage, the SASS the pages quote, racecheck (needs ncu)",
@@ -60,7 +61,8 @@ EXAMPLES = {
     "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
     "diff": "./ladder diff 04 05\n  ./ladder diff 06_float4 07_multiblock",
     "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
-           "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch",
+           "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
+           "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)",
     "sweep": "./ladder sweep --sweep 2^20..2^28",
     "probe": "./ladder probe --regime tree",
     "measure": "./ladder measure                    (writes docs/results/; then ./ladder docs)\n"
@@ -185,8 +187,9 @@ def build_parser():
     parsers["try"].add_argument("stage", metavar="STAGE", help="the stage: 06 or 06_float4")
     parsers["try"].add_argument("change", metavar="CHANGE", nargs="?", help=(
         "NAME=v1,v2,... a constant of the stage file (kLoadsInFlight=1,2,4,8); --option=v1,v2,... a stage option "
-        "(--grid=64,128, --block=128,256); or path/to/experiment.patch (docs/experiments/<stage>/), applied with git "
-        "apply to a copy"))
+        "(--grid=64,128, --block=128,256); path/to/experiment.patch (docs/experiments/<stage>/), applied with git "
+        "apply to a copy; or path/to/mine.cu, your own version of the stage file, built as a copy and put through "
+        "the stage's checks (exit 0: passed everything; 1: a check failed; 77: passed what could run without a GPU)"))
     parsers["measure"].add_argument("--save", metavar="DIR", help="directory for the result files "
                                                                   "(default: docs/results)")
     parsers["measure"].set_defaults(ncu_check=None, save_format="csv")

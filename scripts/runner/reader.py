@@ -228,15 +228,22 @@ def find_patch(spec):
 
 def parse_change(stage, spec):
     """What ./ladder try changes in the stage, checked against the stage file before anything is built:
-    'NAME=v1,v2' (a constant), '--option=v1,v2' (a stage option) or 'path/to/name.patch' (an experiment)."""
+    'NAME=v1,v2' (a constant), '--option=v1,v2' (a stage option), 'path/to/name.patch' (an experiment) or
+    'path/to/mine.cu' (the reader's own version of the stage file)."""
     if spec.endswith(".patch"):
         path = find_patch(spec)
         patched_text(stage, path)
         return Change("patch", path.stem, [], path)
+    if spec.endswith(".cu"):
+        path = pathlib.Path(os.environ.get("LADDER_CWD", ".")) / spec
+        if not path.is_file():
+            raise UsageProblem(f"try {stage} {spec}: no such file (give your version of {stage_file(stage).name}, "
+                               f"relative to where you run ./ladder)")
+        return Change("file", path.stem, [], path.resolve())
     if "=" not in spec:
         hint = f" (write it as {spec}=v1,v2)" if spec.startswith("--") else ""
-        raise UsageProblem(f"try {stage} {spec}: not NAME=v1,v2 (a constant of the stage file), --option=v1,v2 or "
-                           f"path/to/experiment.patch{hint}")
+        raise UsageProblem(f"try {stage} {spec}: not NAME=v1,v2 (a constant of the stage file), --option=v1,v2, "
+                           f"path/to/experiment.patch or path/to/mine.cu{hint}")
     name, text = spec.split("=", 1)
     values = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))  # each value once, in order
     if not name or not values:
@@ -369,6 +376,9 @@ def try_base_args(a, stage):
 def cmd_try(a):
     stage = resolve_stage(a.stage)
     change = parse_change(stage, a.change)
+    if change.kind == "file":  # a reader's own version of the stage file: scripts/runner/own.py
+        from .own import try_file
+        return try_file(a, stage, change.patch)
     if change.kind == "patch":
         return try_patch(a, stage, change.patch)
     name, values = change.name, change.values

@@ -1,0 +1,141 @@
+"""./ladder try STAGE path/to/mine.cu: a reader's own version of a stage, built as a copy beside the stage and put
+through what the stage itself must pass, each check with the command that repeats it.
+
+Without a GPU: the build, the machine-code rules (tests/check_sass.py) and the host runs of the file's kernels
+(scripts/host_checks.py: every element added once, at every input offset and awkward sizes, in either thread
+order). With one: also the stage's default run, its --self-test full, compute-sanitizer's memcheck, racecheck and
+synccheck where it is installed, and the timing beside the stage's own.
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from unittest import mock
+
+from .reader import build_copies, run_variants, shown, variant_target
+from .results import say
+from .stages import GEMM, ROOT, StageError, binary, stage_file
+
+PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    detail: str
+    command: str
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def machine_code(copy, build):
+    cmd = [sys.executable, str(ROOT / "tests" / "check_sass.py"), str(copy)]
+    # the disassemblers ./ladder put in the build directory, or those of another (LADDER_TOOLS, as the test gives)
+    tools = pathlib.Path(os.environ.get("LADDER_TOOLS") or pathlib.Path(build) / "tools")
+    if tools.is_dir():
+        cmd += ["--tools", str(tools)]
+    done = run(cmd)
+    status = {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL)
+    detail = (done.stdout + done.stderr).strip().splitlines()
+    return Check("machine code: atomics of device scope, a released and acquired ticket, no non-coherent read of "
+                 "what the launch wrote", status, "; ".join(detail[-3:]), " ".join(cmd[1:]))
+
+
+def host_runs(stage, text, path):
+    """The file's kernels on the host, in a copy of the project with the stage file replaced."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import host_checks
+    import host_run
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in [stage, "common"]:
+            shutil.copytree(ROOT / name, pathlib.Path(tmp) / name)
+        (pathlib.Path(tmp) / stage / stage_file(stage).name).write_text(text)
+        with mock.patch.object(host_run, "ROOT", pathlib.Path(tmp)):
+            try:
+                found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
+            except host_run.HostRunError as e:
+                found = [str(e)]
+    what = "C equals the product" if stage == GEMM else "every element added once"
+    return Check(f"host run: {what}, at awkward sizes, every input offset and either thread order",
+                 FAIL if found else PASS, found[0] if found else "", f"./ladder try {stage[:2]} {shown(path)}  (no GPU "
+                 "needed)")
+
+
+def gpu_checks(exe, stage):
+    """The checks on the GPU: (checks, whether there is one)."""
+    probe = run([str(exe), "--list-devices"])
+    if probe.returncode == 77:
+        return [], False
+    checks = []
+    runs = [("the default run's checks", [], None), ("--self-test full", ["--self-test", "full"], None)]
+    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    small = ["--check-only", "-n", "100003", "--offset", "1"] if stage != GEMM else ["--check-only", "--size", "100"]
+    for tool in ("memcheck", "racecheck", "synccheck"):
+        extra = [] if tool == "memcheck" else ["--no-shared-poison"]
+        runs.append((f"compute-sanitizer --tool {tool}", [*small, *extra], [sanitizer, "--tool", tool,
+                                                                           "--error-exitcode", "99"]))
+    for name, args, wrap in runs:
+        if wrap and not pathlib.Path(wrap[0]).exists():
+            checks.append(Check(name, NOT_RUN, "compute-sanitizer is not installed", ""))
+            continue
+        cmd = [*(wrap or []), str(exe), *args]
+        done = run(cmd)
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if "FAIL" in line or "ERROR" in line
+                 or "error" in line]
+        checks.append(Check(name, PASS if done.returncode == 0 else FAIL, lines[0][:300] if lines and done.returncode
+                            else "", " ".join(shown(c) if pathlib.Path(c).exists() else c for c in cmd)))
+    return checks, True
+
+
+def report(stage, path, checks):
+    say("")
+    say(f"ladder try {stage} {shown(path)}: each check, and the command that repeats it")
+    for c in checks:
+        say(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
+            + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""))
+    failed = [c for c in checks if c.status == FAIL]
+    skipped = [c for c in checks if c.status == NOT_RUN]
+    if failed:
+        say(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(checks)}: "
+            + ", ".join(c.name.split(":")[0] for c in failed))
+        return 1
+    if skipped:
+        say(f"ladder try: passed the {len(checks) - len(skipped)} checks it could run; not run here: "
+            + ", ".join(c.name.split(":")[0] for c in skipped))
+        return 77
+    say(f"ladder try: passed everything ({len(checks)} checks)")
+    return 0
+
+
+def try_file(a, stage, path):
+    text = path.read_text()
+    target = variant_target(stage, f"own_{path.stem}")
+    say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
+    try:
+        # #line: the compiler's messages and the machine code's lines name the reader's file, not the copy
+        exe = build_copies(a, stage, [(target, f'#line 1 "{path}"\n{text}',
+                                       f"{path.name}, a reader's version of {stage} (./ladder try)")])[0]
+    except StageError as e:
+        return report(stage, path, [Check("build", FAIL, f"{e} (the compiler's messages are above)",
+                                          f"cmake --build {shown(a.build)} --target {target}")])
+    copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
+    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, path)]
+    on_gpu, gpu = gpu_checks(exe, stage)
+    checks += on_gpu
+    if not gpu:
+        checks.append(Check("on a GPU: the default run, --self-test full, the sanitizers and the timing", NOT_RUN,
+                            "no usable GPU here", ""))
+    elif all(c.status != FAIL for c in checks):
+        try:
+            ok = run_variants(a, stage, f"own_{path.stem}", [("the stage", binary(a.build, stage), []),
+                                                             (path.name, str(exe), [])]) == 0
+            checks.append(Check("timing beside the stage's own", PASS if ok else FAIL, "the table above", ""))
+        except StageError as e:
+            checks.append(Check("timing beside the stage's own", FAIL, str(e).splitlines()[-1], ""))
+    return report(stage, path, checks)
