@@ -66,6 +66,7 @@ struct Fiber {
   Wait wait = Wait::kNone;
   unsigned mask = 0, phase = 0, seq = 0;
   int kind = 0, arg = 0, width = 32;  // a shuffle's kind (0 down, 1 up, 2 xor, 3 idx), delta or lane, width
+  int barrier_line = 0;               // the line of the __syncthreads() it waits at
   float value = 0.0f, result = 0.0f;
   bool seen = false;  // first: the value of its first shared store or shuffle (what it brings to the block's sum)
   float first = 0.0f;
@@ -171,7 +172,10 @@ inline bool resolve_warp(unsigned w) {
     if (!(first->mask >> l & 1u) || !f) continue;
     if (f->wait == Wait::kShuffle) {
       const int width = f->width, base = static_cast<int>(l) / width * width, in = static_cast<int>(l) - base;
-      int src = f->kind == 0 ? in + f->arg : f->kind == 1 ? in - f->arg : f->kind == 2 ? in ^ f->arg : f->arg % width;
+      int src = f->kind == 0   ? in + f->arg
+                : f->kind == 1 ? in - f->arg
+                : f->kind == 2 ? in ^ f->arg
+                               : (f->arg % width + width) % width;  // __shfl_sync wraps its lane into the segment
       if (src < 0 || src >= width) src = in;  // out of the segment: the lane keeps its own value
       src += base;
       const bool named = (first->mask >> src & 1u) && lanes[static_cast<unsigned>(src)];
@@ -228,6 +232,14 @@ inline void run_block(uint3 block_idx) {
       return;
     }
     if (at_barrier) {
+      const Fiber* one = nullptr;
+      for (const Fiber& f : r.fibers) {
+        if (f.wait != Wait::kBarrier) continue;
+        if (one && f.barrier_line != one->barrier_line)
+          fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
+               "not every thread runs", one->tid, f.tid, one->barrier_line, f.barrier_line);
+        one = one ? one : &f;
+      }
       for (Fiber& f : r.fibers)
         if (f.wait == Wait::kBarrier) passed(f);
       continue;
@@ -354,14 +366,15 @@ class View<T, D, Rest...> {  // D = 0: of unknown length (the dynamic array, or 
 // by a multiple of 16 bytes moves every word of it to the bank as many banks on, which keeps every request's
 // words per bank (a float4 stays within its 16 bytes).
 template <typename T, std::size_t... Dims>
-View<T, Dims...> shared(const char* name) {
+View<T, Dims...> shared(const char* name, int line = __builtin_LINE()) {  // one array per declaration: name and line
   Shared& s = run().shared;
+  const std::string key = std::string(name) + ":" + std::to_string(line);
   for (const auto& a : s.arrays)
-    if (a.first == name) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
+    if (a.first == key) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
   const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
   s.bytes.resize(offset + bytes, 0xff);
   s.written.resize(offset + bytes, 0);
-  s.arrays.emplace_back(name, offset);
+  s.arrays.emplace_back(key, offset);
   return View<T, Dims...>(name, offset, offset + bytes);
 }
 
@@ -381,7 +394,10 @@ View<T, 0> dynamic_shared(const char* name) {
 #define blockDim (::ladder_host::run().block)
 #define gridDim (::ladder_host::run().grid)
 
-inline void __syncthreads() { ladder_host::yield(ladder_host::Wait::kBarrier); }
+inline void __syncthreads(int line = __builtin_LINE()) {
+  ladder_host::self().barrier_line = line;
+  ladder_host::yield(ladder_host::Wait::kBarrier);
+}
 
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   ladder_host::self().mask = mask;
