@@ -18,6 +18,10 @@ def experiments_section(stage):
         intro, _, diff_text = text.partition("--- ")
         out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
         out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, recorded by `./ladder measure`:\n")
+        if not (state.results / f"try_{stage}_{name}.csv").exists():  # a patch kept before it was measured
+            not_measured.add(f"{stage}: the experiment {name}")
+            out.append(NOT_MEASURED + " (`./ladder measure` on a GPU)\n")
+            continue
         out.append(try_table(f"try_{stage}_{name}") + "\n")
         profiled = [r for r in rows("ncu") if r["stage"] == stage and r["variant"].endswith(f", {name}")]
         if profiled:

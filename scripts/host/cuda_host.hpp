@@ -470,6 +470,15 @@ inline float atomicAdd(float* p, float v) {
   return old;
 }
 
+inline float atomicExch(float* p, float v) {
+  std::size_t element = 0;
+  const auto* r = ladder_host::region_of(p, &element, sizeof(float));
+  ladder_host::logf("A %u %s %zu %.9g\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element, v);
+  const float old = *p;
+  *p = v;
+  return old;
+}
+
 inline float __ldcg(const float* p) {
   std::size_t element = 0;
   const auto* r = ladder_host::region_of(p, &element, sizeof(float));
