@@ -22,12 +22,14 @@ def sum_problems(stage):
                 grid = 1
             elif tree_only:
                 grid = -(-n // block)
-            for offset, reverse in [(o, 0) for o in range(4)] + [(1, 1)]:
-                t = host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse)
+            for offset, reverse, launches in [(o, 0, 1) for o in range(4)] + [(1, 1, 1), (0, 0, 2)]:
+                t = host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
+                                 launches=launches)
                 got = (t.results[("out", 0)] if entry in ("atomic", "last-block", "one-block")
                        else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
                 if got != n * (n + 1) / 2:
-                    order = ", threads run last to first" if reverse else ""
+                    order = (", threads run last to first" if reverse else "") + (
+                        ", the second of two launches" if launches > 1 else "")
                     out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}{order}: the "
                                f"host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
                     break

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """./ladder try STAGE mine.cu, as a reader runs it: a correct copy of 05 passes what it can run; a file with a lost
 element, one with a missing barrier (a race) and one that reads past the per-warp sums (a wrong tail) each fail and
-name the check that caught them; a file that does not compile fails with the compiler's message naming the
+name the check that caught them, as do a file whose kernel has another name and one that names another stage; a file that does not compile fails with the compiler's message naming the
 reader's file; a missing file is a one-line usage error. Without a GPU the GPU checks are 'not run' and a correct
 file exits 77; on one it must pass everything (exit 0).
 
@@ -19,11 +19,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ORIGINAL = (ROOT / "05_shuffle" / "reduce.cu").read_text()
 
 # (name, edit, exit statuses allowed, text the output must hold)
-TOOLS = pathlib.Path(os.environ.get("LADDER_TOOLS", "/nonexistent"))
-DISASSEMBLER = shutil.which("nvdisasm") or any(TOOLS.glob("nvidia/*/bin/nvdisasm"))
 CASES = [
-    ("correct", lambda t: t, (0, 77), ["PASS     host run",  # the machine code: where the disassembler is here
-                                      "PASS     machine code" if DISASSEMBLER else "not run  machine code"]),
+    ("correct", lambda t: t, (0, 77), ["PASS     host run", "machine code"]),  # PASS where a disassembler is
     ("lost_element", lambda t: t.replace("i < n; i += stride) sum += in[i]", "i + 1 < n; i += stride) sum += in[i]"),
      (1,), ["FAIL     host run", "the host run sums 2016, the input 2080", "ladder try: failed"]),
     ("race", lambda t: t.replace("  __syncthreads();\n  if (warp == 0)", "  if (warp == 0)"),
@@ -32,6 +29,11 @@ CASES = [
      (1,), ["FAIL     host run", "past its end", "ladder try: failed"]),
     ("no_semicolon", lambda t: t.replace("v = warp_reduce(v);", "v = warp_reduce(v)"),
      (1,), ["error: expected a \";\"", "FAIL     build", "ladder try: failed 1 check"]),
+    ("renamed_kernel", lambda t: t.replace("reduce_kernel", "my_kernel").replace(
+        "i < n; i += stride) sum += in[i]", "i + 1 < n; i += stride) sum += in[i]"),
+     (1,), ["FAIL     host run", "finds no kernel reduce_kernel", "ladder try: failed"]),
+    ("another_stage", lambda t: t.replace('"05_shuffle"', '"04_warp_unroll"'),
+     (1,), ["FAIL     host run", "does not name 05_shuffle"]),
 ]
 
 
@@ -42,6 +44,9 @@ def ladder(build, *args, cwd=None):
 
 def main():
     build = pathlib.Path(sys.argv[1]).resolve()
+    tools = [pathlib.Path(os.environ.get("LADDER_TOOLS") or build / "tools")]  # as ./ladder try looks for them
+    disassembler = shutil.which("nvdisasm") or any(any(t.glob("nvidia/*/bin/nvdisasm")) for t in tools)
+    CASES[0][3][1] = "PASS     machine code" if disassembler else "not run  machine code"
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, edit, allowed, wanted in CASES:

@@ -1,13 +1,16 @@
 // The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
 //
 //   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1] [reverse=1]
+//       [launches=N]
 //
 // A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
 // A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
 // "E e thread" for each thread whose first value (its first shared store or shuffle) is not 0.
-// reverse=1: each block's threads run from the last to the first up to every barrier. The input is NaN outside
+// reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks run N
+// times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset as
+// the harness resets them), the results are the last launch's. The input is NaN outside
 // [in, in + n), so a read past it shows in the sum. Afterwards "R region element value" for every element of out,
 // partials, ticket and C.
 #pragma once
@@ -50,6 +53,7 @@ struct Options {
   std::size_t n = 32, offset = 0;
   int m = 0, k = 0;
   bool readers = false;
+  int launches = 1;
 };
 
 inline Options parse(int argc, char** argv) {
@@ -68,6 +72,7 @@ inline Options parse(int argc, char** argv) {
     else if (key == "k") o.k = std::stoi(value);
     else if (key == "readers") o.readers = value == "1";
     else if (key == "reverse") run().reverse = value == "1";
+    else if (key == "launches") o.launches = std::stoi(value);
     else fail("unknown option '%s'", key.c_str());
   }
   o.grid.resize(2, 1);
@@ -104,15 +109,19 @@ inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
   const unsigned blocks = o.grid[0] * o.grid[1];
   if (entry->gemm) {
     const int m = o.m, n = static_cast<int>(o.n), k = o.k;
-    std::vector<float> A(std::size_t(m) * k), B(std::size_t(k) * n), C(std::size_t(m) * n, NAN);
-    for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i + 1);
-    for (std::size_t i = 0; i < B.size(); ++i) B[i] = -static_cast<float>(i + 1);
-    r.regions = {{"A", reinterpret_cast<const char*>(A.data()), A.size() * 4},
-                 {"B", reinterpret_cast<const char*>(B.data()), B.size() * 4},
-                 {"C", reinterpret_cast<const char*>(C.data()), C.size() * 4}};
+    // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
+    const std::size_t guard = 64, a_size = std::size_t(m) * k, b_size = std::size_t(k) * n, c_size = std::size_t(m) * n;
+    std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + guard, NAN);
+    for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
+    for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
+    r.regions = {{"A", reinterpret_cast<const char*>(A.data()), a_size * 4},
+                 {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
+                 {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
     args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
     run_blocks(*entry, args, o);
-    print_region("C", C.data(), C.size());
+    for (std::size_t i = c_size; i < C.size(); ++i)
+      if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
+    print_region("C", C.data(), c_size);
     return 0;
   }
   std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
@@ -128,7 +137,11 @@ inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
   if (!o.readers) {
     for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
-    run_blocks(*entry, args, o);
+    for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
+      std::fill(out.begin(), out.end(), 0.0f);  // as the launcher's memset before an atomic launch
+      std::fill(partials.begin(), partials.end(), NAN);
+      run_blocks(*entry, args, o);
+    }
     print_region("out", out.data(), out.size());
     print_region("partials", partials.data(), partials.size());
     logf("R ticket 0 %u\n", ticket);

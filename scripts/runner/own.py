@@ -43,28 +43,36 @@ def machine_code(copy, build):
     done = run(cmd)
     status = {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL)
     detail = (done.stdout + done.stderr).strip().splitlines()
-    return Check("machine code: atomics of device scope, a released and acquired ticket, no non-coherent read of "
-                 "what the launch wrote", status, "; ".join(detail[-3:]), " ".join(cmd[1:]))
+    return Check("machine code: the rules of tests/check_sass.py (atomics of device scope, a ticket released and "
+                 "acquired, no non-coherent read of what the launch wrote)", status, "; ".join(detail[-3:]),
+                 " ".join(cmd[1:]))
 
 
-def host_runs(stage, text, path):
-    """The file's kernels on the host, in a copy of the project with the stage file replaced."""
+def host_runs(stage, text, repeat):
+    """The file's kernels on the host, in a copy of the project with the stage file replaced: first, that the file is
+    a version of this stage with every kernel the stage has, as host_run finds them."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import host_checks
     import host_run
+    what = "C equals the product, at edge shapes and either thread order" if stage == GEMM else \
+        "every element added once, at awkward sizes, every input offset, either thread order and a second launch"
+    name = f"host run: {what}"
+    missing = [e for e in host_run.entries(stage_file(stage).read_text()) if e not in host_run.entries(text)]
+    if f'"{stage}"' not in text or missing:
+        why = (f"the file does not name {stage} (its main() names the stage it runs)" if f'"{stage}"' not in text else
+               f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels "
+               f"it runs: {', '.join(m[0] for m in host_run.entries(stage_file(stage).read_text()))})")
+        return Check(name, FAIL, why, repeat)
     with tempfile.TemporaryDirectory() as tmp:
-        for name in [stage, "common"]:
-            shutil.copytree(ROOT / name, pathlib.Path(tmp) / name)
+        for part in [stage, "common"]:
+            shutil.copytree(ROOT / part, pathlib.Path(tmp) / part)
         (pathlib.Path(tmp) / stage / stage_file(stage).name).write_text(text)
         with mock.patch.object(host_run, "ROOT", pathlib.Path(tmp)):
             try:
                 found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
             except host_run.HostRunError as e:
                 found = [str(e)]
-    what = "C equals the product" if stage == GEMM else "every element added once"
-    return Check(f"host run: {what}, at awkward sizes, every input offset and either thread order",
-                 FAIL if found else PASS, found[0] if found else "", f"./ladder try {stage[:2]} {shown(path)}  (no GPU "
-                 "needed)")
+    return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
 
 
 def gpu_checks(exe, stage):
@@ -94,22 +102,22 @@ def gpu_checks(exe, stage):
 
 
 def report(stage, path, checks):
-    say("")
-    say(f"ladder try {stage} {shown(path)}: each check, and the command that repeats it")
+    """The report, on stdout (progress and the compiler's messages went to stderr); returns the exit status."""
+    print(f"\nladder try {stage} {path}: each check, and the command that repeats it")
     for c in checks:
-        say(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
-            + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""))
+        print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
+              + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""))
     failed = [c for c in checks if c.status == FAIL]
     skipped = [c for c in checks if c.status == NOT_RUN]
     if failed:
-        say(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(checks)}: "
-            + ", ".join(c.name.split(":")[0] for c in failed))
+        print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(checks)}: "
+              + ", ".join(c.name.split(":")[0] for c in failed))
         return 1
     if skipped:
-        say(f"ladder try: passed the {len(checks) - len(skipped)} checks it could run; not run here: "
-            + ", ".join(c.name.split(":")[0] for c in skipped))
+        print(f"ladder try: passed the {len(checks) - len(skipped)} checks it could run; not run here: "
+              + ", ".join(c.name.split(":")[0] for c in skipped))
         return 77
-    say(f"ladder try: passed everything ({len(checks)} checks)")
+    print(f"ladder try: passed everything ({len(checks)} checks)")
     return 0
 
 
@@ -121,11 +129,12 @@ def try_file(a, stage, path):
         # #line: the compiler's messages and the machine code's lines name the reader's file, not the copy
         exe = build_copies(a, stage, [(target, f'#line 1 "{path}"\n{text}',
                                        f"{path.name}, a reader's version of {stage} (./ladder try)")])[0]
-    except StageError as e:
-        return report(stage, path, [Check("build", FAIL, f"{e} (the compiler's messages are above)",
-                                          f"cmake --build {shown(a.build)} --target {target}")])
+    except StageError:
+        return report(stage, path, [Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are "
+                                          "above, on stderr)", f"cmake --build {a.build} --target {target}")])
     copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
-    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, path)]
+    repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
+    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat)]
     on_gpu, gpu = gpu_checks(exe, stage)
     checks += on_gpu
     if not gpu:
