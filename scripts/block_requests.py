@@ -251,6 +251,11 @@ def profiled_entry(row):
     return re.sub(r"(?<!^)([A-Z])", r"-\1", names[int(template.group(1))]).lower()
 
 
+def predicated_warps(row):
+    """The warps of one block of a launch whose tree is predicated (every warp issues each step), else None."""
+    return -(-dims(row["block"])[0] * dims(row["block"])[1] // WARP) if row["stage"] in PREDICATED else None
+
+
 def launch_requests(row, compiled=True):
     """The requests of one block of a profiled launch, and how many times the launch repeats them (its blocks, and
     for the GEMM its steps along K, each of which makes the same requests: the tiles are stored whole even at the
@@ -326,7 +331,7 @@ class Comparison:
 def compare(row, compiled=True):
     """The host run of one profiled launch against its row of ncu.csv: one Comparison for loads, one for stores."""
     reqs, repeat = launch_requests(row, compiled)
-    warps = -(-dims(row["block"])[0] * dims(row["block"])[1] // WARP) if row["stage"] in PREDICATED else None
+    warps = predicated_warps(row)
     model = totals(reqs, repeat, warps)
     blocks = 1
     for d in dims(row["grid"]):
@@ -399,7 +404,7 @@ def compare_lines(row, source_rows, compiled=True):
         reqs, repeat = launch_requests(row, compiled)
     except host_run.HostRunError as e:
         return [Failure(str(e))]
-    warps = -(-dims(row["block"])[0] * dims(row["block"])[1] // WARP) if row["stage"] in PREDICATED else None
+    warps = predicated_warps(row)
     lines = source_lines(row["stage"])
     here = _by_text((i, t.strip()) for i, t in enumerate(lines, 1))
     host = {(here[line], op): t for (line, op), t in line_totals(reqs, repeat, warps).items()}

@@ -5,7 +5,6 @@ own stages to them; ./ladder try STAGE mine.cu holds a reader's file to them.
   sum_problems(stage) / gemm_problems(stage) -> [message naming the stage, the kernel and the launch]
 """
 import host_run
-from runner.stages import REDUCE  # noqa: F401 (the reduce stages, for the callers)
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
 SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up

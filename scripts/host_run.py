@@ -9,11 +9,13 @@ made it. The host functions (the launcher, main) are left out: which kernels the
 
   run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)
 """
+import contextlib
 import functools
 import hashlib
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 from collections import defaultdict
@@ -27,6 +29,22 @@ WARP = 32
 
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
+
+
+@contextlib.contextmanager
+def stage_text(stage, text):
+    """Within the block, host runs read a copy of the stage's directory and common/ in which the stage file holds
+    text: a reader's version of it, or a planted drift."""
+    global ROOT
+    with tempfile.TemporaryDirectory() as tmp:
+        for part in (stage, "common"):
+            shutil.copytree(pathlib.Path(ROOT) / part, pathlib.Path(tmp) / part)
+        stage_path(stage, tmp).write_text(text)
+        saved, ROOT = ROOT, pathlib.Path(tmp)
+        try:
+            yield
+        finally:
+            ROOT = saved
 
 
 def stage_path(stage, root=None):
@@ -162,7 +180,6 @@ class Access:
     bytes: int
     line: int
     value: float
-    unwritten: bool
 
     @property
     def word(self):
@@ -198,7 +215,7 @@ def _parse(stage, entry, block, text):
             t.order.append(current)
         elif kind == "S":
             t.accesses.append((current, Access(f[1], int(f[2]), int(f[3]), int(f[4]), f[5], int(f[6]), int(f[7]),
-                                               int(f[8]), float(f[9]), len(f) > 10)))
+                                               int(f[8]), float(f[9]))))
         elif kind == "X":
             t.shuffles.append((current, int(f[1]), int(f[2]), int(f[3]), int(f[4]), float(f[5]), float(f[6])))
         elif kind == "G":

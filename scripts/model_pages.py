@@ -73,19 +73,13 @@ def _table(head, align, body):
                      + ["| " + " | ".join(r) + " |" for r in body])
 
 
-def line_table(stage, ncu_rows, source_rows):
-    """Each source line that touches shared memory, per profiled launch: the host run against the source counters."""
-    body = []
-    for s, variant in br.PROFILED:
-        row = next((r for r in ncu_rows if r["stage"] == s and r["variant"] == variant), None)
-        if s != stage or not row or not any(x["stage"] == s and x["variant"] == variant for x in source_rows):
-            continue
-        for c in br.compare_lines(row, source_rows):
-            if not hasattr(c, "host"):
-                body.append([variant, "", "", c.message, "", "", "", "", ""])
-                continue
-            body.append([variant, str(c.line), f"`{c.text}`", "loads" if c.op == "ld" else "stores",
-                         *(f"{v:,}" for k in ("instructions", "wavefronts", "ideal") for v in (c.host[k], c.measured[k]))])
+def line_table(lines):
+    """Each source line that touches shared memory, per profiled launch (compare_lines()): the host run against the
+    source counters."""
+    body = [["", "", "", c.message] + [""] * 6 if not hasattr(c, "host") else
+            [c.variant, str(c.line), f"`{c.text}`", "loads" if c.op == "ld" else "stores",
+             *(f"{v:,}" for k in ("instructions", "wavefronts", "ideal") for v in (c.host[k], c.measured[k]))]
+            for c in lines]
     return _table(["launch", "line", "source", "access", "instructions, host run", "ncu", "wavefronts, host run", "ncu",
                    "ideal wavefronts, host run", "ncu"], ["---"] * 4 + ["---:"] * 6, body)
 
@@ -115,13 +109,13 @@ def model_check(stage, ncu_rows, source_rows=()):
     wrong = [p for c in lines for p in c.problems()]
     if not lines:
         return "(no source counters of this stage in ncu_source.csv: run ./ladder profile)"
-    out = [f"The host run executes this stage's own kernel code for one block (`scripts/host_run.py`) and logs every "
-           f"shared-memory access with its thread, step and source line. Times the blocks launched, each line's "
-           f"instructions, wavefronts and ideal wavefronts against Nsight Compute's source counters (the same profile, "
-           f"per SASS instruction, `docs/results/ncu_source.csv`): "
+    out = ["The host run executes this stage's own kernel code for one block (`scripts/host_run.py`) and logs every "
+           "shared-memory access with its thread, step and source line. Times the blocks launched, each line's "
+           "instructions, wavefronts and ideal wavefronts against Nsight Compute's source counters (the same profile, "
+           "per SASS instruction, `docs/results/ncu_source.csv`): "
            + (f"all {len(lines)} rows agree exactly." if not wrong else f"{len(wrong)} of {len(lines)} rows differ: "
               + "; ".join(wrong)) + " The test `thread_models` (run by `./ladder test`) demands that they do.",
-           line_table(stage, ncu_rows, source_rows)]
+           line_table(lines)]
     comps = [c for _, cs in pairs for c in cs]
     problems = [p for c in comps for p in c.problems()]
     lo, hi = min(100 * c.excess for c in comps), max(100 * c.excess for c in comps)

@@ -284,7 +284,7 @@ class Elem {  // one shared element: reading or writing it is logged
     if (!s.written[byte_])
       fail("line %d: thread %u reads %s at byte %zu, which no thread of this block has written yet (a missing "
            "barrier, or a slot the kernel never stores)", line_, self().tid, array_, byte_);
-    note("ld", static_cast<double>(v), false);
+    note("ld", static_cast<double>(v));
     return v;
   }
   Elem& store(T v) {
@@ -293,7 +293,7 @@ class Elem {  // one shared element: reading or writing it is logged
     std::memcpy(&s.bytes[byte_], &v, sizeof(T));
     std::memset(&s.written[byte_], 1, sizeof(T));
     if constexpr (std::is_same_v<T, float>) first_value(self(), v);
-    note("st", static_cast<double>(v), false);
+    note("st", static_cast<double>(v));
     return *this;
   }
   void check() const {
@@ -301,10 +301,9 @@ class Elem {  // one shared element: reading or writing it is logged
       fail("line %d: %s reaches byte %zu of shared memory, past its end at byte %zu", line_, array_,
            byte_ + sizeof(T), end_);
   }
-  void note(const char* op, double v, bool unwritten) const {
+  void note(const char* op, double v) const {
     Fiber& f = self();
-    logf("S %s %u %u %u %s %zu %zu %d %.9g%s\n", op, f.tid, f.phase, f.seq++, array_, byte_, sizeof(T), line_, v,
-         unwritten ? " unwritten" : "");
+    logf("S %s %u %u %u %s %zu %zu %d %.9g\n", op, f.tid, f.phase, f.seq++, array_, byte_, sizeof(T), line_, v);
   }
   const char* array_;
   std::size_t byte_;
@@ -467,15 +466,6 @@ inline float atomicAdd(float* p, float v) {
   ladder_host::logf("A %u %s %zu %.9g\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element, v);
   const float old = *p;
   *p = old + v;
-  return old;
-}
-
-inline float atomicExch(float* p, float v) {
-  std::size_t element = 0;
-  const auto* r = ladder_host::region_of(p, &element, sizeof(float));
-  ladder_host::logf("A %u %s %zu %.9g\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element, v);
-  const float old = *p;
-  *p = v;
   return old;
 }
 

@@ -11,9 +11,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
-from unittest import mock
 
 from .reader import build_copies, run_variants, shown, variant_target
 from .results import say
@@ -63,15 +61,11 @@ def host_runs(stage, text, repeat):
                f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels "
                f"it runs: {', '.join(m[0] for m in host_run.entries(stage_file(stage).read_text()))})")
         return Check(name, FAIL, why, repeat)
-    with tempfile.TemporaryDirectory() as tmp:
-        for part in [stage, "common"]:
-            shutil.copytree(ROOT / part, pathlib.Path(tmp) / part)
-        (pathlib.Path(tmp) / stage / stage_file(stage).name).write_text(text)
-        with mock.patch.object(host_run, "ROOT", pathlib.Path(tmp)):
-            try:
-                found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
-            except host_run.HostRunError as e:
-                found = [str(e)]
+    with host_run.stage_text(stage, text):
+        try:
+            found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
+        except host_run.HostRunError as e:
+            found = [str(e)]
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
 
 

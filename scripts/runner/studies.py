@@ -370,21 +370,21 @@ def find_ncu():
     return None
 
 
-def ncu_command(ncu, cmd, kernel_regex, launch_count=None):
+def ncu_command(ncu, cmd, kernel_regex, launch_count=None, report=None):
+    """The profile of cmd: printed as the raw page, or with report saved there (-o) for the pages to be read from."""
     sections = [x for s in NCU_SECTIONS for x in ("--section", s)]
     count = ["--launch-count", str(launch_count)] if launch_count else []
-    return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), "--page", "raw", "--csv",
+    output = ["-o", str(report)] if report else ["--page", "raw", "--csv"]
+    return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), *output,
             "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
 
 
 def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
     """The raw page of every profiled kernel: [{column: value}]. With source (a list, and launch_count 1), the same
     profile's shared-memory instructions from the source page are appended to it (source_rows())."""
-    full = ncu_command(ncu, cmd, kernel_regex, launch_count)
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "profile.ncu-rep"
-        at = full.index("--page")
-        proc = subprocess.run(full[:at] + ["-o", str(report)] + full[at + 3:], capture_output=True, text=True)
+        proc = subprocess.run(ncu_command(ncu, cmd, kernel_regex, launch_count, report), capture_output=True, text=True)
         raw = subprocess.run([ncu, "-i", str(report), "--page", "raw", "--csv", "--kernel-name-base", "demangled"],
                              capture_output=True, text=True) if report.exists() else proc
         kernels = parse_ncu_raw(raw.stdout)
