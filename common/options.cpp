@@ -389,6 +389,35 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
   return values;
 }
 
+// -n/--size: one size, a list or a range of powers of two, each from 1 to kMaxSize; an outcome on a bad one.
+std::optional<ParseOutcome> parse_sizes(const std::string& program, const std::string& size_text,
+                                        std::vector<std::uint64_t>& out) {
+  const auto size_out_of_range = [&](const auto& size) {
+    return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", size));
+  };
+  auto sizes = parse_count_list(size_text);
+  if (!sizes || sizes->empty()) {
+    // A negative number, or one too large for 64 bits, is out of range like any other size outside 1..2^36, not
+    // "not a size".
+    for (const auto& item : split_list(size_text)) {
+      // Well-formed whole numbers (x, x*2^k, 2^k, xeK) that do not fit in 64 bits.
+      static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
+      if (negative_number(item) || (std::regex_match(item, kWhole) && !parse_count_list(item))) {
+        return size_out_of_range(trim(item));
+      }
+      if (auto problem = range_problem(item)) return usage_error(program, *problem);
+    }
+    return usage_error(program, fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 "
+                                            "(268435456, 2^28, 1e6), a list, or a range like 2^10..2^30",
+                                            size_text));
+  }
+  for (auto n : *sizes) {
+    if (n < 1 || n > kMaxSize) return size_out_of_range(n);
+  }
+  out = *sizes;
+  return std::nullopt;
+}
+
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out) {
   const std::string program = stage.name;
   CLI::App app{fmt::format("{}: float sum reduction, checked against a CPU oracle and timed beside CUB", program),
@@ -448,29 +477,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (auto e = read_number_as("--grid", grid_text, 0, 2147483647, out.grid)) return usage_error(program, *e);
   if (auto e = read_number_as("--offset", offset_text, 0, 1024, out.offset)) return usage_error(program, *e);
 
-  const auto size_out_of_range = [&](const auto& size) {
-    return usage_error(program, fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", size));
-  };
-  auto sizes = parse_count_list(size_text);
-  if (!sizes || sizes->empty()) {
-    // A negative number, or one too large for 64 bits, is out of range like any other size outside 1..2^36, not
-    // "not a size".
-    for (const auto& item : split_list(size_text)) {
-      // Well-formed whole numbers (x, x*2^k, 2^k, xeK) that do not fit in 64 bits.
-      static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
-      if (negative_number(item) || (std::regex_match(item, kWhole) && !parse_count_list(item))) {
-        return size_out_of_range(trim(item));
-      }
-      if (auto problem = range_problem(item)) return usage_error(program, *problem);
-    }
-    return usage_error(program, fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 "
-                                            "(268435456, 2^28, 1e6), a list, or a range like 2^10..2^30",
-                                            size_text));
-  }
-  for (auto n : *sizes) {
-    if (n < 1 || n > kMaxSize) return size_out_of_range(n);
-  }
-  out.sizes = *sizes;
+  if (auto e = parse_sizes(program, size_text, out.sizes)) return *e;
 
   const auto bad_block = [&](const auto& block) {
     return usage_error(program, fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", block, program));
@@ -588,6 +595,63 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
     if (*v < 1 || *v > kMaxGemmDim) return out_of_range(*v);
     *targets[i] = *v;
   }
+  return {};
+}
+
+ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
+  const std::string program = "cpu_baseline";
+  CLI::App app{"cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every core), checked like "
+               "a stage's, and the copy of that input to the GPU, timed",
+               program};
+  std::string size_text = "2^28", threads_text = "0", reps = std::to_string(out.reps);
+  std::string warmup = std::to_string(out.warmup), seed = std::to_string(out.seed), device = "0";
+  std::string input = "float", format = "table";
+  app.add_option("-n,--size", size_text,
+                 "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
+                 "(2^10..2^30), from 1 to 2^36")
+      ->capture_default_str()
+      ->type_name("N|LIST|RANGE");
+  app.add_option("--threads", threads_text, "Threads of the all-cores sum, 1 to 1024; 0 = every hardware thread")
+      ->capture_default_str()
+      ->type_name("T");
+  app.add_option("--reps", reps, "Timed repetitions, 1 to 100000 (the median is reported)")
+      ->capture_default_str()
+      ->type_name("N");
+  app.add_option("--warmup", warmup, "Untimed runs before timing, 0 to 10000")->capture_default_str()->type_name("N");
+  app.add_option("--seed", seed, "Input seed, as the stages take it: the same seed is bitwise the same input")
+      ->capture_default_str()
+      ->type_name("S");
+  app.add_option("--input", input, "Input that is timed: 'float' (checked within a derived bound) or 'exact' "
+                                   "(checked for equality); every run also makes the exact check")
+      ->capture_default_str()
+      ->type_name("MODE");
+  app.add_option("--device", device, "CUDA device the input is copied to, 0 to 1023")
+      ->capture_default_str()
+      ->type_name("I");
+  app.add_flag("--no-copy", out.no_copy, "Only the CPU sums: no copy to the GPU (needs no GPU)");
+  app.add_option("--format", format, "Output: 'table' (for people), 'csv' or 'json'")
+      ->capture_default_str()
+      ->type_name("FORMAT");
+  app.set_version_flag("--version", fmt::format("cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT),
+                       "Print the project version and the commit this program was built from");
+  app.footer(examples(program, {{"", "2^28 floats: one thread, every core, the copy to the GPU"},
+                                 {"-n 2^20..2^28 --threads 4", "several sizes, the all-cores sum on four threads"}}));
+
+  if (auto ended = run_cli(app, program, argc, argv)) return *ended;
+  const std::optional<std::string> problems[] = {
+      read_number_as("--threads", threads_text, 0, 1024, out.threads),
+      read_number_as("--reps", reps, 1, 100000, out.reps),
+      read_number_as("--warmup", warmup, 0, 10000, out.warmup),
+      read_number("--seed", seed, 0, std::numeric_limits<std::uint64_t>::max(), out.seed),
+      read_number_as("--device", device, 0, 1023, out.device),
+      read_choice("--input", input, {"float", "exact"}),
+      read_choice("--format", format, {"table", "csv", "json"})};
+  for (const auto& problem : problems) {
+    if (problem) return usage_error(program, *problem);
+  }
+  if (auto bad = parse_sizes(program, size_text, out.sizes)) return *bad;
+  out.input = *lookup(kInputNames, input);
+  out.format = *lookup(kFormatNames, format);
   return {};
 }
 

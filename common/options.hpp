@@ -63,6 +63,19 @@ struct GemmOptions : CommonOptions {
   std::vector<bool> pads = {false};  // --pad off | on | both
 };
 
+// cpu_baseline's options: the CPU's sums of the same input, and the copy of it to the GPU.
+struct CpuOptions {
+  std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};
+  unsigned threads = 0;  // the all-cores sum's threads; 0: std::thread::hardware_concurrency()
+  int reps = 5;          // a CPU sum of 2^28 floats takes a large fraction of a second
+  int warmup = 1;
+  std::uint64_t seed = 1;
+  InputMode input = InputMode::kFloat;
+  int device = 0;
+  Format format = Format::kTable;
+  bool no_copy = false;  // --no-copy: the CPU rows only
+};
+
 // The result of parsing: either options to run with, or an exit status and the text to print
 // (the help on stdout for status 0, one error line on stderr for status 2).
 struct ParseOutcome {
@@ -71,6 +84,7 @@ struct ParseOutcome {
 };
 
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
+ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
 
 // Parses a count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0.

@@ -42,11 +42,12 @@ GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
 def gemm_problems(stage="08_gemm_tiled"):
     """Every tiled kernel's C against the product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
     out = []
-    for tile, pad in host_run.tiles(host_run.stage_path(stage).read_text()):
+    text = host_run.stage_path(stage).read_text()
+    for tile, pad in host_run.tiles(text):
         for m, n, k in GEMM_SHAPES:
+            block, grid = host_run.gemm_launch(text, tile, m, n, k)  # as the file's launcher sizes them
             for reverse in (0, 1):
-                grid = [-(-n // tile), -(-m // tile)]
-                t = host_run.run(stage, f"tiled-{tile}-{pad}", block=[tile, tile], grid=grid, n=n, m=m, k=k,
+                t = host_run.run(stage, f"tiled-{tile}-{pad}", block=block, grid=grid, n=n, m=m, k=k,
                                  reverse=reverse)
                 wrong = [(i, j) for i in range(m) for j in range(n) if t.results[("C", i * n + j)] != -sum(
                     (i * k + x + 1) * (x * n + j + 1) for x in range(k))]

@@ -124,6 +124,26 @@ def tiles(text):
     return [tuple(map(int, t)) for t in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text))]
 
 
+DIM3 = re.compile(r"dim3\s+(block|grid)\(([^;]*)\);")
+
+
+def gemm_launch(text, tile, m, n, k):
+    """08's block and grid for one tile and shape, from the launcher's own `dim3 block(...)` and `dim3 grid(...)`
+    (integer arithmetic of kTile, M, N and K, as C++ does it for these positive values)."""
+    found = dict(DIM3.findall(text))
+    if set(found) != {"block", "grid"}:
+        raise HostRunError("the host run finds no `dim3 block(...)` and `dim3 grid(...)` in the launcher")
+    names = {"kTile": tile, "M": m, "N": n, "K": k}
+
+    def dims(expr):
+        python = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: str(names[w.group()]) if w.group() in names else w.group(),
+                        expr).replace("/", "//")
+        if re.search(r"[A-Za-z_]", python):
+            raise HostRunError(f"the host run cannot evaluate `dim3 ({expr})`: it knows kTile, M, N and K")
+        return [int(v) for v in eval(f"[{python}]", {"__builtins__": {}})]  # digits and + - * // ( ) only
+    return dims(found["block"]), dims(found["grid"])
+
+
 def ladder_enums():
     """The enums of common/reduce_stage.hpp the kernels name (Combine), pasted as they are."""
     header = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()

@@ -16,7 +16,7 @@ from runner import reader, results, studies, values  # noqa: E402
 from runner.stages import ROOT, NoGpu, StageError, UsageProblem, resolve_stage  # noqa: E402
 # The names scripts/make_docs.py imports from here.
 from runner.stages import GEMM, REDUCE, REGIMES, STAGES, stage_file  # noqa: E402,F401
-from runner.reader import experiments, ladder_lines, patch_target, stage_diff, try_lines  # noqa: E402,F401
+from runner.reader import cpu_lines, cpu_stage_row, experiments, ladder_lines, patch_target, stage_diff, try_lines  # noqa: E402,F401
 from runner.studies import profile_command  # noqa: E402,F401
 
 DESCRIPTION = """\
@@ -192,6 +192,8 @@ def build_parser():
         "the stage's checks (exit 0: passed everything; 1: a check failed; 77: passed what could run without a GPU)"))
     parsers["measure"].add_argument("--save", metavar="DIR", help="directory for the result files "
                                                                   "(default: docs/results)")
+    parsers["measure"].add_argument("--part", metavar="LIST", help="only these parts, each writing its own files: "
+                                    "ladder, tries, combines, handoff, accuracy, sizes, profile (default: all)")
     parsers["measure"].set_defaults(ncu_check=None, save_format="csv")
     parsers["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is "
                                     "complete (the test profile_metrics), save nothing")

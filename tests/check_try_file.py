@@ -5,8 +5,9 @@ name the check that caught them, as do a file whose kernel has another name and 
 reader's file; a missing file is a one-line usage error. Without a GPU the GPU checks are 'not run' and a correct
 file exits 77; on one it must pass everything (exit 0).
 
-  check_try_file.py BUILD_DIR    (a build directory of its own: ./ladder try builds the copies there; LADDER_TOOLS:
-                                  where ./ladder test put the disassemblers, for the machine-code check)
+  check_try_file.py BUILD_DIR PROBE    (a build directory of its own: ./ladder try builds the copies there; PROBE: a
+                                        stage binary, whose --list-devices says whether there is a GPU; LADDER_TOOLS:
+                                        where ./ladder test put the disassemblers, for the machine-code check)
 """
 import os
 import pathlib
@@ -16,7 +17,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ORIGINAL = (ROOT / "05_shuffle" / "reduce.cu").read_text()
+STAGE = "05_shuffle"
+ORIGINAL = (ROOT / STAGE / "reduce.cu").read_text()
 
 # (name, edit, exit statuses allowed, text the output must hold)
 CASES = [
@@ -47,6 +49,12 @@ def main():
     tools = [pathlib.Path(os.environ.get("LADDER_TOOLS") or build / "tools")]  # as ./ladder try looks for them
     disassembler = shutil.which("nvdisasm") or any(any(t.glob("nvidia/*/bin/nvdisasm")) for t in tools)
     CASES[0][3][1] = "PASS     machine code" if disassembler else "not run  machine code"
+    gpu = subprocess.run([sys.argv[2], "--list-devices"], capture_output=True).returncode != 77
+    if gpu:  # on a GPU a correct copy must pass everything: the GPU checks and the timing too
+        CASES[0] = ("correct", CASES[0][1], (0,), [*CASES[0][3], "PASS     --self-test full",
+                                                    "PASS     compute-sanitizer --tool racecheck",
+                                                    "PASS     timing beside the stage's own", "passed everything"])
+    print(f"on a GPU: {'yes' if gpu else 'no'}; a disassembler: {'yes' if disassembler else 'no'}")
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, edit, allowed, wanted in CASES:

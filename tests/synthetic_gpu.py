@@ -19,6 +19,7 @@ import shutil
 GPU = {"device": "Example GPU S46", "compute_capability": "8.9", "sms": 46, "l2_bytes": 25165824,
        "peak_gbps": 1008.0, "clock_mhz": 2100, "fp32_lanes_per_sm": 128,
        "mem_clock_mhz": 15750, "bus_width_bits": 256}  # 2 x 15750 MHz x 256 bits / 8 = 1008 GB/s
+CPU = {"cpu": "Example CPU C8", "threads": "8"}  # the host of cpu_baseline's rows: its name and every core
 GPU["fp32_peak_gflops"] = 2.0 * GPU["fp32_lanes_per_sm"] * GPU["sms"] * GPU["clock_mhz"] / 1e3
 # The clocks its timed series report: the SM clock moves during every series, and the size sweep throttles, so
 # the pages' clock sentences take their other branch here.
@@ -37,7 +38,11 @@ RERANK = [({"stage": "03_padding", "regime": "tree"}, 1.30), ({"stage": "04_warp
           ({"file": "combine_tree", "combine": "atomic", "block": "256"}, 2.2),
           ({"file": "combine_tree", "combine": "atomic", "block": "1024"}, 1.5),
           # and tickets cheap: last-block is not the costly combine in the tree regime
-          ({"combine": "last-block", "regime": "tree"}, 0.3)]
+          ({"combine": "last-block", "regime": "tree"}, 0.3),
+          # a CPU with little bandwidth: every core is slower than the copy and 01 together
+          ({"file": "cpu", "row": "all_cores"}, 40.0),
+          # and a handoff that gains nothing: slower than atomic at every size of its sweep
+          ({"file": "handoff_sweep", "variant": "handoff (the patch)"}, 1.6)]
 CUB_FACTOR = 0.93  # CUB relatively faster on this GPU
 READ_FACTOR = 0.8  # the read-only kernel relatively faster: above the theoretical peak, and no stage reaches it
 NCU_FACTOR = 0.9
@@ -79,6 +84,8 @@ GUARDED = [
     ("index.md", "Its step shows where the combine is a larger share of the time"),
     ("accuracy.md", "a correct sum stays inside it with room to spare"),
     ("articles.md", "while two-pass and last-block repeated their bits at every size"),
+    ("articles.md", "the copy, not the kernel, decides"),
+    ("stages/07_multiblock.md", "the handoff was quicker than both atomic and last-block at every size"),
 ]
 
 
@@ -103,6 +110,10 @@ def _rewrite_row(r, scale, old_sms, file=None):
               "fp32_peak_gflops", "mem_clock_mhz", "bus_width_bits"):
         if k in out:
             out[k] = str(GPU[k])
+    if file == "cpu":
+        out["cpu"] = CPU["cpu"]
+        if out.get("row") == "all_cores":
+            out["threads"] = CPU["threads"]
     if out.get("sm_clock_start_mhz"):
         out.update(CLOCKS)
         if file == THROTTLED_FILE:
@@ -149,7 +160,8 @@ def _rewrite_row(r, scale, old_sms, file=None):
             ms = _num(out.get(f"{prefix}ms_median"))
             if ms:
                 out[f"{prefix}gbps"] = _fmt(b / (ms * 1e6))
-                out[f"{prefix}pct_peak"] = _fmt(100 * b / (ms * 1e6) / peak)
+                if f"{prefix}pct_peak" in out:  # not in the CPU's rows
+                    out[f"{prefix}pct_peak"] = _fmt(100 * b / (ms * 1e6) / peak)
         ms = _num(out.get("ms_median"))
         if ms and _num(out.get("cub_ms_median")):
             out["x_cub"] = _fmt(_num(out["cub_ms_median"]) / ms)

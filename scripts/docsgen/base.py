@@ -24,9 +24,10 @@ class _State:
 state = _State()
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
-from ladder import (STAGES, REDUCE, GEMM, REGIMES, ladder_lines, stage_diff, stage_file, try_lines,  # noqa: E402,F401
+from ladder import (STAGES, REDUCE, GEMM, REGIMES, cpu_lines, cpu_stage_row, ladder_lines, stage_diff, stage_file, try_lines,  # noqa: E402,F401
                     experiments, patch_target)
 from runner.stages import combine_stage, combines, has_stream  # noqa: E402,F401
+from runner.studies import HANDOFF_SIZES  # noqa: E402,F401
 from mutants import MUTANTS  # noqa: E402,F401
 # The stage pages' diagrams (SVG, drawn from host runs of the stages' code) and their helpers.
 from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401
@@ -123,6 +124,14 @@ def rows(name):
             raise DocsError(f"{path.relative_to(ROOT)} lacks columns {missing}")
         _cache[name] = data
     return _cache[name]
+
+
+def optional(name):
+    """The rows of a result file added since the last ./ladder measure may have run: NotMeasured if it is missing."""
+    if not (state.results / f"{name}.csv").exists():
+        not_measured.add(f"docs/results/{name}.csv: not measured yet")
+        raise NotMeasured(f"{name} is not measured yet")
+    return rows(name)
 
 
 def meta():

@@ -36,6 +36,8 @@ def hardware_literals():
     if first.get("mem_clock_mhz"):  # the memory clock and bus width the theoretical peak comes from
         facts |= {f"{first['mem_clock_mhz']} MHz", f"{first['bus_width_bits']}-bit", f"{first['bus_width_bits']} bits"}
     facts |= {r["grid"] for r in rows("ladder") if r["regime"] == "stream"}
+    if (state.results / "cpu.csv").exists():  # the host cpu_baseline ran on
+        facts.add(rows("cpu")[0]["cpu"])
     return {x for x in facts if x}
 
 

@@ -113,9 +113,30 @@ def costliest(combine, view="combine_tree"):
                for o in data if o["block"] == r["block"] and o["combine"] != combine)
 
 
+def handoff_by_n():
+    """07's handoff sweep: {n: {"atomic": row, "last-block": row, "handoff": row}} (the stage's two combines and the
+    patched build's atomic, which is the handoff)."""
+    out = {}
+    for r in optional("handoff_sweep"):
+        out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
+    return out
+
+
+def handoff_quickest(lo, hi):
+    """At every size from lo to hi of 07's handoff sweep, the handoff experiment was quicker than both atomic and
+    last-block."""
+    return all(quicker(d["handoff"], d["atomic"]) and quicker(d["handoff"], d["last-block"])
+               for n, d in handoff_by_n().items() if lo <= n <= hi)
+
+
+def handoff_never_slower():
+    """At no size of 07's handoff sweep was the handoff experiment slower than atomic."""
+    return all(not_slower(d["handoff"], d["atomic"]) for d in handoff_by_n().values())
+
+
 CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker, not_slower,
               none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest, atomic_quicker_up_to,
-              two_pass_quicker_at, every_row_passed, every_launch_checked]
+              two_pass_quicker_at, every_row_passed, every_launch_checked, handoff_quickest, handoff_never_slower]
 
 
 def tag(words):

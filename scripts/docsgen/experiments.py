@@ -1,5 +1,6 @@
 """The experiments kept as patches (docs/experiments/<stage>/) and the ./ladder try results beside them."""
 import json
+import statistics
 import re
 
 from .code import *  # noqa: F401,F403 (each module builds on the ones before it)
@@ -41,6 +42,59 @@ def experiments_section(stage):
                                 [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
                                   ncu(s, v, "instructions")] for s, v in cases]) + "\n")
     return "\n".join(out)
+
+
+def handoff_table():
+    """07's handoff sweep: per n, atomic, last-block and the handoff, and the read-only kernel (the median of its
+    runs in the two processes), in µs, with the handoff's time against atomic's and its % of the read-only kernel."""
+    body = []
+    for n, d in sorted(handoff_by_n().items()):
+        read = statistics.median(us(r, "read_ms_median") for r in d.values())
+        checks = "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL"
+        body.append([pow2(n), d["atomic"]["grid"], checks, *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")),
+                     f"{read:.2f}", f"{100 * read / us(d['handoff']):.0f}%", compare_rows(d["atomic"], d["handoff"])])
+    return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs",
+                     "handoff, % of read-only", "handoff against atomic"], body)
+
+
+# ---- docs/own.md: ./ladder try STAGE mine.cu on tests/check_try_file.py's copies of 05 ----------------------
+
+def own_case(name):
+    """tests/check_try_file.py's case: (the stage, the file as the stage has it, the edited copy)."""
+    from check_try_file import CASES, ORIGINAL, STAGE
+    return STAGE, ORIGINAL, next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
+
+
+def own_diff(name):
+    """The case's edit as `diff -u stage_file mine.cu` shows it, with the file's own line numbers."""
+    import difflib
+    stage, before, after = own_case(name)
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"{stage}/{stage_file(stage).name}",
+                                 "mine.cu", n=3, lineterm="")
+    return "```diff\n" + "\n".join(lines) + "\n```"
+
+
+def own_report(name):
+    """What ./ladder try printed for the case on the GPU of these results (./ladder measure saves it)."""
+    path = state.results / f"own_{name}.txt"
+    if not path.exists():
+        not_measured.add(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
+        raise NotMeasured(name)
+    return "```text\n" + path.read_text().rstrip() + "\n```"
+
+
+def own_failed(name):
+    """The checks the case failed, as its saved report names them."""
+    text = own_report(name)
+    return [line.split(None, 1)[1] for line in text.splitlines() if line.startswith("  FAIL ")]
+
+
+def own_cases_table():
+    """Every copy of 05 that tests/check_try_file.py hands to ./ladder try, and what the report must then say."""
+    from check_try_file import CASES
+    body = [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
+            for name, _, allowed, wanted in CASES]
+    return md_table(["copy of 05", "the report must hold", "exit status"], body, ["---"] * 3)
 
 
 def float4_share():
@@ -197,4 +251,14 @@ def provenance():
     return (f"Measured on an {m['device']} (compute capability {m['compute_capability']}, {m['sms']} SMs, "
             f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
             f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
-            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{clocks}{profiled}")
+            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{parts_line(m)}{clocks}{profiled}")
+
+
+def parts_line(m):
+    """Which parts of ./ladder measure come from another commit than the ladder's (--part measures some alone)."""
+    by = {}
+    for part, p in m.get("parts", {}).items():
+        if (p["commit"], p["date"]) != (m["commit"], m["date"]):
+            by.setdefault((p["commit"], p["date"]), []).append(part)
+    return "".join(f" The parts {', '.join(names)} of it come from commit {commit} on {date} "
+                   f"(`./ladder measure --part {','.join(names)}` repeats them alone)." for (commit, date), names in by.items())

@@ -566,3 +566,31 @@ def roofline_table():
         body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
                      which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
+
+
+# ---- the CPU beside the ladder (cpu_baseline) ----------------------------------------------------------------
+
+def cpu_table():
+    """The table ./ladder run prints under the ladder: the CPU's sums, the copy, 01 and 07 alone and after it."""
+    headers, body = cpu_lines(optional("cpu"), rows("ladder"))
+    return md_table(headers, body)
+
+
+def cpu(row):
+    """cpu_baseline's row: 'loop' (one thread), 'all_cores' or 'copy'."""
+    return next(r for r in optional("cpu") if r["row"] == row)
+
+
+def kernel(stage):
+    """The stage's ladder row the CPU rows are compared with (its default combine, stream regime where it has one)."""
+    return cpu_stage_row(rows("ladder"), stage)
+
+
+def after_copy(stage):
+    """kernel(stage) with the copy's time added: its median, fastest and slowest repetition each plus the copy's."""
+    k, c = kernel(stage), cpu("copy")
+    return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
+
+
+def ms(r):
+    return f"{f(r['ms_median']):.3f} ms"

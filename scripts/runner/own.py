@@ -46,20 +46,31 @@ def machine_code(copy, build):
                  " ".join(cmd[1:]))
 
 
+def not_this_stage(stage, text):
+    """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has, as
+    host_run finds them: otherwise a renamed kernel or another stage's file would pass an empty run), or None."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import host_run
+    kernels = host_run.entries(stage_file(stage).read_text())
+    missing = [e for e in kernels if e not in host_run.entries(text)]
+    if f'"{stage}"' not in text:
+        return f"the file does not name {stage} (its main() names the stage it runs)"
+    if missing:
+        return (f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels it "
+                f"runs: {', '.join(m[0] for m in kernels)})")
+    return None
+
+
 def host_runs(stage, text, repeat):
-    """The file's kernels on the host, in a copy of the project with the stage file replaced: first, that the file is
-    a version of this stage with every kernel the stage has, as host_run finds them."""
+    """The file's kernels on the host, in a copy of the project with the stage file replaced."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import host_checks
     import host_run
     what = "C equals the product, at edge shapes and either thread order" if stage == GEMM else \
         "every element added once, at awkward sizes, every input offset, either thread order and a second launch"
     name = f"host run: {what}"
-    missing = [e for e in host_run.entries(stage_file(stage).read_text()) if e not in host_run.entries(text)]
-    if f'"{stage}"' not in text or missing:
-        why = (f"the file does not name {stage} (its main() names the stage it runs)" if f'"{stage}"' not in text else
-               f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels "
-               f"it runs: {', '.join(m[0] for m in host_run.entries(stage_file(stage).read_text()))})")
+    why = not_this_stage(stage, text)
+    if why:
         return Check(name, FAIL, why, repeat)
     with host_run.stage_text(stage, text):
         try:
@@ -129,11 +140,13 @@ def try_file(a, stage, path):
     copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
     repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
     checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat)]
+    gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
+    if not_this_stage(stage, text):  # nothing more to learn from running it as this stage
+        return report(stage, path, checks + [Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", "")])
     on_gpu, gpu = gpu_checks(exe, stage)
     checks += on_gpu
     if not gpu:
-        checks.append(Check("on a GPU: the default run, --self-test full, the sanitizers and the timing", NOT_RUN,
-                            "no usable GPU here", ""))
+        checks.append(Check(gpu_name, NOT_RUN, "no usable GPU here", ""))
     elif all(c.status != FAIL for c in checks):
         try:
             ok = run_variants(a, stage, f"own_{path.stem}", [("the stage", binary(a.build, stage), []),

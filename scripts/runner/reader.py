@@ -35,6 +35,54 @@ def ladder_rows(a):
     return rows
 
 
+CPU = "cpu_baseline"  # the CPU's sums of the same input and the copy of it to the GPU (cpu_baseline/sum.cpp)
+
+
+def cpu_rows(a):
+    say(f"[cpu] {CPU}: the CPU's float loop, every core, and the copy of the input to the GPU")
+    r, _ = run_binary(a.build, CPU, ["-n", a.size, "--seed", str(a.seed), "--input", a.input, "--device", str(a.device)])
+    return r
+
+
+def cpu_stage_row(ladder, stage):
+    """The stage's row the CPU is compared with: its default combine, in the stream regime where it has one."""
+    mine = [r for r in ladder if r["stage"] == stage and r["combine"] == run_combines(stage)[0]]
+    return next((r for r in mine if r["regime"] == "stream"), mine[0])
+
+
+def cpu_lines(cpu, ladder):
+    """The CPU beside the ladder: the loop, every core, the copy, and the first and last reduce stages alone and
+    after the copy (the sum of the two medians: the kernel cannot start before its input is there). Returns
+    (headers, body); shared by ./ladder run and the docs."""
+    if (cpu[0]["n"], cpu[0]["seed"], cpu[0]["input"]) != (ladder[0]["n"], ladder[0]["seed"], ladder[0]["input"]):
+        raise StageError(f"the CPU rows (n = {cpu[0]['n']}) and the ladder's (n = {ladder[0]['n']}) are not of the same input")
+    by = {r["row"]: r for r in cpu}
+    loop_ms, copy = float(by["loop"]["ms_median"]), by["copy"]
+    n_bytes = int(copy["bytes"])
+    body = [["CPU float loop, 1 thread", by["loop"]["threads"], by["loop"]["check"]],
+            ["CPU float loop, every core", by["all_cores"]["threads"], by["all_cores"]["check"]],
+            ["copy to the GPU (pageable memory)", "-", copy["check"]]]
+    times = [loop_ms, float(by["all_cores"]["ms_median"]), float(copy["ms_median"])]
+    for stage in (REDUCE[0], REDUCE[-1]):
+        r = cpu_stage_row(ladder, stage)
+        name = f"{stage}" + ("" if r["combine"] == "relaunch" else f" ({r['combine']})") + f", {r['regime']} regime"
+        body += [[f"{name}: the kernel", "-", r["check"]],
+                 [f"{name}: copy + kernel", "-", "PASS" if all_pass([r, copy]) else "FAIL"]]
+        times += [float(r["ms_median"]), float(r["ms_median"]) + float(copy["ms_median"])]
+    for cells, ms in zip(body, times):
+        cells += [f"{ms:.3f}", f"{n_bytes / (ms * 1e6):.1f}", f"{loop_ms / ms:.1f}"]
+    return ["the same input", "threads", "check", "ms", "GB/s", "x loop"], body
+
+
+def print_cpu(cpu, ladder):
+    first = cpu[0]
+    print(f"\nThe CPU ({first['cpu']}) on the same {first['n']} floats, and the copy a kernel waits for when its input "
+          f"starts on the host; median of {first['reps']} reps\n")
+    print(table(*cpu_lines(cpu, ladder)))
+    print("  copy + kernel: the two medians added (a kernel cannot start before its input has arrived); x loop: the "
+          "float loop's time / the row's")
+
+
 def gemm_rows(a):
     say(f"[{len(STAGES)}/{len(STAGES)}] {GEMM}")
     r, _ = run_binary(a.build, GEMM, ["--size", a.gemm_size, "--pad", "both", "--reps", str(a.gemm_reps),
@@ -150,15 +198,18 @@ def cmd_run(a):
     started = time.time()
     rows = ladder_rows(a)
     grows = [] if a.no_gemm or GEMM is None else gemm_rows(a)
+    cpu = cpu_rows(a)
     print_ladder(rows)
+    print_cpu(cpu, rows)
     if grows:
         print_gemm(grows)
     print(f"\n  {len(REDUCE) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
     if a.save:
         save(a.save, "ladder", rows, {**meta_from(rows[0]), "commit": git_commit()})
+        save(a.save, "cpu", cpu)
         if grows:
             save(a.save, f"gemm_{a.gemm_size}", grows)
-    return 0 if all_pass(rows, grows) else 1
+    return 0 if all_pass(rows, grows, cpu) else 1
 
 
 # ---- diff: the code a stage adds, as its page shows it -------------------------------------------------

@@ -1,6 +1,7 @@
 """The measurement studies the docs are built from: measure (everything, into docs/results/), profile (Nsight
 Compute counters, SASS, racecheck), mutants (every planted bug), sweep (GB/s against n) and probe (GB/s against the
 block size)."""
+import contextlib
 import csv
 import datetime
 import io
@@ -15,10 +16,10 @@ import sys
 import tempfile
 import time
 
-from .reader import cmd_try, experiments, gemm_rows, ladder_rows, patch_target, print_ladder
+from .reader import build_patch_variant, cmd_try, cpu_rows, experiments, gemm_rows, ladder_rows, patch_target, print_cpu, print_ladder
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
 from . import values
-from .stages import (GEMM, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, constants, has_stream,
+from .stages import (GEMM, UsageProblem, REDUCE, REGIMES, ROOT, NoGpu, StageError, binary, combine_stage, constants, has_stream,
                      regime_args, stage_file)
 
 
@@ -167,25 +168,59 @@ def measure_ladder(a, out):
     t0 = time.time()
     rows = ladder_rows(a)
     ok = all_pass(gemm_rows(a))
+    cpu = cpu_rows(a)
     run_seconds = round(time.time() - t0, 1)
     print_ladder(rows)
+    print_cpu(cpu, rows)
+    save(out, "cpu", cpu)
+    ok &= all_pass(cpu)
     meta = {**meta_from(rows[0]), "commit": git_commit(), "date": datetime.date.today().isoformat(),
             "command": "./ladder measure", "ladder_run_s": run_seconds}
     save(out, "ladder", rows, meta)
     return meta, ok and all_pass(rows)
 
 
+OWN_CASES = ("race", "correct")  # tests/check_try_file.py's copies of 05 that docs/own.md shows ./ladder try on
+
+
+def measure_own(a, out):
+    """./ladder try 05 mine.cu on two of tests/check_try_file.py's copies of 05 (a planted race, and the file as it
+    is), each report saved as own_<case>.txt with this machine's paths left out, for docs/own.md."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from check_try_file import CASES, ORIGINAL, STAGE
+    here = os.getcwd()
+    for name in OWN_CASES:
+        edit = next(c[1] for c in CASES if c[0] == name)
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "mine.cu").write_text(edit(ORIGINAL))
+            say(f"== ./ladder try {STAGE[:2]} mine.cu, mine.cu: tests/check_try_file.py's case {name}")
+            a.stage, a.change, a.save, a.build = STAGE, "mine.cu", None, pathlib.Path(a.build).resolve()
+            report = io.StringIO()
+            try:
+                os.chdir(tmp)
+                with contextlib.redirect_stdout(report):
+                    status = cmd_try(a)
+            finally:
+                os.chdir(here)
+            text = report.getvalue().replace(str(pathlib.Path(tmp).resolve()) + "/", "").replace(str(ROOT), ".")
+        print(text)
+        (out / f"own_{name}.txt").write_text(f"$ ./ladder try {STAGE[:2]} mine.cu\n{text.strip()}\n(exit {status})\n")
+
+
 def measure_tries_and_mutants(a, out):
-    ok = True
+    """The experiments (their verdicts are results the pages show, not the measurement's), ./ladder try on a
+    reader's file, and the planted bugs, every one of which must be caught."""
     for stage, spec in try_experiments():
         say(f"== ./ladder try {stage[:2]} {spec}")
         a.stage, a.change = stage, spec
         a.save = str(out)
-        ok &= cmd_try(a) == 0
+        if cmd_try(a) != 0:
+            say(f"      {stage} with {spec}: a check failed (the page shows which)")
+    measure_own(a, out)
     say("== planted bugs: every mutant must be caught")
     rows = mutant_rows(a)
     save(out, "mutants", rows)
-    return ok and all(r["verdict"] == "caught" for r in rows)
+    return all(r["verdict"] == "caught" for r in rows)
 
 
 def measure_combines(a, out):
@@ -216,6 +251,28 @@ def measure_combines(a, out):
         ok &= rc == 0
     save(out, "determinism", drows)
     return ok
+
+
+HANDOFF_SIZES = "2^10..2^24"  # where one launch's fixed costs show, up to where the bandwidth sets the time
+
+
+def measure_handoff(a, out):
+    """07's handoff experiment (the atomic combine without its memset) against the stage's atomic and last-block and
+    the read-only kernel timed in the same processes, from 2^10 to 2^24, stream regime: handoff_sweep.csv."""
+    stage = combine_stage()
+    patch = ROOT / "docs" / "experiments" / stage / "handoff.patch"
+    if not patch.exists():
+        return True
+    say(f"== {stage}: the handoff experiment against atomic, last-block and the read-only kernel, n = {HANDOFF_SIZES}")
+    rows = []
+    for label, exe, combine in [("the stage", binary(a.build, stage), "atomic,last-block"),
+                                ("handoff (the patch)", build_patch_variant(a, stage, patch), "atomic")]:
+        r, _ = run_binary(a.build, stage, ["-n", HANDOFF_SIZES, "--combine", combine, *common_args(a)], exe=str(exe))
+        for row in r:
+            row["variant"] = label
+        rows.extend(r)
+    save(out, "handoff_sweep", rows)
+    return all_pass(rows)
 
 
 def measure_accuracy(a, out):
@@ -268,23 +325,47 @@ def measure_sizes(a, out):
     return ok and all_pass(grows)
 
 
+def measure_profile(a, out):
+    if not find_ncu():
+        say("== ncu not found: Nsight Compute counters not measured")
+        return True
+    say("== Nsight Compute counters and racecheck")
+    a.save = str(out)
+    cmd_profile(a)
+    return True
+
+
+# The parts of ./ladder measure, in the order it runs them; --part runs some of them alone (each writes its own
+# files; meta.json records the commit and date of each part, so a page can say when each was measured).
+PARTS = {"ladder": None, "tries": measure_tries_and_mutants, "combines": measure_combines, "handoff": measure_handoff,
+         "accuracy": measure_accuracy, "sizes": measure_sizes, "profile": measure_profile}
+
+
 def cmd_measure(a):
     out = pathlib.Path(a.save or ROOT / "docs" / "results")
+    parts = list(PARTS) if a.part is None else a.part.split(",")
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise UsageProblem(f"--part {unknown[0]}: the parts are {', '.join(PARTS)} (or a list of them)")
     started = time.time()
-    meta, ok = measure_ladder(a, out)
-    ok &= measure_tries_and_mutants(a, out)
-    ok &= measure_combines(a, out)
-    ok &= measure_accuracy(a, out)
-    ok &= measure_sizes(a, out)
-    if find_ncu():
-        say("== Nsight Compute counters and racecheck")
-        a.save = str(out)
-        cmd_profile(a)
-    else:
-        say("== ncu not found: Nsight Compute counters not measured")
+    meta_path = out / "meta.json"
+    meta = json.loads(meta_path.read_text()) if set(parts) != set(PARTS) and meta_path.exists() else {}
+    if meta and "parts" not in meta:  # results from before the parts were recorded: every part from that run
+        meta["parts"] = {p: {"commit": meta["commit"], "date": meta["date"]} for p in PARTS}
+    ok = True
+    for part in parts:
+        t0 = time.time()
+        if part == "ladder":
+            ladder_meta, part_ok = measure_ladder(a, out)
+            meta.update(ladder_meta)
+        else:
+            part_ok = PARTS[part](a, out)
+        ok &= part_ok
+        meta.setdefault("parts", {})[part] = {"commit": git_commit(), "date": datetime.date.today().isoformat(),
+                                               "elapsed_s": round(time.time() - t0, 1)}
     meta["elapsed_s"] = round(time.time() - started, 1)
-    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    say(f"== done in {meta['elapsed_s']} s; results in {out}")
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
 
 
