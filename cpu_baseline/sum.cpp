@@ -11,7 +11,8 @@
 //   every core        the same loop over one contiguous chunk per thread (std::thread, one per hardware
 //                     thread unless --threads), then the chunk sums added in order;
 //   the copy          cudaMemcpy of the input from this ordinary (pageable) host memory to the GPU, timed on the
-//                     host until it returns (a copy from pageable memory has then finished).
+//                     host until it returns (a copy from pageable memory has then finished); and the same copy
+//                     from pinned (page-locked, cudaMallocHost) memory, which a program can choose instead.
 //
 // What a PASS proves
 //   each sum: the exact input (dyadic values whose every partial sum is exact in float) gives the exact sum;
@@ -144,21 +145,30 @@ Record sum_row(const CpuOptions& o, float* host, std::uint64_t n, unsigned threa
   return r;
 }
 
-// The copy of n floats from this host memory to the GPU, then back once to check it.
-Record copy_row(const CpuOptions& o, const ladder::DeviceInfo& d, const float* host, std::uint64_t n,
+// The copy of n floats from host memory to the GPU, then back once to check it: from `host` (pageable memory, as a
+// std::vector or new[] gives it), or, pinned, from a page-locked copy of it (cudaMallocHost), which the GPU's copy
+// engine reads directly.
+Record copy_row(const CpuOptions& o, const ladder::DeviceInfo& d, const float* host, std::uint64_t n, bool pinned,
                 ladder::Verdict& all) {
   ladder::require_device_memory(d, n * sizeof(float), "the input", "-n");
   ladder::DeviceBuffer<float> device(n);
+  float* locked = nullptr;
+  if (pinned) {
+    CUDA_CHECK(cudaMallocHost(&locked, n * sizeof(float)));
+    std::memcpy(locked, host, n * sizeof(float));
+  }
+  const float* from = pinned ? locked : host;
   bool unused = true;
   const ladder::TimingStats t = time_it(
-      o, [&] { CUDA_CHECK(cudaMemcpy(device.get(), host, n * sizeof(float), cudaMemcpyHostToDevice)); return true; },
+      o, [&] { CUDA_CHECK(cudaMemcpy(device.get(), from, n * sizeof(float), cudaMemcpyHostToDevice)); return true; },
       unused);
+  if (locked != nullptr) CUDA_CHECK(cudaFreeHost(locked));
   std::vector<float> back(n);
   CUDA_CHECK(cudaMemcpy(back.data(), device.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
   ladder::Verdict v;
   v.add("copy", std::memcmp(back.data(), host, n * sizeof(float)) == 0, "the GPU's copy differs from the host's");
   all.add_all(v);
-  Record r = base_record(o, "copy", n, 1);
+  Record r = base_record(o, pinned ? "copy_pinned" : "copy", n, 1);
   r.add("device", d.name).add("copy_check", v.field("copy")).add("check", v.word());
   add_timing(r, t, n);
   return r;
@@ -176,8 +186,10 @@ void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
   ladder::TextTable table({"row", "n", "threads", "check", "ms", "GB/s", "result", "error / bound"});
   for (const auto& r : rows) {
     const std::string row = field(r, "row");
-    const bool copy = row == "copy";
-    const std::string name = copy ? "copy to " + field(r, "device") : row == "loop" ? "float loop" : "every core";
+    const bool copy = row.rfind("copy", 0) == 0;
+    const std::string name = copy ? fmt::format("copy to the GPU ({})", row == "copy" ? "pageable" : "pinned")
+                             : row == "loop" ? "float loop"
+                                             : "every core";
     table.add_row({name, field(r, "n"), field(r, "threads"), field(r, "check"),
                    fmt::format("{:.3f}", std::stod(field(r, "ms_median"))),
                    fmt::format("{:.1f}", std::stod(field(r, "gbps"))), copy ? "-" : field(r, "result"),
@@ -207,7 +219,10 @@ int run(const CpuOptions& o) {
     ladder::progress(fmt::format("cpu_baseline: n = {}: one thread, then {}", n, cores));
     rows.push_back(sum_row(o, host.get(), n, 1, all));
     rows.push_back(sum_row(o, host.get(), n, cores, all));
-    if (!o.no_copy) rows.push_back(copy_row(o, device, host.get(), n, all));
+    if (!o.no_copy) {
+      rows.push_back(copy_row(o, device, host.get(), n, false, all));
+      rows.push_back(copy_row(o, device, host.get(), n, true, all));
+    }
   }
   if (o.format == ladder::Format::kTable) {
     print_table(o, rows);

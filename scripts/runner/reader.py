@@ -61,8 +61,9 @@ def cpu_lines(cpu, ladder):
     n_bytes = int(copy["bytes"])
     body = [["CPU float loop, 1 thread", by["loop"]["threads"], by["loop"]["check"]],
             ["CPU float loop, every core", by["all_cores"]["threads"], by["all_cores"]["check"]],
-            ["copy to the GPU (pageable memory)", "-", copy["check"]]]
-    times = [loop_ms, float(by["all_cores"]["ms_median"]), float(copy["ms_median"])]
+            ["copy to the GPU (pageable memory)", "-", copy["check"]],
+            ["copy to the GPU (pinned memory)", "-", by["copy_pinned"]["check"]]]
+    times = [loop_ms, float(by["all_cores"]["ms_median"]), float(copy["ms_median"]), float(by["copy_pinned"]["ms_median"])]
     for stage in (REDUCE[0], REDUCE[-1]):
         r = cpu_stage_row(ladder, stage)
         name = f"{stage}" + ("" if r["combine"] == "relaunch" else f" ({r['combine']})") + f", {r['regime']} regime"
@@ -79,8 +80,8 @@ def print_cpu(cpu, ladder):
     print(f"\nThe CPU ({first['cpu']}) on the same {first['n']} floats, and the copy a kernel waits for when its input "
           f"starts on the host; median of {first['reps']} reps\n")
     print(table(*cpu_lines(cpu, ladder)))
-    print("  copy + kernel: the two medians added (a kernel cannot start before its input has arrived); x loop: the "
-          "float loop's time / the row's")
+    print("  copy + kernel: the pageable copy's median and the kernel's added (a kernel cannot start before its input has "
+          "arrived); pinned: from page-locked memory (cudaMallocHost); x loop: the float loop's time / the row's")
 
 
 def gemm_rows(a):

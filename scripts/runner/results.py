@@ -101,7 +101,8 @@ def save(directory, name, rows, meta=None):
         path.write_text(json.dumps(rows, indent=1) + "\n")
     elif rows:
         with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            fields = list(dict.fromkeys(k for r in rows for k in r))  # rows of several kinds (cpu_baseline's)
+            w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
             w.writeheader()
             for r in rows:
                 w.writerow({k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v) for k, v in r.items()})
