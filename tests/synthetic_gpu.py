@@ -85,7 +85,6 @@ GUARDED = [
     ("accuracy.md", "a correct sum stays inside it with room to spare"),
     ("articles.md", "while two-pass and last-block repeated their bits at every size"),
     ("articles.md", "the copy, not the kernel, decides"),
-    ("stages/07_multiblock.md", "the handoff was quicker than both atomic and last-block at every size"),
 ]
 
 

@@ -122,21 +122,9 @@ def handoff_by_n():
     return out
 
 
-def handoff_quickest(lo, hi):
-    """At every size from lo to hi of 07's handoff sweep, the handoff experiment was quicker than both atomic and
-    last-block."""
-    return all(quicker(d["handoff"], d["atomic"]) and quicker(d["handoff"], d["last-block"])
-               for n, d in handoff_by_n().items() if lo <= n <= hi)
-
-
-def handoff_never_slower():
-    """At no size of 07's handoff sweep was the handoff experiment slower than atomic."""
-    return all(not_slower(d["handoff"], d["atomic"]) for d in handoff_by_n().values())
-
-
 CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker, not_slower,
               none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest, atomic_quicker_up_to,
-              two_pass_quicker_at, every_row_passed, every_launch_checked, handoff_quickest, handoff_never_slower]
+              two_pass_quicker_at, every_row_passed, every_launch_checked]
 
 
 def tag(words):

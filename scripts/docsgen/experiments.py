@@ -57,6 +57,19 @@ def handoff_table():
                      "handoff, % of read-only", "handoff against atomic"], body)
 
 
+def handoff_summary(other, lo, hi):
+    """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi,
+    counted by distinct(): faster, slower, the same within noise."""
+    order = [distinct(d["handoff"], d[other]) for n, d in handoff_by_n().items() if lo <= n <= hi]
+    return said(f"the same {NOISE} at {order.count(0)}, faster at {order.count(-1)} and slower at {order.count(1)} of "
+                f"the {len(order)} sizes from {pow2(lo)} to {pow2(hi)}")
+
+
+def cpu_loop_stalled():
+    """The single-threaded float loop's sum is exactly 2^24: from there on, adding a float below 1 changes nothing."""
+    return f(cpu("loop")["result"]) == 2 ** 24
+
+
 # ---- docs/own.md: ./ladder try STAGE mine.cu on tests/check_try_file.py's copies of 05 ----------------------
 
 def own_case(name):

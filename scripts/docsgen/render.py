@@ -67,7 +67,7 @@ def jinja_environment():
     helpers.update(format=format, int=int, float=float, len=len, min=min, max=max, round=round, str=str, abs=abs,
                    any=any, all=all)
     env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
-    env.globals.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM)
+    env.globals.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, HANDOFF_SIZES=HANDOFF_SIZES)
     return env
 
 

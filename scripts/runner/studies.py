@@ -188,21 +188,17 @@ def measure_own(a, out):
     is), each report saved as own_<case>.txt with this machine's paths left out, for docs/own.md."""
     sys.path.insert(0, str(ROOT / "tests"))
     from check_try_file import CASES, ORIGINAL, STAGE
-    here = os.getcwd()
     for name in OWN_CASES:
         edit = next(c[1] for c in CASES if c[0] == name)
         with tempfile.TemporaryDirectory() as tmp:
-            (pathlib.Path(tmp) / "mine.cu").write_text(edit(ORIGINAL))
+            mine = pathlib.Path(tmp).resolve() / "mine.cu"
+            mine.write_text(edit(ORIGINAL))
             say(f"== ./ladder try {STAGE[:2]} mine.cu, mine.cu: tests/check_try_file.py's case {name}")
-            a.stage, a.change, a.save, a.build = STAGE, "mine.cu", None, pathlib.Path(a.build).resolve()
+            a.stage, a.change, a.save = STAGE, str(mine), None
             report = io.StringIO()
-            try:
-                os.chdir(tmp)
-                with contextlib.redirect_stdout(report):
-                    status = cmd_try(a)
-            finally:
-                os.chdir(here)
-            text = report.getvalue().replace(str(pathlib.Path(tmp).resolve()) + "/", "").replace(str(ROOT), ".")
+            with contextlib.redirect_stdout(report):
+                status = cmd_try(a)
+            text = report.getvalue().replace(str(mine.parent) + "/", "").replace(str(ROOT), ".")
         print(text)
         (out / f"own_{name}.txt").write_text(f"$ ./ladder try {STAGE[:2]} mine.cu\n{text.strip()}\n(exit {status})\n")
 
