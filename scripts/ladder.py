@@ -193,7 +193,7 @@ def build_parser():
     parsers["measure"].add_argument("--save", metavar="DIR", help="directory for the result files "
                                                                   "(default: docs/results)")
     parsers["measure"].add_argument("--part", metavar="LIST", help="only these parts, each writing its own files: "
-                                    "ladder, tries, combines, handoff, accuracy, sizes, profile (default: all)")
+                                    "ladder, tries, own, combines, handoff, accuracy, sizes, profile (default: all)")
     parsers["measure"].set_defaults(ncu_check=None, save_format="csv")
     parsers["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is "
                                     "complete (the test profile_metrics), save nothing")

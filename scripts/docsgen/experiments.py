@@ -19,7 +19,7 @@ def experiments_section(stage):
         intro, _, diff_text = text.partition("--- ")
         out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
         out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, recorded by `./ladder measure`:\n")
-        if not (state.results / f"try_{stage}_{name}.csv").exists():  # a patch kept before it was measured
+        if not measured(f"try_{stage}_{name}"):  # a patch kept before it was measured
             not_measured.add(f"{stage}: the experiment {name}")
             out.append(NOT_MEASURED + " (`./ladder measure` on a GPU)\n")
             continue
@@ -97,9 +97,14 @@ def own_report(name):
 
 
 def own_failed(name):
-    """The checks the case failed, as its saved report names them."""
+    """The checks the case failed, as its saved report names them (each name up to its colon)."""
     text = own_report(name)
-    return [line.split(None, 1)[1] for line in text.splitlines() if line.startswith("  FAIL ")]
+    return [line.split(None, 1)[1].split(":")[0] for line in text.splitlines() if line.startswith("  FAIL ")]
+
+
+def variant_checks(name, variant):
+    """A try result's verdicts for one variant, per regime (or kernel): 'PASS (stream), PASS (tree)'."""
+    return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
 
 def own_cases_table():

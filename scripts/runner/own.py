@@ -8,6 +8,7 @@ synccheck where it is installed, and the timing beside the stage's own.
 """
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,17 @@ def host_runs(stage, text, repeat):
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
 
 
+# What a failed run printed that says why: compute-sanitizer's first report, or the stage's first FAIL line.
+SANITIZER_REPORT = re.compile(r"^=+ +((?:Invalid|Race|Barrier|Error|Warning|Program hit).*)$", re.M)
+STAGE_FAILURE = re.compile(r"^\s*(FAIL\b.*)$", re.M)
+
+
+def why_failed(text, status):
+    found = (SANITIZER_REPORT.search(text) if status == 99 else None) or STAGE_FAILURE.search(text)
+    line = found.group(1).strip() if found else f"exit status {status}, no FAIL line (run the command to see it)"
+    return ("compute-sanitizer: " if status == 99 else "") + line[:300]
+
+
 def gpu_checks(exe, stage):
     """The checks on the GPU: (checks, whether there is one)."""
     probe = run([str(exe), "--list-devices"])
@@ -99,10 +111,9 @@ def gpu_checks(exe, stage):
             continue
         cmd = [*(wrap or []), str(exe), *args]
         done = run(cmd)
-        lines = [line for line in (done.stdout + done.stderr).splitlines() if "FAIL" in line or "ERROR" in line
-                 or "error" in line]
-        checks.append(Check(name, PASS if done.returncode == 0 else FAIL, lines[0][:300] if lines and done.returncode
-                            else "", " ".join(shown(c) if pathlib.Path(c).exists() else c for c in cmd)))
+        checks.append(Check(name, PASS if done.returncode == 0 else FAIL,
+                            "" if done.returncode == 0 else why_failed(done.stdout + done.stderr, done.returncode),
+                            " ".join(shown(c) if pathlib.Path(c).exists() else c for c in cmd)))
     return checks, True
 
 

@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ElementTree
 
 from .results import all_pass, common_args, fmt_num, git_commit, meta_from, run_binary, save, say, table
-from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combines,
+from .stages import (GEMM, REDUCE, REGIMES, ROOT, STAGES, StageError, UsageProblem, binary, combine_stage, combines,
                      regime_args, resolve_stage, stage_file)
 from .values import check_try_constant, check_try_option
 
@@ -70,7 +70,7 @@ def cpu_lines(cpu, ladder):
                  float(by["all_cores"]["ms_median"])),
             line("copy to the GPU (pageable memory)", "-", copy, float(copy["ms_median"])),
             line("copy to the GPU (pinned memory)", "-", by["copy_pinned"], float(by["copy_pinned"]["ms_median"]))]
-    for stage in (REDUCE[0], REDUCE[-1]):
+    for stage in (REDUCE[0], combine_stage()):  # the first rung, and the last of the reduction
         r = cpu_stage_row(ladder, stage)
         name = f"{stage}" + ("" if r["combine"] == "relaunch" else f" ({r['combine']})") + f", {r['regime']} regime"
         body += [line(f"{name}: the kernel", "-", r, float(r["ms_median"])),

@@ -201,18 +201,18 @@ def measure_own(a, out):
             text = report.getvalue().replace(str(mine.parent) + "/", "").replace(str(ROOT), ".")
         print(text)
         (out / f"own_{name}.txt").write_text(f"$ ./ladder try {STAGE[:2]} mine.cu\n{text.strip()}\n(exit {status})\n")
+    return True
 
 
 def measure_tries_and_mutants(a, out):
-    """The experiments (their verdicts are results the pages show, not the measurement's), ./ladder try on a
-    reader's file, and the planted bugs, every one of which must be caught."""
+    """The experiments (their verdicts are results the pages show, not the measurement's) and the planted bugs,
+    every one of which must be caught."""
     for stage, spec in try_experiments():
         say(f"== ./ladder try {stage[:2]} {spec}")
         a.stage, a.change = stage, spec
         a.save = str(out)
         if cmd_try(a) != 0:
             say(f"      {stage} with {spec}: a check failed (the page shows which)")
-    measure_own(a, out)
     say("== planted bugs: every mutant must be caught")
     rows = mutant_rows(a)
     save(out, "mutants", rows)
@@ -333,7 +333,8 @@ def measure_profile(a, out):
 
 # The parts of ./ladder measure, in the order it runs them; --part runs some of them alone (each writes its own
 # files; meta.json records the commit and date of each part, so a page can say when each was measured).
-PARTS = {"ladder": None, "tries": measure_tries_and_mutants, "combines": measure_combines, "handoff": measure_handoff,
+PARTS = {"ladder": None, "tries": measure_tries_and_mutants, "own": measure_own, "combines": measure_combines,
+         "handoff": measure_handoff,
          "accuracy": measure_accuracy, "sizes": measure_sizes, "profile": measure_profile}
 
 
