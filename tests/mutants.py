@@ -13,6 +13,8 @@ program that says so and exits 3, and its test fails: update the table below wit
   mutants.py cmake OUT            write the CMake calls that build and register every mutant
   mutants.py make NAME SRC OUT    write the mutated copy of SRC for mutant NAME
   mutants.py list                 print the table (name, stage, bug, command)
+  mutants.py check                exit 1 if a planted bug's text is not in its file exactly once
+  mutants.py check-planted        the same with one text altered: exit 0 only if that one is reported
 """
 import pathlib
 import sys
@@ -255,8 +257,8 @@ CPU_MUTANTS = [
            "--no-copy -n 4097 --reps 3", "fail",
            "a static accumulator: each call adds onto the previous call's sum"),
     Mutant("cpu_copy_short", "cpu_baseline",
-           "CUDA_CHECK(cudaMemcpy(device.get(), host, n * sizeof(float), cudaMemcpyHostToDevice));",
-           "CUDA_CHECK(cudaMemcpy(device.get(), host, (n - 1) * sizeof(float), cudaMemcpyHostToDevice));",
+           "CUDA_CHECK(cudaMemcpy(device.get(), from, n * sizeof(float), cudaMemcpyHostToDevice));",
+           "CUDA_CHECK(cudaMemcpy(device.get(), from, (n - 1) * sizeof(float), cudaMemcpyHostToDevice));",
            "-n 1000003 --reps 1", "fail",
            "the copy one float short: the GPU's last element is whatever the allocation held"),
 ]
@@ -296,11 +298,31 @@ def cmake(out: pathlib.Path) -> None:
         out.write_text(text)
 
 
+def stale_texts(table):
+    """The planted bugs whose text is not in their file exactly once (no GPU needed to see it)."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    out = []
+    for m in table:
+        count = stage_file(root, m.stage).read_text().count(m.find)
+        if count != 1:
+            out.append(f"{m.name}: its text occurs {count} times in {m.stage}/{stage_file(root, m.stage).name}, not once")
+    return out
+
+
 def main(argv) -> int:
     if len(argv) == 3 and argv[1] == "cmake":
         cmake(pathlib.Path(argv[2]))
     elif len(argv) == 5 and argv[1] == "make":
         make(argv[2], pathlib.Path(argv[3]), pathlib.Path(argv[4]))
+    elif len(argv) == 2 and argv[1] in ("check", "check-planted"):
+        table = MUTANTS + CPU_MUTANTS
+        if argv[1] == "check-planted":  # the check's own planted bug: one text no longer in its file
+            table = [table[-1]._replace(find=table[-1].find + " // since changed"), *table[:-1]]
+        stale = stale_texts(table)
+        print("\n".join(stale) or f"mutants: the text of each of the {len(table)} planted bugs occurs once")
+        if argv[1] == "check-planted":
+            return 0 if len(stale) == 1 else 1
+        return 1 if stale else 0
     elif len(argv) == 2 and argv[1] == "list":
         for m in MUTANTS:
             print(f"{m.name:18} {m.stage:15} {m.expect:9} {m.args:55} {m.bug}")
