@@ -23,8 +23,8 @@
 //    toward zero) or partial sums kept in fewer bits move every s_k the same way: one sum exceeds the bound once
 //    the bias adds up to more than the bound (where the combine dominates the bound and the biased chains are short
 //    it does not; check_centred over many sums, as --error-study makes it, sees it there). Where the bound
-//    would exceed kMaxRelativeBound of sum|x| it would say nothing: the float result is then not judged, the run
-//    says so, and the exact check alone carries the verdict.
+//    would exceed kMaxRelativeBound of sum|x| it would say nothing: a float result inside it is then not judged, the
+//    run says so, and the exact check alone carries the verdict; a result outside even that bound fails.
 #pragma once
 
 #include <cstddef>
@@ -84,15 +84,17 @@ double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n);
 
 struct SumCheck {
   bool pass = false;
-  bool bounded = true;   // float mode: false when the bound would exceed kMaxRelativeBound * sum|x| (not judged)
+  bool bounded = true;   // float mode: false when the bound would exceed kMaxRelativeBound * sum|x| and the
+                         // result lies inside it (not judged)
   double error = 0;      // |result - reference|
   double tolerance = 0;  // 0 in the exact mode (equality is demanded); float: the probabilistic bound
   std::string reason;    // why it failed (or, unbounded, why it was not judged); empty on pass
 };
 
 // NaN or Inf never pass. Exact mode: the result must equal the exact sum. Float mode: within sum_bound(shape);
-// where that bound would say nothing, bounded = false and pass = false: the check is not judged (Verdict::skip),
-// and the exact check carries the verdict.
+// where that bound would say nothing (above kMaxRelativeBound of sum|x|), a result inside it is not judged
+// (bounded = false, pass = false: Verdict::skip, and the exact check carries the verdict), and a result outside
+// even that bound fails.
 SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n);
 
 // Records c in v under `name`: a pass, a failure, or (a float bound too loose to judge) a skipped check.

@@ -125,23 +125,48 @@ def tiles(text):
 
 
 DIM3 = re.compile(r"dim3\s+(block|grid)\(([^;]*)\);")
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _evaluate(node, names):
+    """A dim3 argument: whole numbers, kTile, M, N, K, block.x / block.y, + - * / % and parentheses, as C++ evaluates
+    them on non-negative ints (division truncates)."""
+    import ast
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in names:
+        return names[f"{node.value.id}.{node.attr}"]
+    ops = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
+           ast.Div: lambda x, y: int(x / y), ast.Mod: lambda x, y: x % y}
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_evaluate(node.left, names), _evaluate(node.right, names))
+    raise HostRunError(f"the host run cannot evaluate `{ast.unparse(node)}` in a dim3 of the launcher: it knows whole "
+                       "numbers, kTile, M, N, K, block.x, block.y and + - * / %")
 
 
 def gemm_launch(text, tile, m, n, k):
     """08's block and grid for one tile and shape, from the launcher's own `dim3 block(...)` and `dim3 grid(...)`
-    (integer arithmetic of kTile, M, N and K, as C++ does it for these positive values)."""
-    found = dict(DIM3.findall(text))
+    (comments left out; the grid may use block.x and block.y)."""
+    import ast
+    found = dict(DIM3.findall(COMMENT.sub("", text)))
     if set(found) != {"block", "grid"}:
         raise HostRunError("the host run finds no `dim3 block(...)` and `dim3 grid(...)` in the launcher")
     names = {"kTile": tile, "M": m, "N": n, "K": k}
 
     def dims(expr):
-        python = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: str(names[w.group()]) if w.group() in names else w.group(),
-                        expr).replace("/", "//")
-        if re.search(r"[A-Za-z_]", python):
-            raise HostRunError(f"the host run cannot evaluate `dim3 ({expr})`: it knows kTile, M, N and K")
-        return [int(v) for v in eval(f"[{python}]", {"__builtins__": {}})]  # digits and + - * // ( ) only
-    return dims(found["block"]), dims(found["grid"])
+        try:
+            tree = ast.parse(f"({expr},)", mode="eval").body
+        except SyntaxError:
+            raise HostRunError(f"the host run cannot read `dim3 ({expr})` in the launcher") from None
+        try:
+            return [_evaluate(e, names) for e in tree.elts]
+        except ZeroDivisionError:
+            raise HostRunError(f"`dim3 ({expr})` divides by zero") from None
+    block = dims(found["block"])
+    names.update({"block.x": block[0], "block.y": block[1] if len(block) > 1 else 1})
+    return block, dims(found["grid"])
 
 
 def ladder_enums():

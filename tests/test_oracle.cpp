@@ -217,6 +217,23 @@ TEST(SumOracle, FloatBoundIsNeverVacuous) {
   EXPECT_TRUE(v.pass()) << "the exact check carries the verdict";
 }
 
+// ...but a result outside even that loose bound fails: a float loop stuck at 2^24 (adding values below 1 to a sum
+// of 2^24 changes nothing) must not pass as "not judged".
+TEST(SumOracle, LooseBoundStillFailsAResultOutsideIt) {
+  const auto x = make(InputMode::kFloat, 1000);
+  const auto ref = ladder::reference_sum(x.data(), x.size());
+  const auto huge = ladder::SumShape().chain(1'000'000, 1000, 1);
+  const double tolerance = ladder::sum_bound(huge, ref.abs_sum, 1000);
+  const auto c = ladder::check_sum(ref.sum + 2 * tolerance, ref, InputMode::kFloat, huge, 1000);
+  EXPECT_TRUE(c.bounded);
+  EXPECT_FALSE(c.pass);
+  ladder::Verdict v;
+  ladder::record(v, "float", c);
+  v.add("exact", true);
+  EXPECT_STREQ(v.field("float"), "FAIL");
+  EXPECT_FALSE(v.pass());
+}
+
 TEST(SumOracle, ExactRangeKeepsEverySumExactAndShrinksWithN) {
   EXPECT_EQ(ladder::exact_range(1), 4096u);
   EXPECT_GE(ladder::exact_range(std::uint64_t{1} << 28), 64u);

@@ -45,24 +45,59 @@ def experiments_section(stage):
 
 
 def handoff_table():
-    """07's handoff sweep: per n, atomic, last-block and the handoff, and the read-only kernel (the median of its
-    runs in the two processes), in µs, with the handoff's time against atomic's and its % of the read-only kernel."""
+    """07's handoff sweep: per n, atomic, last-block and the handoff in µs, the read-only kernel as the handoff's
+    process timed it, the handoff's speed as % of that, and its time against atomic's. Where 07 runs one block (grid
+    1) every column is the same one-block kernel, which the patch does not touch."""
     body = []
     for n, d in sorted(handoff_by_n().items()):
-        read = statistics.median(us(r, "read_ms_median") for r in d.values())
         checks = "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL"
+        against = ("one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
+                   else compare_rows(d["atomic"], d["handoff"]))
         body.append([pow2(n), d["atomic"]["grid"], checks, *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")),
-                     f"{read:.2f}", f"{100 * read / us(d['handoff']):.0f}%", compare_rows(d["atomic"], d["handoff"])])
-    return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs",
-                     "handoff, % of read-only", "handoff against atomic"], body)
+                     f"{us(d['handoff'], 'read_ms_median'):.2f}", f"{pct_read(d['handoff']):.0f}%", against])
+    return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
+                     "handoff's speed, % of read-only", "handoff against atomic"], body)
+
+
+def pct_read(r):
+    """A row's speed as % of the read-only kernel's, timed in the same process."""
+    return 100 * us(r, "read_ms_median") / us(r)
+
+
+def handoff_combined(lo, hi):
+    """The sweep's sizes from lo to hi at which 07 ran more than one block (a combine to compare)."""
+    return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 
 
 def handoff_summary(other, lo, hi):
-    """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi,
-    counted by distinct(): faster, slower, the same within noise."""
-    order = [distinct(d["handoff"], d[other]) for n, d in handoff_by_n().items() if lo <= n <= hi]
-    return said(f"the same {NOISE} at {order.count(0)}, faster at {order.count(-1)} and slower at {order.count(1)} of "
-                f"the {len(order)} sizes from {pow2(lo)} to {pow2(hi)}")
+    """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
+    where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
+    sizes = handoff_combined(lo, hi)
+    order = [distinct(handoff_by_n()[n]["handoff"], handoff_by_n()[n][other]) for n in sizes]
+    words = [(f"faster than {other}", order.count(-1)), (f"slower than {other}", order.count(1)),
+             (f"the same as {other} {NOISE}", order.count(0))]
+    said_ = [f"{w} at {k}" for w, k in words if k]
+    if len(said_) == 1:
+        return said(f"{said_[0].rsplit(' at ', 1)[0]} at all {len(order)} sizes")
+    return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
+
+
+def handoff_pct_read(column, lo, hi):
+    """The range of `column`'s (atomic, last-block, handoff) speed as % of the read-only kernel's timed in its own
+    process, at the sizes from lo to hi where 07 combines."""
+    d = handoff_by_n()
+    return value_range([f"{pct_read(d[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
+
+
+def read_grids():
+    """The grids the read-only kernel ran with in the handoff sweep ('528', or a list)."""
+    return ", ".join(sorted({r["read_grid"] for r in optional("handoff_sweep")}, key=int))
+
+
+def cpu_all_cores_clear():
+    """The every-core sum's relative error is below 1e-5 (the single-threaded loop's stall at 2^24 does not reach it)."""
+    r = cpu("all_cores")
+    return f(r["abs_error"]) / abs(f(r["reference"])) < 1e-5
 
 
 def cpu_loop_stalled():
@@ -96,10 +131,17 @@ def own_report(name):
     return "```text\n" + path.read_text().rstrip() + "\n```"
 
 
-def own_failed(name):
-    """The checks the case failed, as its saved report names them (each name up to its colon)."""
-    text = own_report(name)
-    return [line.split(None, 1)[1].split(":")[0] for line in text.splitlines() if line.startswith("  FAIL ")]
+def own_failed(name, tool=None):
+    """The checks the case failed, as its saved report names them (each name up to its colon); tool=True: only those
+    where compute-sanitizer itself reported the error, tool=False: only the others."""
+    lines = own_report(name).splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("  FAIL "):
+            by_tool = i + 1 < len(lines) and lines[i + 1].strip().startswith("compute-sanitizer:")
+            if tool is None or tool == by_tool:
+                out.append(line.split(None, 1)[1].split(":")[0])
+    return out
 
 
 def variant_checks(name, variant):
@@ -278,5 +320,8 @@ def parts_line(m):
     for part, p in m.get("parts", {}).items():
         if (p["commit"], p["date"]) != (m["commit"], m["date"]):
             by.setdefault((p["commit"], p["date"]), []).append(part)
-    return "".join(f" The parts {', '.join(names)} of it come from commit {commit} on {date} "
-                   f"(`./ladder measure --part {','.join(names)}` repeats them alone)." for (commit, date), names in by.items())
+    def listed(names):
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return "".join(f" The {listed(names)} part{'s' * (len(names) > 1)} come{'s' * (len(names) == 1)} from commit {commit} "
+                   f"on {date} (`./ladder measure --part {','.join(names)}` repeats {'them' if len(names) > 1 else 'it'} "
+                   f"alone)." for (commit, date), names in by.items())

@@ -92,6 +92,13 @@ def why_failed(text, status):
     return ("compute-sanitizer: " if status == 99 else "") + line[:300]
 
 
+def shown_command(cmd):
+    """A command as the report prints it: paths in the repository relative to it, and a tool found on PATH (the
+    sanitizer) by its name."""
+    return [pathlib.Path(c).name if shutil.which(pathlib.Path(c).name) == c else shown(c) if pathlib.Path(c).exists()
+            else c for c in cmd]
+
+
 def gpu_checks(exe, stage):
     """The checks on the GPU: (checks, whether there is one)."""
     probe = run([str(exe), "--list-devices"])
@@ -113,7 +120,7 @@ def gpu_checks(exe, stage):
         done = run(cmd)
         checks.append(Check(name, PASS if done.returncode == 0 else FAIL,
                             "" if done.returncode == 0 else why_failed(done.stdout + done.stderr, done.returncode),
-                            " ".join(shown(c) if pathlib.Path(c).exists() else c for c in cmd)))
+                            " ".join(shown_command(cmd))))
     return checks, True
 
 

@@ -172,8 +172,7 @@ def measure_ladder(a, out):
     run_seconds = round(time.time() - t0, 1)
     print_ladder(rows)
     print_cpu(cpu, rows)
-    save(out, "cpu", cpu)
-    ok &= all_pass(cpu)
+    save(out, "cpu", cpu)  # the baseline: its verdicts are shown, not the measurement's
     meta = {**meta_from(rows[0]), "commit": git_commit(), "date": datetime.date.today().isoformat(),
             "command": "./ladder measure", "ladder_run_s": run_seconds}
     save(out, "ladder", rows, meta)
@@ -188,6 +187,7 @@ def measure_own(a, out):
     is), each report saved as own_<case>.txt with this machine's paths left out, for docs/own.md."""
     sys.path.insert(0, str(ROOT / "tests"))
     from check_try_file import CASES, ORIGINAL, STAGE
+    ok = True
     for name in OWN_CASES:
         edit = next(c[1] for c in CASES if c[0] == name)
         with tempfile.TemporaryDirectory() as tmp:
@@ -198,10 +198,15 @@ def measure_own(a, out):
             report = io.StringIO()
             with contextlib.redirect_stdout(report):
                 status = cmd_try(a)
-            text = report.getvalue().replace(str(mine.parent) + "/", "").replace(str(ROOT), ".")
+            text = report.getvalue().replace(str(mine.parent) + "/", "").replace(str(a.build), "build")
+            text = text.replace(str(ROOT), ".")
         print(text)
         (out / f"own_{name}.txt").write_text(f"$ ./ladder try {STAGE[:2]} mine.cu\n{text.strip()}\n(exit {status})\n")
-    return True
+        expected = (0,) if name == "correct" else next(c[2] for c in CASES if c[0] == name)  # on a GPU: all of it
+        if status not in expected:  # the page would show a report that no longer says what it must
+            say(f"      ./ladder try on the case {name} exited {status}, not {' or '.join(map(str, expected))}")
+            ok = False
+    return ok
 
 
 def measure_tries_and_mutants(a, out):
@@ -360,7 +365,7 @@ def cmd_measure(a):
         ok &= part_ok
         meta.setdefault("parts", {})[part] = {"commit": git_commit(), "date": datetime.date.today().isoformat(),
                                                "elapsed_s": round(time.time() - t0, 1)}
-    meta["elapsed_s"] = round(time.time() - started, 1)
+    meta["elapsed_s"] = round(sum(p.get("elapsed_s", 0) for p in meta["parts"].values()), 1)  # of the parts run
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
