@@ -54,9 +54,11 @@ def handoff_table():
         against = ("one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
                    else compare_rows(d["atomic"], d["handoff"]))
         body.append([pow2(n), d["atomic"]["grid"], checks, *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")),
-                     f"{us(d['handoff'], 'read_ms_median'):.2f}", f"{pct_read(d['handoff']):.0f}%", against])
+                     f"{us(d['handoff'], 'read_ms_median'):.2f}", f"{pct_read(d['atomic']):.0f}%",
+                     f"{pct_read(d['handoff']):.0f}%", against])
     return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
-                     "handoff's speed, % of read-only", "handoff against atomic"], body)
+                     "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
+                     "handoff against atomic"], body)
 
 
 def pct_read(r):
@@ -82,6 +84,11 @@ def handoff_summary(other, lo, hi):
     return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
 
 
+def handoff_ever_quicker(lo, hi):
+    """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
+    return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
+
+
 def handoff_pct_read(column, lo, hi):
     """The range of `column`'s (atomic, last-block, handoff) speed as % of the read-only kernel's timed in its own
     process, at the sizes from lo to hi where 07 combines."""
@@ -98,6 +105,11 @@ def cpu_all_cores_clear():
     """The every-core sum's relative error is below 1e-5 (the single-threaded loop's stall at 2^24 does not reach it)."""
     r = cpu("all_cores")
     return f(r["abs_error"]) / abs(f(r["reference"])) < 1e-5
+
+
+def cpu_not_judged():
+    """Some CPU sum's float result was not judged (the table marks its check with *)."""
+    return any(r.get("float_check") == "skipped" for r in optional("cpu"))
 
 
 def cpu_loop_stalled():
