@@ -389,6 +389,15 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
   return values;
 }
 
+// -n/--size, as the stages and cpu_baseline take it; parse_sizes reads it.
+void add_size_option(CLI::App& app, std::string& size_text) {
+  app.add_option("-n,--size", size_text,
+                 "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
+                 "(2^10..2^30), from 1 to 2^36")
+      ->capture_default_str()
+      ->type_name("N|LIST|RANGE");
+}
+
 // -n/--size: one size, a list or a range of powers of two, each from 1 to kMaxSize; an outcome on a bad one.
 std::optional<ParseOutcome> parse_sizes(const std::string& program, const std::string& size_text,
                                         std::vector<std::uint64_t>& out) {
@@ -427,11 +436,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   std::string combine_text = to_string(stage.combines.front());
   const bool has_stream = std::find(stage.regimes.begin(), stage.regimes.end(), Regime::kStream) != stage.regimes.end();
 
-  app.add_option("-n,--size", size_text,
-                 "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
-                 "(2^10..2^30), from 1 to 2^36")
-      ->capture_default_str()
-      ->type_name("N|LIST|RANGE");
+  add_size_option(app, size_text);
   app.add_option("--block", block_text, "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)")
       ->capture_default_str()
       ->type_name("B|LIST");
@@ -606,11 +611,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   std::string size_text = "2^28", threads_text = "0", reps = std::to_string(out.reps);
   std::string warmup = std::to_string(out.warmup), seed = std::to_string(out.seed), device = "0";
   std::string input = "float", format = "table";
-  app.add_option("-n,--size", size_text,
-                 "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
-                 "(2^10..2^30), from 1 to 2^36")
-      ->capture_default_str()
-      ->type_name("N|LIST|RANGE");
+  add_size_option(app, size_text);
   app.add_option("--threads", threads_text, "Threads of the all-cores sum, 1 to 1024; 0 = every hardware thread")
       ->capture_default_str()
       ->type_name("T");

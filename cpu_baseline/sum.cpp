@@ -83,26 +83,28 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Warm-ups, then the timed repetitions: each returns its samples' stats; `run` returns whether it was right.
-ladder::TimingStats time_it(const CpuOptions& o, const std::function<bool()>& run, bool& every_run_right) {
+// Warm-ups, then the timed repetitions of run(), each timed on its own: the stats of the timed ones.
+ladder::TimingStats time_it(const CpuOptions& o, const std::function<void()>& run) {
   std::vector<double> samples;
-  every_run_right = true;
   for (int r = 0; r < o.warmup + o.reps; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    const bool right = run();
-    const double ms = ms_since(start);
-    every_run_right = every_run_right && right;
-    if (r >= o.warmup) samples.push_back(ms);
+    run();
+    if (r >= o.warmup) samples.push_back(ms_since(start));
   }
   return ladder::summarize(samples);
 }
 
-std::string cpu_name() {
+std::string read_cpu_name() {
   std::ifstream info("/proc/cpuinfo");
   for (std::string line; std::getline(info, line);) {
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   }
   return "CPU of unknown model";  // /proc/cpuinfo names no model (many Arm hosts)
+}
+
+const std::string& cpu_name() {
+  static const std::string name = read_cpu_name();
+  return name;
 }
 
 Record base_record(const CpuOptions& o, const char* row, std::uint64_t n, unsigned threads) {
@@ -132,11 +134,11 @@ Record sum_row(const CpuOptions& o, float* host, std::uint64_t n, bool all_cores
   const float result = sum();
   const ladder::SumCheck c = ladder::check_sum(result, ref, o.input, shape, n);
   ladder::record(v, "float", c);
-  bool same = true;
+  bool same = true;  // every warm-up and timed repetition: bitwise the checked result
   const ladder::TimingStats t = time_it(o, [&] {
     const float again = sum();
-    return std::memcmp(&again, &result, sizeof again) == 0;
-  }, same);
+    same = same && std::memcmp(&again, &result, sizeof again) == 0;
+  });
   v.add("timed", same, "a repetition returned a result other than the checked one");
   all.add_all(v);
   Record r = base_record(o, all_cores ? "all_cores" : "loop", n, threads);
@@ -161,15 +163,10 @@ Record copy_row(const CpuOptions& o, const ladder::DeviceInfo& d, const float* h
     std::memcpy(locked, host, n * sizeof(float));
   }
   const float* from = pinned ? locked : host;
-  bool unused = true;
-  const ladder::TimingStats t = time_it(
-      o,
-      [&] {
-        CUDA_CHECK(cudaMemcpy(device.get(), from, n * sizeof(float), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory cudaMemcpy may return before the last DMA lands
-        return true;
-      },
-      unused);
+  const ladder::TimingStats t = time_it(o, [&] {
+    CUDA_CHECK(cudaMemcpy(device.get(), from, n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory cudaMemcpy may return before the last DMA lands
+  });
   if (locked != nullptr) CUDA_CHECK(cudaFreeHost(locked));
   std::vector<float> back(n);
   CUDA_CHECK(cudaMemcpy(back.data(), device.get(), n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -9,6 +9,7 @@ made it. The host functions (the launcher, main) are left out: which kernels the
 
   run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)
 """
+import ast
 import contextlib
 import functools
 import hashlib
@@ -131,7 +132,6 @@ COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 def _evaluate(node, names):
     """A dim3 argument: whole numbers, kTile, M, N, K, block.x / block.y, + - * / % and parentheses, as C++ evaluates
     them on non-negative ints (division truncates)."""
-    import ast
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.Name) and node.id in names:
@@ -149,7 +149,6 @@ def _evaluate(node, names):
 def gemm_launch(text, tile, m, n, k):
     """08's block and grid for one tile and shape, from the launcher's own `dim3 block(...)` and `dim3 grid(...)`
     (comments left out; the grid may use block.x and block.y)."""
-    import ast
     found = dict(DIM3.findall(COMMENT.sub("", text)))
     if set(found) != {"block", "grid"}:
         raise HostRunError("the host run finds no `dim3 block(...)` and `dim3 grid(...)` in the launcher")

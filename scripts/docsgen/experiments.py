@@ -74,8 +74,8 @@ def handoff_combined(lo, hi):
 def handoff_summary(other, lo, hi):
     """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
     where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
-    sizes = handoff_combined(lo, hi)
-    order = [distinct(handoff_by_n()[n]["handoff"], handoff_by_n()[n][other]) for n in sizes]
+    d = handoff_by_n()
+    order = [distinct(d[n]["handoff"], d[n][other]) for n in handoff_combined(lo, hi)]
     words = [(f"faster than {other}", order.count(-1)), (f"slower than {other}", order.count(1)),
              (f"the same as {other} {NOISE}", order.count(0))]
     said_ = [f"{w} at {k}" for w, k in words if k]
@@ -86,7 +86,8 @@ def handoff_summary(other, lo, hi):
 
 def handoff_ever_quicker(lo, hi):
     """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
-    return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
+    d = handoff_by_n()
+    return any(quicker(d[n]["handoff"], d[n]["atomic"]) for n in handoff_combined(lo, hi))
 
 
 def handoff_pct_read(column, lo, hi):

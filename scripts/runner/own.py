@@ -62,17 +62,17 @@ def not_this_stage(stage, text):
     return None
 
 
-def host_runs(stage, text, repeat):
-    """The file's kernels on the host, in a copy of the project with the stage file replaced."""
+def host_runs(stage, text, repeat, not_it):
+    """The file's kernels on the host, in a copy of the project with the stage file replaced; not_it: why the file is
+    not a version of the stage (not_this_stage), or None."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import host_checks
     import host_run
     what = "C equals the product, at edge shapes and either thread order" if stage == GEMM else \
         "every element added once, at awkward sizes, every input offset, either thread order and a second launch"
     name = f"host run: {what}"
-    why = not_this_stage(stage, text)
-    if why:
-        return Check(name, FAIL, why, repeat)
+    if not_it:
+        return Check(name, FAIL, not_it, repeat)
     with host_run.stage_text(stage, text):
         try:
             found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
@@ -157,9 +157,10 @@ def try_file(a, stage, path):
                                           "above, on stderr)", f"cmake --build {a.build} --target {target}")])
     copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
     repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
-    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat)]
+    not_it = not_this_stage(stage, text)
+    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat, not_it)]
     gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
-    if not_this_stage(stage, text):  # nothing more to learn from running it as this stage
+    if not_it:  # nothing more to learn from running it as this stage
         return report(stage, path, checks + [Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", "")])
     on_gpu, gpu = gpu_checks(exe, stage)
     checks += on_gpu
