@@ -48,12 +48,23 @@ function(ladder_sanitizer_test target tool)
     LABELS "gpu;sanitizer" SKIP_REGULAR_EXPRESSION "no usable GPU" RESOURCE_LOCK gpu TIMEOUT 1200)
 endfunction()
 
+# ladder_describe(<target>): after each link, <build>/describe/<target>.json holds what the program says of itself
+# (--describe): its role, options, defaults and ranges, for everything that runs or documents it.
+function(ladder_describe target)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DOUT=${CMAKE_BINARY_DIR}/describe/${target}.json
+            -P ${PROJECT_SOURCE_DIR}/cmake/Describe.cmake
+    VERBATIM)
+endfunction()
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/describe)
+
 # ladder_add_stage(<source>): the executable is named after the directory that calls this.
 # Registers the stage's self-check over awkward sizes and its sanitizer runs.
 function(ladder_add_stage source)
   get_filename_component(name ${CMAKE_CURRENT_SOURCE_DIR} NAME)
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE ladder::harness ladder_warnings)
+  ladder_describe(${name})
   set_property(GLOBAL APPEND PROPERTY LADDER_STAGES ${name})
 
   ladder_gpu_test(${name}.self_test COMMAND ${name} --self-test full)

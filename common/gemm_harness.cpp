@@ -466,10 +466,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
 int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
   GemmOptions o;
   const ParseOutcome parsed = parse_gemm_options(stage.name, argc, argv, o);
-  if (parsed.exit_status) {
-    std::fputs((parsed.text + "\n").c_str(), *parsed.exit_status == 0 ? stdout : stderr);
-    return *parsed.exit_status;
-  }
+  if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
     if (o.determinism > 0) throw UsageError("--determinism applies to the reduce stages");
     if (o.self_test != SelfTest::kNone) return self_test(stage, gemm, o, d);

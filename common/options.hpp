@@ -1,12 +1,12 @@
-// Command-line options shared by every stage, parsed with CLI11 in options.cpp (a host-only file, so
-// CLI11 never goes through nvcc).
+// Command-line options shared by every stage, declared once in options.cpp on the command line of cli.hpp (a
+// host-only file, so CLI11 never goes through nvcc): each option's check, help and --describe entry come from there.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "reduce_stage.hpp"
 
 namespace ladder {
@@ -76,20 +76,12 @@ struct CpuOptions {
   bool no_copy = false;  // --no-copy: the CPU rows only
 };
 
-// The result of parsing: either options to run with, or an exit status and the text to print
-// (the help on stdout for status 0, one error line on stderr for status 2).
-struct ParseOutcome {
-  std::optional<int> exit_status;  // empty: run
-  std::string text;
-};
-
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
 
-// Parses a count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0.
-std::optional<std::uint64_t> parse_count(const std::string& text);
-// Parses a comma-separated list of counts, where "a..b" (powers of two a and b) means a, 2a, 4a, ..., b.
-std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text);
+// Prints a parse outcome (the help, the version or the description on stdout, an error on stderr) and returns
+// its exit status.
+int print_outcome(const ParseOutcome& outcome);
 
 }  // namespace ladder

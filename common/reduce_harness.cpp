@@ -741,7 +741,7 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
                     : "",
              o.shared_poison ? " and the shared memory of every SM" : " (not the shared memory: --no-shared-poison)");
   fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
-             "wrote, a block-scope atomic): the machine-code test (tests/check_sass.py) reads them\n");
+             "wrote, a block-scope atomic): the machine-code test (scripts/sass.py) reads them\n");
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
   fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
@@ -1131,10 +1131,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
   ReduceOptions o;
   const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
-  if (parsed.exit_status) {
-    std::fputs((parsed.text + "\n").c_str(), *parsed.exit_status == 0 ? stdout : stderr);
-    return *parsed.exit_status;
-  }
+  if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
     if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, blocks_per_sm, o, d);
     if (o.determinism > 0) return determinism(stage, reduce, blocks_per_sm, o, d);

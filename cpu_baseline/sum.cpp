@@ -246,10 +246,7 @@ int run(const CpuOptions& o) {
 int main(int argc, char** argv) {
   CpuOptions o;
   const ladder::ParseOutcome parsed = ladder::parse_cpu_options(argc, argv, o);
-  if (parsed.exit_status) {
-    std::fputs((parsed.text + "\n").c_str(), *parsed.exit_status == 0 ? stdout : stderr);
-    return *parsed.exit_status;
-  }
+  if (parsed.exit_status) return ladder::print_outcome(parsed);
   try {
     return run(o);
   } catch (const ladder::UsageError& e) {

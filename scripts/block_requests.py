@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-import host_run
+from . import host_run
 
 WARP = 32
 BANKS = 32  # shared memory: 32 banks of one 32-bit word; word w lives in bank w % 32

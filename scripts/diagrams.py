@@ -15,9 +15,9 @@ colours are the Okabe-Ito set, told apart with colour-blindness too, and a wine 
 import math
 import pathlib
 
-import block_requests as br
-import host_run
-from svg import (BLUE, CONFLICT, GREEN, IDLE, INK, LINE, MUTED, ORANGE, PINK, SKY, Svg, degree_fill, span)
+from . import block_requests as br
+from . import host_run
+from .svg import (BLUE, CONFLICT, GREEN, IDLE, INK, LINE, MUTED, ORANGE, PINK, SKY, Svg, degree_fill, span)
 
 WIDTH = 830  # no picture is wider than a README column on GitHub
 

@@ -4,7 +4,7 @@ own stages to them; ./ladder try STAGE mine.cu holds a reader's file to them.
 
   sum_problems(stage) / gemm_problems(stage) -> [message naming the stage, the kernel and the launch]
 """
-import host_run
+from . import host_run
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
 SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up

@@ -1,23 +1,22 @@
-#!/usr/bin/env python3
 """The command line of ./ladder: one argparse subcommand per command, each with its own options and help.
 
-./ladder (the shell driver) calls this twice: first with --check, which parses and checks every value (the stage
-names, the constants and patches of try, ncu for profile) before anything is installed or built, then, after the
-build, to run the command. The work itself lives in scripts/runner/ (see its __init__.py).
+./ladder (the shell driver) calls this twice: first with --check, which parses the command line and checks what
+needs no build (the command, its directories, the stage names, the change try makes, ncu for profile), then, after
+the build, to run the command. The options passed on to the stage programs are theirs: each program checks them
+(its --describe, after them) before anything runs, so ./ladder states none of their defaults or ranges. The work
+itself lives in scripts/runner/ (see its __init__.py).
 """
 import argparse
 import os
 import pathlib
+import re
 import signal
 import sys
+import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from runner import reader, results, studies, values  # noqa: E402
-from runner.stages import ROOT, NoGpu, StageError, UsageProblem, resolve_stage  # noqa: E402
-# The names scripts/make_docs.py imports from here.
-from runner.stages import GEMM, REDUCE, REGIMES, STAGES, stage_file  # noqa: E402,F401
-from runner.reader import cpu_lines, cpu_stage_row, experiments, ladder_lines, patch_target, stage_diff, try_lines  # noqa: E402,F401
-from runner.studies import profile_command  # noqa: E402,F401
+from .cli import HELP_SHOWN, OneLineParser, say
+from .runner import measure, profile, reader, results, studies, tries
+from .runner.stages import ROOT, NoGpu, StageError, UsageProblem, resolve_stage, use_build
 
 DESCRIPTION = """\
 cuda-ladder: a float sum reduction climbed one technique at a time, then a tiled SGEMM.
@@ -44,13 +43,13 @@ COMMANDS = {
     "run": "build, then run every stage in order on the same input and print one comparison table",
     "test": "build, then run every test with CTest; the skipped tests are listed with the reason",
     "build": "configure and build the stages and the test helpers, and run nothing",
-    "diff": "the code stage B adds to stage A, as its page in docs/stages/ shows it",
+    "diff": "the code stage B changes in stage A (adjacent stages are what each page in docs/stages/ shows)",
     "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
            "own version of the stage file, through the stage's checks",
-    "docs": "render docs/ from docs/templates/ and docs/results/ (scripts/make_docs.py; --check compares)",
+    "docs": "render docs/ from docs/templates/ and docs/results/ (--check compares)",
     "measure": "everything the docs are built from, written to docs/results/ (needs a GPU)",
     "profile": "Nsight Compute counters of every stage, the SASS the pages quote, racecheck (needs ncu)",
-    "mutants": "every planted bug of tests/mutants.py, run as its test runs it, with what the stage printed",
+    "mutants": "every planted bug of scripts/mutants.py, run as its test runs it, with what the stage printed",
     "sweep": "GB/s against n for every stage with a stream regime, and CUB",
     "probe": "GB/s against the block size, 64 to 1024, for every reduce stage",
 }
@@ -59,7 +58,7 @@ EXAMPLES = {
     "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^cli\\.' -V --output-on-failure\n"
             "  ./ladder test -- --schedule-random      (everything after -- goes to ctest as it is)",
     "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
-    "diff": "./ladder diff 04 05\n  ./ladder diff 06_float4 07_multiblock",
+    "diff": "./ladder diff 04 05\n  ./ladder diff 01 06      (any two stages of one kind)",
     "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
            "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
            "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)",
@@ -70,16 +69,43 @@ EXAMPLES = {
     "profile": "./ladder profile\n  ./ladder profile --profile-size 2^22 --save /tmp/profile",
     "mutants": "./ladder mutants\n  ./ladder mutants --save /tmp/mutants",
 }
-# ./ladder tells the driver, by this exit status of --check, that it printed the help and there is nothing to build.
-HELP_SHOWN = 3
+# The studies' own sizes (the stages' defaults are theirs: each program's --help and --describe say them).
+PROFILE_SIZE, PROFILE_GEMM, SWEEP = "2^24", "2048", "2^10..2^30"
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, with its errors in the project's one-line form instead of a usage block."""
+def writable_directory(option, path):
+    """A directory option (--build, --save) is proven usable before anything is installed, built or run: a directory
+    that exists must be one, and a probe directory must be makeable (and is removed again) in it or, for one still
+    to be made, in its nearest existing parent; UsageProblem in one line otherwise. Nothing is left behind."""
+    p = pathlib.Path(path).absolute()
+    if p.exists() and not p.is_dir():
+        raise UsageProblem(f"{option} {path}: that is a file, not a directory")
+    base = p
+    while not base.exists():
+        base = base.parent
+    if not base.is_dir():
+        raise UsageProblem(f"{option} {path}: {base} is a file, so the directory cannot be made")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".ladder-probe-", dir=base))
+    except OSError as e:
+        what = "is not writable" if base == p else f"cannot be made in {base} ({e.strerror})"
+        raise UsageProblem(f"{option} {path}: the directory {what}") from None
 
-    def error(self, message):
-        results.say(f"ladder: error: {message} (see {self.prog} --help)")
-        sys.exit(2)
+
+def whole(lo, hi):
+    """An argparse type for ./ladder's own counts (ctest's -j and --timeout)."""
+    def parse(text):
+        if not text.strip().isdigit() or not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number from {lo} to {hi}")
+        return int(text)
+    return parse
+
+
+def repeat(text):
+    """An argparse type: ctest's --repeat MODE:N."""
+    if not re.fullmatch(r"(until-fail|until-pass|after-timeout):[1-9]\d*", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not until-fail:N, until-pass:N or after-timeout:N")
+    return text
 
 
 def parents():
@@ -94,31 +120,21 @@ def parents():
                        help="the build directory (default: build)")
 
     def size(p):
-        p.add_argument("-n", "--size", metavar="N", type=values.size, default="2^28",
-                       help="floats to sum: 268435456, 2^28, 3*2^20 or 1e6, from 1 to 2^36 (default: 2^28)")
+        p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
 
     def timing(p):
-        t = p.add_argument_group("timing and input (passed to every stage)")
-        t.add_argument("--reps", metavar="N", type=values.whole(1, 100000), default=50,
-                       help="timed repetitions, 1 to 100000; the median is reported (default: 50)")
-        t.add_argument("--warmup", metavar="N", type=values.whole(0, 10000), default=5,
-                       help="untimed runs before timing, 0 to 10000 (default: 5)")
-        t.add_argument("--seed", metavar="S", type=values.whole(0, values.MAX_U64), default=1,
-                       help="input seed: the same seed gives bitwise the same input in every stage (default: 1)")
-        t.add_argument("--input", choices=["float", "exact"], default="float",
-                       help="the input that is timed. float: uniform in [0, 1), checked within a bound; exact: "
-                            "dyadic values whose sum is exact in float, checked for equality (default: float)")
-        t.add_argument("--flush", choices=["clean", "write", "none"], default="clean",
-                       help="what evicts the input from L2 before each repetition (docs/method.md; default: clean)")
-        t.add_argument("--device", metavar="I", type=values.whole(0, 1023), default=0,
-                       help="CUDA device index (default: 0)")
+        t = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
+        t.add_argument("--reps", metavar="N", help="timed repetitions; the median is reported")
+        t.add_argument("--warmup", metavar="N", help="untimed runs before timing")
+        t.add_argument("--seed", metavar="S", help="input seed: the same seed gives bitwise the same input everywhere")
+        t.add_argument("--input", metavar="MODE", help="the input that is timed: float or exact")
+        t.add_argument("--flush", metavar="MODE", help="what evicts the input from L2 before each repetition")
+        t.add_argument("--device", metavar="I", help="CUDA device index")
 
     def gemm(p):
         g = p.add_argument_group("the GEMM rung")
-        g.add_argument("--gemm-size", metavar="M", type=values.gemm_dim, default="4096",
-                       help=f"M = N = K of the GEMM, 1 to {values.MAX_GEMM_DIM} (default: 4096)")
-        g.add_argument("--gemm-reps", metavar="N", type=values.whole(1, 100000), default=20,
-                       help="timed repetitions of the GEMM, 1 to 100000 (default: 20)")
+        g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
+        g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
 
     def saving(p):
         p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
@@ -127,14 +143,14 @@ def parents():
 
     def profiling(p):
         g = p.add_argument_group("the profiler's runs")
-        g.add_argument("--profile-size", metavar="N", type=values.size, default="2^24",
-                       help="n of the profiled reduce runs (default: 2^24)")
-        g.add_argument("--profile-gemm", metavar="M", type=values.gemm_dim, default="2048",
-                       help="M = N = K of the profiled GEMM (default: 2048)")
+        g.add_argument("--profile-size", metavar="N", default=PROFILE_SIZE,
+                       help=f"n of the profiled reduce runs (default: {PROFILE_SIZE})")
+        g.add_argument("--profile-gemm", metavar="M", default=PROFILE_GEMM,
+                       help=f"M = N = K of the profiled GEMM (default: {PROFILE_GEMM})")
 
     def sweep(p):
-        p.add_argument("--sweep", metavar="SIZES", type=values.size_list, default="2^10..2^32",
-                       help="the sizes: a list (1000,2^20) or a range of powers of two (default: 2^10..2^30)")
+        p.add_argument("--sweep", metavar="SIZES", default=SWEEP,
+                       help=f"the sizes: a list (1000,2^20) or a range of powers of two (default: {SWEEP})")
 
     return {name: group(f) for name, f in [("build", build_dir), ("size", size), ("timing", timing), ("gemm", gemm),
                                             ("save", saving), ("profile", profiling), ("sweep", sweep)]}
@@ -146,8 +162,8 @@ TEST_OPTIONS = [
     ("-E", dict(metavar="REGEX", help="leave out the tests whose names match REGEX")),
     ("-L", dict(metavar="LABEL", help="run only the tests labelled LABEL: cpu, gpu, sanitizer, mutant, profiler")),
     ("-LE", dict(metavar="LABEL", help="leave out the tests labelled LABEL")),
-    ("--timeout", dict(metavar="SECONDS", type=values.whole(1, 86400), help="a time limit for every test")),
-    ("--repeat", dict(metavar="MODE:N", type=values.repeat, help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
+    ("--timeout", dict(metavar="SECONDS", type=whole(1, 86400), help="a time limit for every test")),
+    ("--repeat", dict(metavar="MODE:N", type=repeat, help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
     ("-V", dict(action="store_true", help="print every test's output")),
     ("-VV", dict(action="store_true", help="print every test's output and ctest's own steps")),
     ("-N", dict(action="store_true", help="list the tests, run none")),
@@ -156,33 +172,23 @@ TEST_OPTIONS = [
 ]
 # ./ladder test passes what follows -- to ctest as it is, after the options above.
 TEST_PASSTHROUGH = "--"
+SHARED = {"run": ["build", "size", "timing", "gemm", "save"], "test": ["build"], "build": ["build"], "diff": [],
+          "try": ["build", "size", "timing", "gemm", "save"], "docs": [],
+          "measure": ["build", "size", "timing", "gemm", "profile", "sweep"], "profile": ["build", "profile", "save"],
+          "mutants": ["build", "save"], "sweep": ["build", "timing", "sweep", "save"],
+          "probe": ["build", "size", "timing", "save"]}
 
 
-def build_parser():
-    p = OneLineParser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,
-                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=OneLineParser)
-    g = parents()
-    shared = {"run": ["build", "size", "timing", "gemm", "save"], "test": ["build"], "build": ["build"],
-              "diff": [], "try": ["build", "size", "timing", "gemm", "save"], "docs": [],
-              "measure": ["build", "size", "timing", "gemm", "profile", "sweep"], "profile": ["build", "profile", "save"],
-              "mutants": ["build", "save"], "sweep": ["build", "timing", "sweep", "save"],
-              "probe": ["build", "size", "timing", "save"]}
-    parsers = {}
-    for name, text in COMMANDS.items():
-        parsers[name] = sub.add_parser(name, help=text, description=text, parents=[g[x] for x in shared[name]],
-                                       allow_abbrev=False, add_help=name != "docs",
-                                       epilog=f"examples:\n  {EXAMPLES[name]}" if name in EXAMPLES else None,
-                                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_command_options(parsers):
     parsers["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
     for flag, kwargs in TEST_OPTIONS:
         parsers["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)
     parsers["test"].add_argument("--output-on-failure", action="store_true",  # accepted; cmd_test passes it always
                                  help="print a failed test's output (./ladder test always does)")
-    parsers["test"].add_argument("-j", "--parallel", metavar="N", type=values.whole(1, 1024),
+    parsers["test"].add_argument("-j", "--parallel", metavar="N", type=whole(1, 1024),
                                  default=os.cpu_count() or 2, help="tests run at once (default: the CPU count)")
     parsers["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
-    parsers["diff"].add_argument("after", metavar="B", help="the stage after it: 05 or 05_shuffle")
+    parsers["diff"].add_argument("after", metavar="B", help="another stage of the same kind: 05 or 05_shuffle")
     parsers["try"].usage = "./ladder try [options] STAGE CHANGE"
     parsers["try"].add_argument("stage", metavar="STAGE", help="the stage: 06 or 06_float4")
     parsers["try"].add_argument("change", metavar="CHANGE", nargs="?", help=(
@@ -193,12 +199,26 @@ def build_parser():
     parsers["measure"].add_argument("--save", metavar="DIR", help="directory for the result files "
                                                                   "(default: docs/results)")
     parsers["measure"].add_argument("--part", metavar="LIST", help="only these parts, each writing its own files: "
-                                    "ladder, tries, own, combines, handoff, accuracy, sizes, profile (default: all)")
+                                    f"{', '.join(measure.PARTS)} (default: all)")
     parsers["measure"].set_defaults(ncu_check=None, save_format="csv")
     parsers["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is "
                                     "complete (the test profile_metrics), save nothing")
     parsers["probe"].add_argument("--regime", choices=["stream", "tree"], default="stream",
                                   help="the regime (default: stream)")
+
+
+def build_parser():
+    p = OneLineParser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=OneLineParser)
+    g = parents()
+    parsers = {}
+    for name, text in COMMANDS.items():
+        parsers[name] = sub.add_parser(name, help=text, description=text, parents=[g[x] for x in SHARED[name]],
+                                       allow_abbrev=False, add_help=name != "docs",
+                                       epilog=f"examples:\n  {EXAMPLES[name]}" if name in EXAMPLES else None,
+                                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_command_options(parsers)
     return p, parsers
 
 
@@ -222,18 +242,19 @@ def take_try_change(a, extras, parser):
 
 
 def check(a):
-    """What ./ladder checks before it installs or builds anything, beyond what argparse checked."""
+    """What ./ladder checks before it installs or builds anything, beyond what argparse checked: what needs no build.
+    The stage programs check their own options after the build (run_checks)."""
     for option in ("build", "save"):
         if getattr(a, option, None):
-            values.writable_directory(f"--{option}", getattr(a, option))
+            writable_directory(f"--{option}", getattr(a, option))
     if a.command == "try":
-        reader.parse_change(resolve_stage(a.stage), a.change)
+        tries.parse_change(resolve_stage(a.stage), a.change)
     elif a.command == "diff":
         reader.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
     elif a.command == "profile":
         if a.ncu_check:
             resolve_stage(a.ncu_check)
-        if not studies.find_ncu():
+        if not profile.find_ncu():
             raise UsageProblem("profile needs ncu (Nsight Compute), which is neither on PATH nor in /usr/local/cuda/bin: "
                                "install Nsight Compute or put its directory on PATH")
 
@@ -255,7 +276,7 @@ def prepare(a):
 
 
 RUN = {"run": reader.cmd_run, "test": reader.cmd_test, "diff": reader.cmd_diff, "try": reader.cmd_try,
-       "measure": studies.cmd_measure, "profile": studies.cmd_profile, "mutants": studies.cmd_mutants,
+       "measure": measure.cmd_measure, "profile": profile.cmd_profile, "mutants": studies.cmd_mutants,
        "sweep": studies.cmd_sweep, "probe": studies.cmd_probe, "build": lambda a: 0}
 
 
@@ -284,27 +305,32 @@ def main(argv):
     argv = argv[1:] if checking else argv
     parser, parsers = build_parser()
     if not argv:
-        results.say(parser.format_help())
-        results.say("ladder: error: give a command, e.g. ./ladder run")
+        say(parser.format_help())
+        say("ladder: error: give a command, e.g. ./ladder run")
         return 2
     if argv[0] == "help":  # ./ladder help [COMMAND]
         argv = [*[c for c in argv[1:2] if c != "help"], "--help"]
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        results.say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
+        say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
         return 2
     try:
         a = parse(argv, parser, parsers)
         check(a)
-        return 0 if checking else RUN[a.command](a)
+        if checking:
+            return 0
+        if hasattr(a, "build"):
+            use_build(a.build)
+        reader.check_stage_options(a)
+        return RUN[a.command](a)
     except SystemExit as e:  # argparse printed the help (0) or an error (2)
         return HELP_SHOWN if checking and e.code == 0 else e.code
     except NoGpu as e:
-        results.say(str(e))
-        results.say("ladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
-                    "need none, and docs/index.md has the measured results")
+        say(str(e))
+        say("ladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
+            "need none, and docs/index.md has the measured results")
         return 77
     except (StageError, UsageProblem) as e:
-        results.say(f"ladder: error: {e}")
+        say(f"ladder: error: {e}")
         return 2
 
 

@@ -1,17 +1,17 @@
 """Builds docs/ from docs/templates/ and the result files in docs/results/ (written on a GPU by
 `./ladder measure`). Every number and chart in the docs comes from those files; nothing is typed by hand.
 
-  python3 scripts/make_docs.py           render the pages, draw the charts (charts need matplotlib)
-  python3 scripts/make_docs.py --check   fail if a page differs from what the templates and results give,
+  python3 -m scripts.make_docs           render the pages, draw the charts (charts need matplotlib)
+  python3 -m scripts.make_docs --check   fail if a page differs from what the templates and results give,
                                          a stage has no page, a result file does not parse, a chart is
                                          missing or disagrees with its table or the results, a link or
                                          anchor does not resolve, a template types a fact of the GPU or a
                                          comparative word, a page says faster/slower in words the comparison
                                          helpers did not produce, or a page rendered from a synthetic second
-                                         GPU (tests/synthetic_gpu.py) keeps a fact of the first, says "N×
+                                         GPU (scripts/docsgen/synthetic_gpu.py) keeps a fact of the first, says "N×
                                          faster" with N below 1, or states a cause that is false there
                                          (standard library only: this is a CPU test)
-  python3 scripts/make_docs.py --self-test   plant such claims and demand that the checks catch each
+  python3 -m scripts.make_docs --self-test   plant such claims and demand that the checks catch each
 
 Templates are Markdown rendered with Jinja2: {{ expression }} placeholders, evaluated with the helpers below, and
 {% if condition %} ... {% else %} ... {% endif %} blocks around the sentences that state a cause, with a condition
@@ -21,10 +21,21 @@ import difflib
 import pathlib
 import re
 import sys
+import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from docsgen.evidence import *  # noqa: E402,F401,F403 (every helper of the docs builder)
-from ladder import HELP_SHOWN, OneLineParser  # noqa: E402
+from .cli import HELP_SHOWN, OneLineParser
+from .diagrams import stale_diagrams, write_diagrams
+from .docsgen import synthetic_gpu
+from .docsgen.base import (CHARTS, DOCS, DocsError, IMG, meta, NOT_MEASURED, not_measured, ratio, ROOT, rows, state,
+                           TEMPLATES, use_results)
+from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
+from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_literals, lint_rendered, lint_template,
+                             outside_code)
+from .docsgen.compare import distinct
+from .docsgen.glossary import check_structure, pages
+from .docsgen.links import check_links
+from .docsgen.render import render, render_text
+from .runner.stages import reduce_stages
 
 DOCS_HELP = """\
 render docs/ and README.md from docs/templates/ and the result files in docs/results/, which ./ladder measure
@@ -42,8 +53,6 @@ examples:
 def self_test():
     """Planted claims the checks must catch: a typed GPU fact, a typed comparative, a 'faster' whose ratio turns
     below 1 on the synthetic GPU, and a helper that hard-codes a fact. Exit 0 only if every one is caught."""
-    import tempfile
-    import synthetic_gpu
     facts = hardware_literals()
     sms, grid = str(meta()["sms"]), next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
     planted = {
@@ -75,7 +84,7 @@ def self_test():
         for path in real.iterdir():
             text = path.read_text()
             if path.suffix == ".csv":
-                text = "\n".join(l for l in text.split("\n") if not l.startswith(REDUCE[4] + ","))
+                text = "\n".join(l for l in text.split("\n") if not l.startswith(reduce_stages()[4] + ","))
             (pathlib.Path(tmp) / path.name).write_text(text)
         use_results(tmp)
         not_measured.clear()
@@ -85,7 +94,7 @@ def self_test():
                                                   if NOT_MEASURED in texts[0] + "".join(texts)]
         except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
             planted["a stage without results"] = []
-            print(f"docs self-test: rendering without {REDUCE[4]}'s results failed: {type(e).__name__}: {e}")
+            print(f"docs self-test: rendering without {reduce_stages()[4]}'s results failed: {type(e).__name__}: {e}")
         finally:
             use_results(real)
             not_measured.clear()

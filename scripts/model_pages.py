@@ -1,6 +1,6 @@
 """What the stage pages say of the host runs (block_requests.py): the conflict degrees of the trees, the race the
 unrolled warp would have, and the host-run-against-profiler tables, line by line and in aggregate."""
-import block_requests as br
+from . import block_requests as br
 
 
 def tree_degrees(stage, block=1024):

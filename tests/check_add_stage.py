@@ -1,112 +1,139 @@
-#!/usr/bin/env python3
-"""Adding a stage is a directory, a line in CMakeLists.txt and a page template: tried on a copy of the project.
+"""A stage is a folder: tried on a scratch copy of the project, as CONTRIBUTING.md tells a contributor to add one.
 
-The copy gets 09_example, the combine stage's directory under a new name, its add_subdirectory() line, and a page
-template of the shape CONTRIBUTING.md describes. Then, in the copy:
-  - ./ladder docs renders every page, 09_example's included, saying "not measured yet" where it has no results,
-    and --check passes, naming 09_example among what is not measured;
-  - the runner's tests (stage roles, arguments) and the stage-diff budgets pass;
+The copy gets a rung after the last: the last stage's folder copied under the next free number (NN_scratch: its
+number follows every stage's, so no stage of the project has that name), its main() naming it, and its page template
+copied from the last stage's with the name replaced. Then, in the copy:
+  - CMake finds the folder by its pattern: the new stage's tests are registered, and its program builds and
+    describes itself by its name;
+  - the docs render, and --check passes, naming the new stage among what is not measured; every page but the new
+    one keeps every line it had (a line that changes names the new stage: the stage list, the last rung's next link);
+  - the runner's checks (the programs' descriptions, stage roles, arguments), the stage-diff budgets, the saved machine
+    code and the thread models pass with the new stage there;
   - without the template, --check fails naming the missing page.
-A PASS proves the docs and the runner take the stage list from CMakeLists.txt and the stage files, not from a
-count or a number typed somewhere; it does not build or run the new stage (that needs the toolchain and a GPU).
+The copy builds its harness and the new stage for one GPU; the other stages' descriptions are this build's.
+
+  python3 -m tests.check_add_stage    (LADDER_BUILD: this build)
 """
+import difflib
+import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-NEW = "09_example"
-TEMPLATE = """# {stage}: an example rung
-
-A copy of the combine stage under a new name, to show what adding a rung takes.
-
-## The diff from the stage before
-
-{{{{ diff("{stage}") }}}}
-
-## Measured
-
-{{{{ stage_table("{stage}") }}}}
-
-## One thing to try
-
-Measure it: `./ladder measure` on a GPU writes its rows, and `./ladder docs` puts them here.
-
-{{{{ experiments_section("{stage}") }}}}
-
-{{{{ next_rung("{stage}") }}}}
-
-{{{{ evidence("{stage}", [("{stage}", "stream")]) }}}}
-"""
+from scripts.runner.stages import ROOT, build_dir, ladder_stages, stage_file
 
 
 def copy_project(dst):
-    """The project's files as git sees them, tracked or new but not ignored and still there (what a clone of a
-    commit of this tree has), or the tree without build directories outside git."""
+    """The project's files as git sees them, tracked or new but not ignored (what a clone of this tree has)."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True)
-    files = [f for f in listed.stdout.decode().split("\0") if f and (ROOT / f).is_file()] \
-        if listed.returncode == 0 else None
-    if not files:
-        shutil.copytree(ROOT, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("build*", ".git"))
-        return
-    for f in files:
-        (dst / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f, dst / f)
+                            capture_output=True, check=True)
+    for f in listed.stdout.decode().split("\0"):
+        if f and (ROOT / f).is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, dst / f)
 
 
 def add_stage(dst):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from runner.stages import STAGES, combine_stage
-    base = combine_stage()
-    shutil.copytree(dst / base, dst / NEW)
-    source = dst / NEW / "reduce.cu"
-    source.write_text(source.read_text().replace(f'"{base}", {{', f'"{NEW}", {{'))
-    cmake = dst / "CMakeLists.txt"
-    last = f"add_subdirectory({STAGES[-1]})\n"
-    cmake.write_text(cmake.read_text().replace(last, last + f"add_subdirectory({NEW})\n"))
-    (dst / "docs" / "templates" / "stages" / f"{NEW}.md").write_text(TEMPLATE.format(stage=NEW))
+    """The last stage copied as the next rung, as CONTRIBUTING.md says; returns its name."""
+    last = ladder_stages()[-1]
+    new = f"{int(last[:2]) + 1:02d}_scratch"
+    shutil.copytree(dst / last, dst / new)
+    source = dst / new / stage_file(last).name
+    source.write_text(source.read_text().replace(f'"{last}"', f'"{new}"'))
+    template = (dst / "docs" / "templates" / "stages" / f"{last}.md").read_text()  # its pictures stay the last's
+    template = template.replace(f'"{last}"', f'"{new}"').replace(f"# {last}:", f"# {new}:", 1)
+    (dst / "docs" / "templates" / "stages" / f"{new}.md").write_text(template)
+    return new
 
 
-def run(dst, *cmd):
-    return subprocess.run([sys.executable, *cmd], cwd=dst, capture_output=True, text=True)
+def build(dst, new):
+    """Configures the copy and builds the new stage for one GPU; the other stages' descriptions are this build's."""
+    out = dst / "build"
+    cache = (build_dir() / "CMakeCache.txt").read_text().splitlines()
+    archs = next((line.split("=", 1)[1] for line in cache if line.startswith("CMAKE_CUDA_ARCHITECTURES:")), "75")
+    archs = archs.split(";")[0]  # one GPU is enough to build and describe the stage
+    steps = [["cmake", "-S", str(dst), "-B", str(out), f"-DCMAKE_CUDA_ARCHITECTURES={archs}"],
+             ["cmake", "--build", str(out), "--target", new, "--parallel", str(os.cpu_count() or 2)]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"{' '.join(step[:2])} failed in the copy:\n{(done.stdout + done.stderr)[-3000:]}"
+    for described in (build_dir() / "describe").glob("*.json"):  # the other programs are this build's
+        shutil.copy2(described, out / "describe" / described.name)
+        program = build_dir() / "bin" / described.stem
+        if not (out / "bin" / described.stem).exists():
+            (out / "bin" / described.stem).symlink_to(program)
+    listed = subprocess.run(["ctest", "-N"], cwd=out, capture_output=True, text=True).stdout
+    if f"{new}.self_test" not in listed:
+        return f"CMake did not register {new}'s tests:\n{listed[-1500:]}"
+    return None
+
+
+def run(dst, *args):
+    env = {**os.environ, "LADDER_BUILD": str(dst / "build"), "PYTHONPATH": str(dst)}
+    return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
+
+
+def digitless(lines):
+    return [re.sub(r"\d+", "#", line) for line in lines]
+
+
+def lost_lines(dst, new):
+    """Lines of the project's pages that the copy's pages changed without naming the new stage (or counting it: a
+    line whose only change is a number)."""
+    problems = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        rel = page.relative_to(ROOT)
+        if rel.parts[:2] == ("docs", "templates") or not (dst / rel).exists():
+            continue
+        old, now = page.read_text().splitlines(), (dst / rel).read_text().splitlines()
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, now, autojunk=False).get_opcodes():
+            counted = digitless(old[i1:i2]) == digitless(now[j1:j2])
+            if tag != "equal" and not counted and not any(new in line for line in now[j1:j2]):
+                problems.append(f"{rel}: lines {i1 + 1}-{i2} changed, and nothing there names {new}: "
+                                f"{(old[i1:i2] or now[j1:j2])[:2]}")
+    return problems
+
+
+def checks(dst, new):
+    problems = []
+    render, check = run(dst, "scripts.make_docs"), run(dst, "scripts.make_docs", "--check")
+    if render.returncode != 0 or check.returncode != 0:
+        problems.append(f"the docs with {new}: render exit {render.returncode}, --check exit {check.returncode}:\n"
+                        + (render.stderr + check.stderr)[-3000:])
+    elif f"not measured yet: {new}" not in check.stdout:
+        problems.append(f"--check did not name {new} among what is not measured:\n{check.stdout[-1500:]}")
+    problems += lost_lines(dst, new)
+    for cmd in (["tests.test_runner", "describe"], ["tests.test_runner", "stage_roles"],
+                ["tests.test_runner", "arguments"], ["tests.check_stage_diffs"], ["tests.check_saved_sass", new],
+                ["tests.check_thread_models", f"--stage={new}"]):
+        done = run(dst, *cmd)
+        if done.returncode not in (0, 77):
+            problems.append(f"{' '.join(cmd)} with {new}: exit {done.returncode}:\n"
+                            f"{(done.stdout + done.stderr)[-1500:]}")
+    (dst / "docs" / "templates" / "stages" / f"{new}.md").unlink()
+    missing = run(dst, "scripts.make_docs", "--check")
+    if missing.returncode == 0 or f"docs/templates/stages/{new}.md" not in missing.stderr:
+        problems.append(f"without its template, --check did not name it (exit {missing.returncode}):\n"
+                        f"{missing.stderr[-1500:]}")
+    return problems
 
 
 def main():
-    try:
-        import jinja2  # noqa: F401  (the docs are Jinja2 templates)
-    except ImportError:
-        print("SKIPPED: the docs need Jinja2 (apt-get install python3-jinja2); ./ladder test installs it")
-        return 77
-    problems = []
     with tempfile.TemporaryDirectory() as tmp:
         dst = pathlib.Path(tmp)
         copy_project(dst)
-        add_stage(dst)
-        render = run(dst, "scripts/make_docs.py")
-        check = run(dst, "scripts/make_docs.py", "--check")
-        if render.returncode != 0 or check.returncode != 0:
-            problems.append(f"the docs with {NEW}: render exit {render.returncode}, --check exit {check.returncode}:\n"
-                            + (render.stderr + check.stderr)[-3000:])
-        elif f"not measured yet: {NEW}" not in check.stdout:
-            problems.append(f"--check did not name {NEW} among what is not measured:\n{check.stdout[-1500:]}")
-        for cmd in (["tests/test_runner.py", "stage_roles"], ["tests/test_runner.py", "arguments"],
-                    ["tests/check_stage_diffs.py"]):
-            proc = run(dst, *cmd)
-            if proc.returncode != 0:
-                problems.append(f"{' '.join(cmd)} with {NEW}: exit {proc.returncode}:\n{(proc.stdout + proc.stderr)[-1500:]}")
-        (dst / "docs" / "templates" / "stages" / f"{NEW}.md").unlink()
-        missing = run(dst, "scripts/make_docs.py", "--check")
-        if missing.returncode == 0 or f"docs/templates/stages/{NEW}.md" not in missing.stderr:
-            problems.append(f"without its template, --check did not name it (exit {missing.returncode}):\n"
-                            f"{missing.stderr[-1500:]}")
+        new = add_stage(dst)
+        problem = build(dst, new)
+        problems = [problem] if problem else checks(dst, new)
     for p in problems:
         print(f"add_stage: {p}", file=sys.stderr)
     if not problems:
-        print(f"add_stage: {NEW} added as a directory, a line and a template: the docs, the runner's tests and the "
-              f"stage diffs take it, and a missing template is named")
+        print(f"add_stage: {new} added as a folder and a page template: CMake, the docs, the runner's checks and the "
+              "stage diffs take it, no other page loses a line, and a missing template is named")
     return 1 if problems else 0
 
 

@@ -7,9 +7,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from runner.reader import experiments, patched_text  # noqa: E402
-from runner.stages import REDUCE, UsageProblem, stage_file  # noqa: E402
+from scripts.runner.stages import UsageProblem, reduce_stages, stage_file
+from scripts.runner.tries import experiments, patched_text
 
 
 def refused(stage, patch_text):
@@ -39,7 +38,7 @@ def main():
         if not refused(stage, stale) or "does not apply" not in refused(stage, stale):
             problems.append(f"{rel}: a stale copy (context line {i + 1} altered) applied: the check is broken")
         # ...and a patch given to another stage is refused as the other stage's.
-        other = next(s for s in REDUCE if s != stage)
+        other = next(s for s in reduce_stages() if s != stage)
         if f"it is an experiment of {stage}" not in (refused(other, patch.read_text()) or ""):
             problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")
     for p in problems:

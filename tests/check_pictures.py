@@ -12,15 +12,12 @@ A self-test plants each fault in a small picture and demands that it is reported
 """
 import colorsys
 import pathlib
-import sys
 import unittest
 from unittest import mock
 import xml.etree.ElementTree as ET
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import diagrams  # noqa: E402
-import svg as S  # noqa: E402
+from scripts import diagrams, svg as S
 
 COLUMN, MIN_PX, MIN_CONTRAST, EM = 830, 8, 4.5, 0.55
 NS = "{http://www.w3.org/2000/svg}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The machine code the pages quote belongs to the kernels as they are: each stage is compiled for sm_90 with a
-Release build's flags (tests/check_sass.py's), disassembled with cuobjdump as ./ladder profile does, and compared
+Release build's flags (scripts/sass.py's), disassembled with cuobjdump as ./ladder profile does, and compared
 with docs/results/sass_<stage>.txt line for line. A kernel edited since its last profile fails here, naming the
 stage and the first line that differs, until ./ladder profile is run again on a GPU; an edit of the comments only
 changes no instruction and passes.
@@ -21,11 +21,9 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
-from check_sass import Skip, compile_cubin, find_tool, find_tools  # noqa: E402
-from runner.stages import STAGES, stage_file  # noqa: E402
-from runner.studies import kernel_sass, saved_kernels  # noqa: E402
+from scripts.runner.profile import kernel_sass, saved_kernels
+from scripts.runner.stages import ladder_stages, stage_file
+from scripts.sass import Skip, compile_cubin, find_tool, find_tools
 
 ARCH = "sm_90"  # the GPU docs/results/ was measured on
 
@@ -96,7 +94,7 @@ def main(argv):
         if a.self_test:
             problems = self_test(tools)
         else:
-            problems = [s for s in (stale(st, stage_file(st), tools) for st in a.stages or STAGES) if s]
+            problems = [s for s in (stale(st, stage_file(st), tools) for st in a.stages or ladder_stages()) if s]
     except Skip as e:
         print(f"SKIPPED: {e}")
         return 77
@@ -106,7 +104,7 @@ def main(argv):
     for problem in problems:
         print(f"check_saved_sass: {problem}", file=sys.stderr)
     if not problems and not a.self_test:
-        print(f"check_saved_sass: {', '.join(a.stages or STAGES)}: the saved machine code is the current kernels'")
+        print(f"check_saved_sass: {', '.join(a.stages or ladder_stages())}: the saved machine code is the current kernels'")
     return 1 if problems else 0
 
 

@@ -6,25 +6,25 @@ of stages and fails if a diff changes more lines than its budget: harness code s
 rename that touches every line, shows up here.
 
 Budgets (changed lines = removed + added, as `diff` counts them):
-  01 -> 02 ... 05 -> 06   40 lines: one technique in a ~60-line file
-  06 -> 07               105 lines: three combine strategies replace the relaunch loop, and a kernel of its
-                          own (one_block_kernel, about 25 lines) sums an input one block covers, with no combine
+  40 lines: one technique in a ~60-line file
+  105 lines: a rung whose combine strategies differ from the one before (the combine stage: three strategies
+             replace the relaunch loop, and a kernel of its own sums an input one block covers, with no combine)
 """
 import difflib
-import pathlib
 import sys
 
-STAGES = sorted(p.parent.name for p in pathlib.Path(".").glob("0*/reduce.cu"))
-BUDGET = {("06_float4", "07_multiblock"): 105}
+from scripts.runner.stages import combines, reduce_stages, stage_file
+
 DEFAULT_BUDGET = 40
+COMBINE_BUDGET = 105  # a rung that changes how partial sums are combined (its --describe lists other combines)
 
 
 def code(stage: str) -> list[str]:
-    lines = pathlib.Path(stage, "reduce.cu").read_text().splitlines()
+    lines = stage_file(stage).read_text().splitlines()
     for i, line in enumerate(lines):
         if line.startswith("#include"):
             return lines[i:]
-    raise SystemExit(f"{stage}/reduce.cu has no #include line")
+    raise SystemExit(f"{stage}/{stage_file(stage).name} has no #include line")
 
 
 def changed_lines(a: list[str], b: list[str]) -> int:
@@ -33,9 +33,10 @@ def changed_lines(a: list[str], b: list[str]) -> int:
 
 def main() -> int:
     failed = False
-    for before, after in zip(STAGES, STAGES[1:]):
+    stages = reduce_stages()
+    for before, after in zip(stages, stages[1:]):
         changed = changed_lines(code(before), code(after))
-        budget = BUDGET.get((before, after), DEFAULT_BUDGET)
+        budget = COMBINE_BUDGET if combines(before) != combines(after) else DEFAULT_BUDGET
         verdict = "ok" if changed <= budget else "OVER BUDGET"
         print(f"{before} -> {after}: {changed} changed lines (budget {budget}) {verdict}")
         failed |= changed > budget

@@ -1,85 +1,101 @@
 #!/usr/bin/env python3
 """Tests of the runner behind ./ladder (scripts/ladder.py, scripts/runner/), each a CTest test runner.<name>:
 
-  test_runner.py values_agree BIN_DIR   the runner's checks of sizes and try's options agree with the stage binaries'
-  test_runner.py stage_roles            what a stage accepts is read from its file; no runner module names a stage
-  test_runner.py test_command           ./ladder test: ctest's listing and the skipped tests' reasons, both on stdout
-  test_runner.py presets                every build preset sets a job count; the debug preset adds no device flags
-  test_runner.py arguments              try builds no copy twice and none for the file's own value, takes an option
-                                        given twice as two values; test passes -- and its options on to ctest
-  test_runner.py docs_unchanged         ./ladder docs, run on a copy of the tree, says "unchanged" for the pages it
-                                        leaves as they are (all of them, since docs_check holds them current)
+  test_runner describe        each program's --describe is what the build kept, and is true: every option's default,
+                              range ends and listed values are accepted by the program and the values just outside a
+                              range refused; ./ladder refuses a bad stage option in the program's own words
+  test_runner stage_roles     the roles read from --describe are consistent (one combine stage, defaults first) and
+                              no runner module names a stage
+  test_runner test_command    ./ladder test: ctest's listing and the skipped tests' reasons, both on stdout
+  test_runner presets         every build preset sets a job count; the debug preset adds no device flags
+  test_runner arguments       try builds no copy twice and none for the file's own value, takes an option given
+                              twice as two values; test passes -- and its options on to ctest; diff takes two stages
+                              of one kind
+  test_runner docs_unchanged  the docs builder, run on a copy of the tree, says "unchanged" for the pages it leaves as
+                              they are (all of them, since docs_check holds them current)
+(python3 -m tests.test_runner CASE, from the repository's root.)
 """
-import argparse
 import json
-import os
 import pathlib
 import shutil
 import subprocess
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from runner import stages, values  # noqa: E402
-from runner.stages import UsageProblem  # noqa: E402
+from scripts import ladder
+from scripts.runner import stages, tries
+from scripts.runner.reader import diff_pair
+from scripts.runner.stages import UsageProblem
 
-SIZES = ["1", "0", "2^28", "3*2^20", "1e6", "2^36", "2^37", "68719476737", "abc", "-5", "", "1.5", "2^10..2^12",
-         "2^12..2^10", "3..9", "2^10..x", "1000,2^20", "1000,", "20000000000000000000", "2^63", "1e19", " 64"]
-GEMM_DIMS = ["1", "0", "4096", "1000000", "1000001", "2^12", "4e3", "x", ""]
-TRY_OPTIONS = {"02_grid_stride": {"--block": ["64", "96", "1024", "2048", "32", "x"],
-                                  "--grid": ["0", "64", "2147483647", "2147483648", "-1", "x"],
-                                  "--offset": ["0", "1024", "1025", "x"]},
-               "07_multiblock": {"--combine": ["atomic", "two-pass", "last-block", "relaunch", "foo"]},
-               "08_gemm_tiled": {"--tile": ["16", "32", "8"], "--pad": ["off", "on", "sideways"]}}
+ROOT = stages.ROOT
 
 
-def stage_accepts(bin_dir, stage, option, value):
-    """The stage binary's verdict: it parses every option before it looks for a GPU (exit 2 on a bad value)."""
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "-1"}
-    proc = subprocess.run([str(bin_dir / stage), option, value, "--list-devices"], capture_output=True, env=env)
-    return proc.returncode != 2
+def programs():
+    return [*stages.ladder_stages(), stages.CPU]
 
 
-def runner_accepts(check, value):
-    try:
-        check(value)
-        return True
-    except (argparse.ArgumentTypeError, UsageProblem):
-        return False
+def accepts(program, option, value):
+    """The program's own verdict on one value (--describe after it: it checks, runs nothing, needs no GPU)."""
+    args = [option] if value is None else [option, value]
+    return subprocess.run([stages.binary(stages.build_dir(), program), *args, "--describe"],
+                          capture_output=True).returncode == 0
 
 
-def values_agree(bin_dir):
-    bin_dir = pathlib.Path(bin_dir)
-    cases = [("02_grid_stride", "-n", v, values.size_list) for v in SIZES]
-    cases += [("08_gemm_tiled", "--size", v, values.gemm_dim) for v in GEMM_DIMS]
-    for stage, options in TRY_OPTIONS.items():
-        for option, vals in options.items():
-            cases += [(stage, option, v, lambda x, s=stage, o=option: values.check_try_option(s, o, [x])) for v in vals]
-    problems = [f"{stage} {option} '{v}': the stage {'accepts' if ok else 'refuses'} it, the runner does not agree"
-                for stage, option, v, check in cases
-                if (ok := stage_accepts(bin_dir, stage, option, v)) != runner_accepts(check, v)]
-    # One size, where the runner takes one (run, try, probe): a list is refused, a single size as the stages do.
-    problems += [f"values.size('{v}') accepted a list" for v in ("1000,2^20", "2^10..2^12") if runner_accepts(values.size, v)]
-    return problems, len(cases)
+def edge_cases(o):
+    """(value, whether the program must accept it) for one described option."""
+    if o["kind"] == "flag":
+        return [(None, True)]
+    cases = [(o["default"], True)] if o["default"] else []
+    cases += [(v, True) for v in o.get("values", [])]
+    if "max" in o:
+        cases += [(str(o["min"]), True), (str(o["max"]), True), (str(o["max"] + 1), False)]
+        cases += [(str(o["min"] - 1), False)] if o["min"] > 0 else [("-1", False)]
+    if o.get("values"):
+        cases.append(("not-a-value", False))
+    return cases
+
+
+def describe():
+    problems, checked = [], 0
+    for program in programs():
+        live = subprocess.run([stages.binary(stages.build_dir(), program), "--describe"], capture_output=True,
+                              text=True, check=True).stdout
+        if json.loads(live) != stages.describe(program):
+            problems.append(f"{program}: the build's describe/{program}.json is not what --describe prints now")
+        for o in stages.describe(program)["options"]:
+            for value, ok in edge_cases(o):
+                checked += 1
+                if accepts(program, o["flags"][-1], value) != ok:
+                    problems.append(f"{program} {o['flags'][-1]} {value}: --describe says it is "
+                                    f"{'accepted' if ok else 'refused'}, the program does not agree")
+    with tempfile.TemporaryDirectory() as tmp:  # ./ladder's error is the program's own line, before anything runs
+        proc = subprocess.run([sys.executable, "-m", "scripts.ladder", "run", "--build", str(stages.build_dir()),
+                               "--save", tmp, "-n", "0"], capture_output=True, text=True, cwd=ROOT)
+    checked += 1
+    want = "ladder: error: -n/--size 0 is out of range: sizes run from 1 to 2^36"
+    if proc.returncode != 2 or want not in proc.stderr or "[1/" in proc.stderr:
+        problems.append(f"./ladder run -n 0: exit {proc.returncode}, {proc.stderr.strip()!r}; want exit 2 and "
+                        f"'{want}' before any stage runs")
+    return problems, checked
 
 
 def stage_roles():
     problems = []
-    if stages.combine_stage() != "07_multiblock" or stages.combines("07_multiblock")[0] != "atomic":
-        problems.append(f"the combine stage read as {stages.combine_stage()}, {stages.combines(stages.combine_stage())}")
-    if stages.has_stream("01_naive") or not all(stages.has_stream(s) for s in stages.REDUCE[1:]):
-        problems.append("01_naive alone runs only the tree regime")
-    if stages.constants("06_float4") != {"kLoadsInFlight": "4"}:
-        problems.append(f"06_float4's constants read as {stages.constants('06_float4')}")
-    # The stages with a role (the one without a stream regime, the one with the combines) are found, never named.
-    roles = [s for s in stages.REDUCE if not stages.has_stream(s)] + [stages.combine_stage()]
-    sources = sorted((ROOT / "scripts" / "runner").glob("*.py"))  # (ladder.py's help may show examples)
+    several = [s for s in stages.reduce_stages() if len(stages.combines(s)) > 1]
+    if several != [stages.combine_stage()]:
+        problems.append(f"the stages with several combines are {several}: one combine stage is expected")
+    for s in stages.reduce_stages():
+        if stages.option(s, "--combine")["default"] != stages.combines(s)[0]:
+            problems.append(f"{s}: its default combine is not the first it lists")
+        if stages.option(s, "--regime")["default"] != stages.regimes(s)[0]:
+            problems.append(f"{s}: its default regime is not the first it lists")
+    # The stages with a role (the ones without a stream regime, the one with the combines) are found, never named.
+    roles = [s for s in stages.reduce_stages() if not stages.has_stream(s)] + [stages.combine_stage()]
+    sources = sorted((ROOT / "scripts" / "runner").glob("*.py"))
     for path in sources:
         for stage in roles:
             if stage in path.read_text():
-                problems.append(f"{path.relative_to(ROOT)} names {stage}: the stage list lives in CMakeLists.txt, "
-                                "what a stage accepts in its file (scripts/runner/stages.py reads both)")
+                problems.append(f"{path.relative_to(ROOT)} names {stage}: what a stage is comes from its --describe")
     return problems, len(sources)
 
 
@@ -98,8 +114,8 @@ def test_command():
         src.mkdir()
         (src / "CMakeLists.txt").write_text(MINI_PROJECT)
         subprocess.run(["cmake", "-S", str(src), "-B", str(build)], check=True, capture_output=True)
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "ladder.py"), "test", "--build", str(build)],
-                              capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "scripts.ladder", "test", "--build", str(build)],
+                              capture_output=True, text=True, cwd=ROOT)
     problems = []
     if proc.returncode != 0:
         problems.append(f"exit status {proc.returncode}")
@@ -126,7 +142,7 @@ def docs_unchanged():
         copy = pathlib.Path(tmp) / "tree"
         shutil.copytree(ROOT, copy, ignore=lambda d, names: [n for n in names if n in (".git", "__pycache__") or
                                                              (pathlib.Path(d) == ROOT and n.startswith("build"))])
-        proc = subprocess.run([str(copy / "ladder"), "docs"], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "scripts.make_docs"], capture_output=True, text=True, cwd=copy)
     lines = proc.stderr.splitlines()
     unchanged = [line for line in lines if line.startswith("unchanged ")]
     problems = [f"{line}: the page was current" for line in lines if line.startswith("wrote ")]
@@ -137,7 +153,6 @@ def docs_unchanged():
 
 def parsed(argv):
     """What ./ladder's own parse makes of argv; None where it refused it (and said why)."""
-    import ladder  # scripts/ladder.py
     try:
         return ladder.parse(argv, *ladder.build_parser())
     except SystemExit:
@@ -145,36 +160,38 @@ def parsed(argv):
 
 
 def arguments():
-    from runner import reader
     problems, checked = [], 0
-    own = stages.constants("06_float4")["kLoadsInFlight"]
-    for spec, want in [(f"kLoadsInFlight=1,2,{own},8", ["1", "2", "8"]), ("kLoadsInFlight=1,1,2", ["1", "2"])]:
-        got = reader.parse_change("06_float4", spec).values
+    stage = next(s for s in stages.reduce_stages() if stages.constants(s))  # a stage with a constant to vary
+    name, own = next(iter(stages.constants(stage).items()))
+    others = [v for v in ("1", "2", "8") if v != own]
+    for spec, want in [(f"{name}={others[0]},{others[1]},{own}", others[:2]), (f"{name}={others[0]},{others[0]}",
+                                                                               others[:1])]:
+        got = tries.parse_change(stage, spec).values
         checked += 1
         if got != want:
-            problems.append(f"try 06 {spec}: copies for {got}, not {want}")
+            problems.append(f"try {stage} {spec}: copies for {got}, not {want}")
     try:
-        reader.parse_change("06_float4", f"kLoadsInFlight={own},{own}")
-        problems.append(f"try 06 kLoadsInFlight={own}: the file's own value alone was accepted")
+        tries.parse_change(stage, f"{name}={own},{own}")
+        problems.append(f"try {stage} {name}={own}: the file's own value alone was accepted")
     except UsageProblem:
         checked += 1
     with tempfile.TemporaryDirectory() as tmp:
-        a = parsed(["try", "--build", tmp, "02", "--grid=64", "--grid=128"])
+        a = parsed(["try", "--build", tmp, stage, "--grid=64", "--grid=128"])
         checked += 1
         if a is None or a.change != "--grid=64,128":
-            problems.append(f"try 02 --grid=64 --grid=128: read as {a and a.change}")
+            problems.append(f"try {stage} --grid=64 --grid=128: read as {a and a.change}")
         a = parsed(["test", "--build", tmp, "--output-on-failure", "-R", "x", "--", "--schedule-random", "-j1"])
         checked += 1
         if a is None or a.ctest_args != ["-R", "x", "--schedule-random", "-j1"]:
             problems.append(f"test ... -- --schedule-random -j1: ctest gets {a and a.ctest_args}")
-    for pair, ok in [(("04_warp_unroll", "05_shuffle"), True), (("05_shuffle", "04_warp_unroll"), False),
-                     (("01_naive", "03_padding"), False), (("07_multiblock", "08_gemm_tiled"), False),
-                     (("01_naive", "01_naive"), False)]:
+    reduce, gemm = stages.reduce_stages(), stages.gemm_stage()
+    for pair, ok in [(reduce[:2], True), (reduce[1::-1], True), ((reduce[0], reduce[-1]), True),
+                     ((reduce[-1], gemm), False), ((reduce[0], reduce[0]), False)]:
         checked += 1
         try:
-            reader.diff_pair(*pair)
+            diff_pair(*pair)
             if not ok:
-                problems.append(f"diff {pair}: accepted, though no page shows it")
+                problems.append(f"diff {pair}: accepted, though the two stages are not of one kind")
         except UsageProblem as e:
             if ok:
                 problems.append(f"diff {pair}: refused ({e})")
@@ -182,7 +199,7 @@ def arguments():
 
 
 def main(argv):
-    tests = {"values_agree": values_agree, "stage_roles": stage_roles, "test_command": test_command,
+    tests = {"describe": describe, "stage_roles": stage_roles, "test_command": test_command,
              "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)

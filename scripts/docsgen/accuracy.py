@@ -1,8 +1,10 @@
 """Accuracy: every stage's float error against n, the CPU's float sums, and the bound the check uses."""
 
-from .tables import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..runner.stages import combine_stage, reduce_stages
+from .base import helper, f, md_table, NOT_MEASURED, pow2, rows, select
 
 
+@helper
 def accuracy_sizes():
     return sorted({int(r["n"]) for r in rows("accuracy")})
 
@@ -11,6 +13,7 @@ def rel(err, ref):
     return f(err) / abs(f(ref))
 
 
+@helper
 def accuracy_series():
     """{name: {n: relative error}} for every stage, CUB and the two CPU float sums."""
     out = {}
@@ -24,6 +27,7 @@ def accuracy_series():
     return out
 
 
+@helper
 def accuracy_table():
     series = accuracy_series()
     names = list(series)
@@ -33,33 +37,38 @@ def accuracy_table():
     return md_table(["n", *names], body)
 
 
+@helper
 def bound_ratio_max():
     """The largest error over bound of the judged accuracy rows."""
     return max(f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS")
 
 
+@helper
 def bound_table():
     """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
     sum, against the CPU loop's worst case n u."""
     body = []
     for n in accuracy_sizes():
         cells = [pow2(n)]
-        for stage in REDUCE:
+        for stage in reduce_stages():
             r = [x for x in rows("accuracy") if x["stage"] == stage and int(x["n"]) == n]
             cells.append(f"{f(r[0]['bound']) / f(r[0]['reference']):.1e}" if r else NOT_MEASURED)
         body.append(cells + [f"{n * 2.0 ** -24:.1e}"])
-    return md_table(["n", *REDUCE, "CPU float loop, n u"], body)
+    return md_table(["n", *reduce_stages(), "CPU float loop, n u"], body)
 
 
+@helper
 def bound_ratio_range():
     vals = [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
     return f"{min(vals):.2g} to {max(vals):.2g}"
 
 
+@helper
 def cpu_row(n):
     return select("accuracy_cpu", n=n)
 
 
+@helper
 def accuracy_ulps():
     """{name: {n: error in ulps of the float nearest the exact sum}}."""
     import math
@@ -74,6 +83,7 @@ def accuracy_ulps():
     return out
 
 
+@helper
 def accuracy_ulp_table():
     series = accuracy_ulps()
     names = list(series)
@@ -81,11 +91,12 @@ def accuracy_ulp_table():
     return md_table(["n", *names], body)
 
 
+@helper
 def loop_gap_line():
     """From which n on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series = accuracy_series()
     sizes = accuracy_sizes()
-    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in REDUCE if s in series)]
+    gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in reduce_stages() if s in series)]
     start = next((n for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
     if start is None:
         return " At no size here is every tree two orders of magnitude closer than the loop."
@@ -93,11 +104,13 @@ def loop_gap_line():
             f"or more: there, a GPU sum that differs from a CPU loop's says more about the loop.")
 
 
+@helper
 def stage_error_range(n):
-    vals = [accuracy_series()[s][n] for s in REDUCE if s in accuracy_series()]
+    vals = [accuracy_series()[s][n] for s in reduce_stages() if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
 
+@helper
 def loop_stalls():
     """Whether the CPU float loop's result at the largest n is exactly 2^24 (stuck: every later input is below half
     an ulp of the running sum)."""

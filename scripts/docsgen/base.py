@@ -5,7 +5,8 @@ import json
 import math
 import pathlib
 import re
-import sys
+
+from ..runner.stages import combines, reduce_stages
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -22,16 +23,6 @@ class _State:
 
 
 state = _State()
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "tests"))
-from ladder import (STAGES, REDUCE, GEMM, REGIMES, cpu_lines, cpu_stage_row, ladder_lines, stage_diff, stage_file, try_lines,  # noqa: E402,F401
-                    experiments, patch_target)
-from runner.stages import combine_stage, combines, has_stream  # noqa: E402,F401
-from runner.studies import HANDOFF_SIZES  # noqa: E402,F401
-from mutants import MUTANTS  # noqa: E402,F401
-# The stage pages' diagrams (SVG, drawn from host runs of the stages' code) and their helpers.
-from diagrams import write_diagrams, stale_diagrams  # noqa: E402,F401
-from model_pages import model_check, tolerance_note, tree_degrees, worst_step, race_example  # noqa: E402,F401
 
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
 REQUIRED = {
@@ -66,6 +57,16 @@ REQUIRED = {
 CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
 
 
+# The functions a template may call: each marked @helper where it is defined (render.py gives Jinja2 these, each
+# wrapped so that a missing result prints "not measured yet", and no other function of the package).
+HELPERS = {}
+
+
+def helper(fn):
+    HELPERS[fn.__name__] = fn
+    return fn
+
+
 class DocsError(Exception):
     pass
 
@@ -78,8 +79,13 @@ NOT_MEASURED = "*not measured yet*"
 not_measured = set()  # what a rendering found missing, reported by --check
 
 
-
 _cache = {}
+
+
+def use_results(directory):
+    """Render from the result files in directory from now on (a check renders from a synthetic GPU's)."""
+    state.results = pathlib.Path(directory)
+    _cache.clear()
 
 
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
@@ -94,7 +100,7 @@ def default_combine(r):
 
 def ladder_view(regime):
     out = []
-    for stage in REDUCE:
+    for stage in reduce_stages():
         mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
         pick = [r for r in mine if r["regime"] == regime] or mine
         if pick:
@@ -104,6 +110,7 @@ def ladder_view(regime):
     return out
 
 
+@helper
 def rows(name):
     if name in LADDER_VIEWS:
         return ladder_view(LADDER_VIEWS[name])
@@ -127,6 +134,7 @@ def rows(name):
     return _cache[name]
 
 
+@helper
 def measured(name):
     """Whether a result file exists and holds a row (a --self-test may leave a stage's files with a header only)."""
     path = state.results / f"{name}.csv"
@@ -141,6 +149,7 @@ def optional(name):
     return rows(name)
 
 
+@helper
 def meta():
     path = state.results / "meta.json"
     if not path.exists():
@@ -157,6 +166,7 @@ def stage_rows(name, stage):
     return found
 
 
+@helper
 def select(name, **match):
     data = rows(name)
     if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
@@ -168,10 +178,12 @@ def select(name, **match):
     return found[0]
 
 
+@helper
 def f(value):
     return float(value)
 
 
+@helper
 def num(name, field, fmt=".1f", **match):
     """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
     return format(f(select(name, **match)[field]), fmt)
@@ -182,7 +194,6 @@ def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
     return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
 
 
-
 def md_table(headers, body, align=None):
     align = align or ["---"] + ["---:"] * (len(headers) - 1)
     out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
@@ -190,6 +201,7 @@ def md_table(headers, body, align=None):
     return "\n".join(out)
 
 
+@helper
 def oracle_constant(name):
     """A constant of the check, as common/oracle.hpp defines it (constexpr double NAME = VALUE;)."""
     m = re.search(rf"constexpr double {name} = ([0-9.]+);", (ROOT / "common" / "oracle.hpp").read_text())
@@ -199,17 +211,20 @@ def oracle_constant(name):
     return int(v) if v.is_integer() else v
 
 
+@helper
 def tail_exponent(name):
     """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
     return f"{oracle_constant(name) ** 2 / 2:g}"
 
 
+@helper
 def tail_probability(name):
     """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, as the pages write it: 3.0·10<sup>−8</sup> for lambda = 6."""
     mantissa, exponent = f"{2 * math.exp(-oracle_constant(name) ** 2 / 2):.1e}".split("e")
     return f"{mantissa}·10<sup>−{-int(exponent)}</sup>"
 
 
+@helper
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)

@@ -1,10 +1,14 @@
 """The claims check: what a template may say in its own words, and the second (synthetic) GPU it must stay true on."""
 import pathlib
 import re
+import tempfile
 
-from .render import *  # noqa: F401,F403 (each module builds on the ones before it)
-from .base import _cache
-from .compare import _said
+
+from . import synthetic_gpu
+from .base import DocsError, f, meta, ROOT, rows, state, TEMPLATES, use_results
+from .compare import said_phrases
+from .glossary import pages
+from .render import PLACEHOLDER, render
 
 
 # Words that compare two measurements. A template may not type them: they come from compare_rows(), speedup(), which() and the
@@ -83,7 +87,7 @@ def lint_rendered(rel, text):
     problems = [f"{rel}: '{m.group(0)}' says {m.group(2)} with a ratio of {m.group(1)}"
                 for m in SPEED_CLAIM.finditer(text) if float(m.group(1)) <= 1.0]
     prose = link_text(outside_code(text))
-    for phrase in sorted(_said | ALLOWED, key=len, reverse=True):
+    for phrase in sorted(said_phrases() | ALLOWED, key=len, reverse=True):
         prose = prose.replace(phrase, " ")
     for line in prose.splitlines():
         for m in SPEED_WORD.finditer(re.sub(r'"[^"]*"', " ", line)):  # a word in quotes is named, not used
@@ -108,17 +112,12 @@ def guarded_problems(rel, template_text, text, guarded):
         before = template_text[:max(at, 0)]
         depth = len(re.findall(r"\{%[-+]?\s*if\b", before)) - len(re.findall(r"\{%[-+]?\s*endif\s*[-+]?%\}", before))
         if at < 0:
-            problems.append(f"{rel}: the guarded sentence \"{words}\" (tests/synthetic_gpu.py) is not in the template")
+            problems.append(f"{rel}: the guarded sentence \"{words}\" (scripts/docsgen/synthetic_gpu.py) is not in the template")
         elif depth <= 0:
             problems.append(f"{rel}: \"{words}\" states a cause outside any {{% if %}}")
         if words in text:
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
-
-
-def use_results(directory):
-    state.results = pathlib.Path(directory)
-    _cache.clear()
 
 
 def check_claims(rendered):
@@ -131,8 +130,6 @@ def check_claims(rendered):
         problems += lint_template(rel, template.read_text(), facts)
         problems += lint_rendered(out.relative_to(ROOT), rendered[out])
     real = state.results
-    import tempfile
-    import synthetic_gpu
     with tempfile.TemporaryDirectory() as tmp:
         synthetic_gpu.write(real, pathlib.Path(tmp))
         use_results(tmp)

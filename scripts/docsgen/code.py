@@ -1,26 +1,33 @@
-"""Code on the pages: stage diffs, and the machine-code facts read from the saved SASS."""
+"""Code on the pages: stage diffs, excerpts, and the stage list from the stage files."""
+import re
 
-from .accuracy import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..runner.reader import stage_diff
+from ..runner.stages import ladder_stages, reduce_stages, stage_file
+from .base import helper, docs_path, DocsError, md_table
+from .tables import link
 
 
+@helper
 def diff_lines(stage):
     """How many lines the diff of a stage from the one before it has."""
-    i = REDUCE.index(stage)
-    return len(stage_diff(REDUCE[i - 1], stage).splitlines())
+    i = reduce_stages().index(stage)
+    return len(stage_diff(reduce_stages()[i - 1], stage).splitlines())
 
 
+@helper
 def diff(stage):
     """The code this stage adds to the previous reduce stage: exactly what `./ladder diff` prints."""
-    i = REDUCE.index(stage)
+    i = reduce_stages().index(stage)
     if i == 0:
         raise DocsError(f"{stage} has no previous stage")
-    prev = REDUCE[i - 1]
+    prev = reduce_stages()[i - 1]
     return ("```diff\n" + stage_diff(prev, stage) + "\n```\n\n"
             f"`./ladder diff {prev[:2]} {stage[:2]}` prints exactly this, with the files' own line numbers. It leaves out "
             f"the header comment, which says in words what changed and why; `diff -u {prev}/reduce.cu "
             f"{stage}/reduce.cu` shows that too.")
 
 
+@helper
 def excerpt(stage, start, end, through=False):
     """Lines of a stage file from the first line containing `start` up to the first after it containing `end`
     (that line too, with through), blank lines at its end dropped."""
@@ -30,5 +37,18 @@ def excerpt(stage, start, end, through=False):
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
 
+@helper
 def img(name, alt):
     return f"![{alt}]({docs_path('img/' + name)})"
+
+
+@helper
+def stage_list():
+    """One row per stage (its folder, in order): the stage, the one change its file's first line names, its page."""
+    body = []
+    for stage in ladder_stages():
+        first = stage_file(stage).read_text().splitlines()[0]
+        summary = first.removeprefix("//").strip().removeprefix(f"{stage}:").strip().rstrip(".")
+        summary = re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", summary)  # code names, as code
+        body.append([f"`{stage}`", summary, link(stage)])
+    return md_table(["stage", "the one change", "page"], body, ["---", "---", "---"])

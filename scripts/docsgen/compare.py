@@ -1,7 +1,9 @@
 """Comparisons: the only place a page's comparative words (faster, slower, the same within noise) come from."""
 import statistics
 
-from .base import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..runner.profile import profile_command as command
+from ..runner.stages import reduce_stages
+from .base import helper, DocsError, f, md_table, rows, select
 
 
 def _times(r, prefix=""):
@@ -12,6 +14,11 @@ def _times(r, prefix=""):
 
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
 _said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
+
+
+def said_phrases():
+    """Every comparative phrase the helpers have produced so far."""
+    return set(_said)
 
 
 def said(phrase):
@@ -34,6 +41,7 @@ def distinct(a, b, a_prefix="", b_prefix=""):
     return 1 if m_a > hi_b or m_b < lo_a else 0
 
 
+@helper
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
     <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
@@ -52,6 +60,7 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
 
 
+@helper
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
@@ -72,18 +81,21 @@ def steps_line(view, pairs):
     return "; ".join(out)
 
 
+@helper
 def speedup(name, field, a, b, key="stage", other=None, **match):
     """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding", other="02")."""
     assert field == "ms_median"
     return compare_rows(select(name, **{key: a}, **match), select(name, **{key: b}, **match), other)
 
 
+@helper
 def than_cub(stage, regime="stream"):
     """A ladder row against CUB timed in the same process."""
     r = select(f"ladder_{regime}", stage=stage)
     return compare_rows(r, r, "CUB", a_prefix="cub_")
 
 
+@helper
 def which(pred, yes, no):
     """A word chosen by the data: which(x > y, "above", "below")."""
     return yes if pred else no
@@ -113,20 +125,24 @@ NCU_SHORT.update({
 })
 
 
+@helper
 def size_value(text):
     """'2^24' or '16777216' -> 16777216."""
     base, _, exp = str(text).partition("^")
     return int(base) ** int(exp) if exp else int(base)
 
 
+@helper
 def median_of(name, field):
     return statistics.median(f(r[field]) for r in rows(name))
 
 
+@helper
 def ncu_value(stage, variant, metric):
     return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 
 
+@helper
 def ncu_change(stage_a, stage_b, variant, metric):
     """How much metric falls (or rises) from stage a to stage b, in words: '16% fewer' / '3% more'."""
     a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant, metric)
@@ -134,6 +150,7 @@ def ncu_change(stage_a, stage_b, variant, metric):
     return f"{abs(pct):.0f}% {'fewer' if pct < 0 else 'more'}"
 
 
+@helper
 def stalls(stage, variant, k=3):
     """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
@@ -141,6 +158,7 @@ def stalls(stage, variant, k=3):
                      if r.get(f"stall_{i}"))
 
 
+@helper
 def stall_value(stage, variant, reason):
     """Warps stalled for one reason per issued instruction, if it is among the top stalls kept; else 0."""
     r = select("ncu", stage=stage, variant=variant)
@@ -149,14 +167,15 @@ def stall_value(stage, variant, reason):
     return f(r[f"stall_{reason}"])
 
 
+@helper
 def largest_step(regime):
     """The stage with the largest × prev in a regime (02 against 01's only launch in the stream regime)."""
     best, best_r = None, 0
-    for i in range(1, len(REDUCE)):
-        prev = select(f"ladder_{regime}", stage=REDUCE[i - 1])
-        r = f(prev["ms_median"]) / f(select(f"ladder_{regime}", stage=REDUCE[i])["ms_median"])
+    for i in range(1, len(reduce_stages())):
+        prev = select(f"ladder_{regime}", stage=reduce_stages()[i - 1])
+        r = f(prev["ms_median"]) / f(select(f"ladder_{regime}", stage=reduce_stages()[i])["ms_median"])
         if r > best_r:
-            best, best_r = REDUCE[i], r
+            best, best_r = reduce_stages()[i], r
     return best
 
 
@@ -168,6 +187,7 @@ PROFILE_COLUMNS = [("µs", "ns", lambda v: f"{v / 1e3:.1f}"), ("DRAM % of peak",
                    ("bank conflicts (ld + st)", None, None)]
 
 
+@helper
 def profile_table(cases):
     """Nsight Compute's view of the first launch of each case [(stage, variant)], as ./ladder profile saved it."""
     body = []
@@ -186,7 +206,6 @@ def profile_table(cases):
 
 def profile_command(stage, variant):
     """The command that repeats one profile row, in a code block."""
-    from ladder import profile_command as command
     size = select("ncu", stage=stage, variant=variant)["n_or_size"]
     return "```\n" + command(stage, variant, size) + "\n```"
 
@@ -197,12 +216,14 @@ def per_block_ns(stage, block, regime="tree"):
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
 
 
+@helper
 def per_block_range(stages, block):
     vals = [per_block_ns(s, block) for s in stages]
     lo, hi = f"{min(vals):.2f}", f"{max(vals):.2f}"
     return f"{lo} ns" if lo == hi else f"{lo}–{hi} ns"
 
 
+@helper
 def combine_tree_table():
     body = []
     for r in rows("combine_tree"):
@@ -212,21 +233,25 @@ def combine_tree_table():
     return md_table(["block", "combine", "blocks", "check", "ms", "GB/s", "ns per block"], body)
 
 
+@helper
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.0f}–{max(vals):.0f}%"
 
 
+@helper
 def than_cub_multiblock(n, combine):
     r = select("multiblock", n=n, combine=combine)
     return compare_rows(r, r, "CUB", a_prefix="cub_")
 
 
+@helper
 def quicker(a, b):
     """Every run of row a took less time than every run of row b (their min-max spreads do not overlap)."""
     return distinct(a, b) == -1
 
 
+@helper
 def not_slower(a, b):
     """Row a is quicker than row b, or the same within noise."""
     return distinct(a, b) <= 0

@@ -1,9 +1,14 @@
 """The evidence a reviewer wants, once per stage page and folded at its end, off the reader's path: the host run
 of the stage's code against Nsight Compute's counters, the profiler's rows of the launches the page compares, and the command
 that repeats them."""
-from .links import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+from ..model_pages import model_check
+
+from .base import helper, NOT_MEASURED, not_measured, NotMeasured, rows
+from .compare import profile_command, profile_table
 
 
+@helper
 def evidence(stage, cases, command=None, extra=""):
     """The folded evidence of a stage page: model_check, profile_table(cases), the ncu command for `command` (a
     (stage, variant) pair; the first case by default), then `extra` (Markdown the page adds, e.g. machine code)."""

@@ -1,11 +1,20 @@
 """The experiments kept as patches (docs/experiments/<stage>/) and the ./ladder try results beside them."""
 import json
-import statistics
 import re
 
-from .code import *  # noqa: F401,F403 (each module builds on the ones before it)
+
+from ..runner.own import CASES, ORIGINAL, STAGE
+from ..runner.stages import stage_file
+from ..runner.tries import experiments, patch_target
+from .base import (helper, docs_path, DocsError, f, md_table, measured, meta, NOT_MEASURED, not_measured, NotMeasured, optional,
+                   pow2, ROOT, rows, select, state)
+from .compare import compare_rows, distinct, NOISE, profile_command, profile_table, quicker, said
+from .conditions import handoff_by_n
+from .small_n import ncu, us, value_range
+from .tables import cpu, try_table
 
 
+@helper
 def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./ladder profile
     measured the patched build, the profiler rows beside the file's."""
@@ -44,6 +53,7 @@ def experiments_section(stage):
     return "\n".join(out)
 
 
+@helper
 def handoff_table():
     """07's handoff sweep: per n, atomic, last-block and the handoff in µs, the read-only kernel as the handoff's
     process timed it, the handoff's speed as % of that, and its time against atomic's. Where 07 runs one block (grid
@@ -66,11 +76,13 @@ def pct_read(r):
     return 100 * us(r, "read_ms_median") / us(r)
 
 
+@helper
 def handoff_combined(lo, hi):
     """The sweep's sizes from lo to hi at which 07 ran more than one block (a combine to compare)."""
     return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 
 
+@helper
 def handoff_summary(other, lo, hi):
     """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
     where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
@@ -84,12 +96,14 @@ def handoff_summary(other, lo, hi):
     return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
 
 
+@helper
 def handoff_ever_quicker(lo, hi):
     """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
     d = handoff_by_n()
     return any(quicker(d[n]["handoff"], d[n]["atomic"]) for n in handoff_combined(lo, hi))
 
 
+@helper
 def handoff_pct_read(column, lo, hi):
     """The range of `column`'s (atomic, last-block, handoff) speed as % of the read-only kernel's timed in its own
     process, at the sizes from lo to hi where 07 combines."""
@@ -97,35 +111,39 @@ def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(d[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
 
 
+@helper
 def read_grids():
     """The grids the read-only kernel ran with in the handoff sweep ('528', or a list)."""
     return ", ".join(sorted({r["read_grid"] for r in optional("handoff_sweep")}, key=int))
 
 
+@helper
 def cpu_all_cores_clear():
     """The every-core sum's relative error is below 1e-5 (the single-threaded loop's stall at 2^24 does not reach it)."""
     r = cpu("all_cores")
     return f(r["abs_error"]) / abs(f(r["reference"])) < 1e-5
 
 
+@helper
 def cpu_not_judged():
     """Some CPU sum's float result was not judged (the table marks its check with *)."""
     return any(r.get("float_check") == "skipped" for r in optional("cpu"))
 
 
+@helper
 def cpu_loop_stalled():
     """The single-threaded float loop's sum is exactly 2^24: from there on, adding a float below 1 changes nothing."""
     return f(cpu("loop")["result"]) == 2 ** 24
 
 
-# ---- docs/own.md: ./ladder try STAGE mine.cu on tests/check_try_file.py's copies of 05 ----------------------
+# ---- docs/own.md: ./ladder try STAGE mine.cu on scripts/runner/own.py's planted copies of 05 ----------------------
 
 def own_case(name):
-    """tests/check_try_file.py's case: (the stage, the file as the stage has it, the edited copy)."""
-    from check_try_file import CASES, ORIGINAL, STAGE
+    """A planted copy of scripts/runner/own.py: (the stage, the file as the stage has it, the edited copy)."""
     return STAGE, ORIGINAL, next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
 
 
+@helper
 def own_diff(name):
     """The case's edit as `diff -u stage_file mine.cu` shows it, with the file's own line numbers."""
     import difflib
@@ -135,6 +153,7 @@ def own_diff(name):
     return "```diff\n" + "\n".join(lines) + "\n```"
 
 
+@helper
 def own_report(name):
     """What ./ladder try printed for the case on the GPU of these results (./ladder measure saves it)."""
     path = state.results / f"own_{name}.txt"
@@ -144,6 +163,7 @@ def own_report(name):
     return "```text\n" + path.read_text().rstrip() + "\n```"
 
 
+@helper
 def own_failed(name, tool=None):
     """The checks the case failed, as its saved report names them (each name up to its colon); tool=True: only those
     where compute-sanitizer itself reported the error, tool=False: only the others."""
@@ -157,19 +177,21 @@ def own_failed(name, tool=None):
     return out
 
 
+@helper
 def variant_checks(name, variant):
     """A try result's verdicts for one variant, per regime (or kernel): 'PASS (stream), PASS (tree)'."""
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
 
+@helper
 def own_cases_table():
-    """Every copy of 05 that tests/check_try_file.py hands to ./ladder try, and what the report must then say."""
-    from check_try_file import CASES
+    """Every planted copy of 05 (scripts/runner/own.py) that the test try_file hands to ./ladder try, and what the report must then say."""
     body = [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
             for name, _, allowed, wanted in CASES]
     return md_table(["copy of 05", "the report must hold", "exit status"], body, ["---"] * 3)
 
 
+@helper
 def float4_share():
     """Of the stream-regime time 06 saves over 05, the share that float4 alone (kLoadsInFlight = 1) saves, in %."""
     data = "try_06_float4_kLoadsInFlight"
@@ -203,6 +225,7 @@ def memcheck_runs():
     return runs
 
 
+@helper
 def memcheck_line():
     runs = memcheck_runs()
     if runs is None:
@@ -217,11 +240,13 @@ def memcheck_line():
     return f"compute-sanitizer memcheck reports {errors} errors in {cmds}: see `docs/results/memcheck.txt`."
 
 
+@helper
 def racecheck():
     text = (state.results / "racecheck.txt").read_text().strip()
     return "```\n" + text + "\n```"
 
 
+@helper
 def build_time_line():
     """How long first builds took, from docs/results/first_build.json (one record, or a list of them, each written
     by a first ./ladder build: copy <build>/first_build.json there, or add it to the list)."""
@@ -280,6 +305,7 @@ def _mhz(values):
     return f"{lo} MHz throughout" if lo == hi else f"between {lo} and {hi} MHz"
 
 
+@helper
 def peak_line():
     """The theoretical peak and, where the results record them, the attributes it is computed from."""
     r = rows("ladder")[0]
@@ -289,6 +315,7 @@ def peak_line():
     return f"2 × {r['mem_clock_mhz']} MHz × {r['bus_width_bits']} bits / 8 = {peak}"
 
 
+@helper
 def clocks_line():
     """What the clocks of the measured series were, and whether any throttled: a sentence from the results."""
     s = clock_summary()
@@ -301,6 +328,7 @@ def clocks_line():
             f"read {_mhz(s['sm'])} and the memory clock {_mhz(s['mem'])}; {throttle}.")
 
 
+@helper
 def hold_timeouts():
     s = clock_summary()
     if not s["series"]:
@@ -309,6 +337,7 @@ def hold_timeouts():
             if s["timeouts"] else f"no hold timed out over the stages' {s['series']} timed series")
 
 
+@helper
 def provenance():
     m = meta()
     s = clock_summary()

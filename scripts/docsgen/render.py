@@ -1,8 +1,15 @@
-"""Rendering: the templates are Jinja2 over Markdown, with every helper of the package as a global."""
+"""Rendering: the templates are Jinja2 over Markdown; what they may call is what the modules mark @helper."""
 import pathlib
 import re
 
-from .glossary import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..model_pages import race_example, tolerance_note, tree_degrees, worst_step
+from ..runner.measure import HANDOFF_SIZES
+from ..runner.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages
+from ..runner.tries import patch_target
+# The modules whose functions the templates call (each marked @helper where it is defined).
+from . import accuracy, code, conditions, evidence, experiments, small_n, tables  # noqa: F401
+from .base import DocsError, HELPERS, NOT_MEASURED, NotMeasured, state, TEMPLATES
+from .glossary import autolink
 
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
@@ -61,13 +68,11 @@ def jinja_environment():
                         "installs it unless LADDER_NO_INSTALL=1") from None
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False)
-    from . import evidence  # the last module: every module's helpers, the ones after this one too (the checks)
-    helpers = {name: obj for name, obj in vars(evidence).items()
-               if callable(obj) and not isinstance(obj, type) and not name.startswith("_")}
-    helpers.update(format=format, int=int, float=float, len=len, min=min, max=max, round=round, str=str, abs=abs,
-                   any=any, all=all)
+    helpers = {**HELPERS, "combine_stage": combine_stage, "patch_target": patch_target, "race_example": race_example,
+               "tolerance_note": tolerance_note, "tree_degrees": tree_degrees, "worst_step": worst_step,
+               "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
     env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
-    env.globals.update(STAGES=STAGES, REDUCE=REDUCE, GEMM=GEMM, HANDOFF_SIZES=HANDOFF_SIZES)
+    env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES)
     return env
 
 
@@ -96,8 +101,9 @@ def render_text(text, rel):
     import jinja2
     rel = pathlib.Path(rel)
     state.page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
+    page = {"stage": rel.stem} if rel.parent.name == "stages" else {}  # a stage's page knows its stage
     try:
-        body = jinja_environment().from_string(text).render()
+        body = jinja_environment().from_string(text).render(**page)
     except DocsError:
         raise
     except jinja2.TemplateSyntaxError as e:

@@ -1,7 +1,9 @@
 """07 at small n: the size sweep's rows of every combine, beside CUB, the read-only kernel and the floors."""
 import statistics
 
-from .compare import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..runner.stages import combine_stage, combines
+from .base import helper, f, md_table, num, pow2, rows, select
+from .compare import compare_rows, distinct, NCU_SHORT, ncu_value, NOISE, quicker, said
 
 
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
@@ -21,6 +23,7 @@ def one_block_sizes():
     return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
 
 
+@helper
 def combine_sizes(hi=SMALL_N_MAX):
     """The sweep sizes up to hi at which 07 ran more than one block, so that its combine had work to do."""
     return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
@@ -30,11 +33,13 @@ def us_range(values):
     return value_range([f"{v:.2f}" for v in values]) + " µs"
 
 
+@helper
 def one_block_size_list():
     """The sizes 07 ran as one block, as a page lists them."""
     return ", ".join(pow2(n) for n in one_block_sizes())
 
 
+@helper
 def one_block_us_range(field=None):
     """The range of 07's times at those sizes: every combine's (field None), or one column of the atomic rows."""
     if field is None:
@@ -42,16 +47,19 @@ def one_block_us_range(field=None):
     return us_range([us(sweep_07("atomic")[n], field) for n in one_block_sizes()])
 
 
+@helper
 def read_us_range_up_to(hi):
     """The read-only kernel's times at the sizes up to hi where 07's combine had work."""
     return us_range([us(sweep_07("atomic")[n], "read_ms_median") for n in combine_sizes(hi)])
 
 
+@helper
 def atomic_quicker_up_to(hi):
     """07 atomic quicker than last-block at every size up to hi where the combine had work."""
     return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
 
 
+@helper
 def small_n_table():
     by = {c: sweep_07(c) for c in combines(combine_stage())}
     body = []
@@ -65,37 +73,44 @@ def small_n_table():
                      "atomic % of read"], body)
 
 
+@helper
 def extra_over_read(combine, sizes):
     """How much longer than the read-only kernel, in the same process, a combine took at these sizes."""
     rows_ = sweep_07(combine)
     return us_range([us(rows_[n]) - us(rows_[n], "read_ms_median") for n in sizes])
 
 
+@helper
 def between(combine_a, combine_b, sizes):
     """combine_b's time minus combine_a's at these sizes, in µs."""
     a, b = sweep_07(combine_a), sweep_07(combine_b)
     return us_range([us(b[n]) - us(a[n]) for n in sizes])
 
 
+@helper
 def floor_us(field):
     """The median, over 07's sweep rows, of a floor timed in every run: empty_launch_ms or memset4_ms."""
     return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
 
 
+@helper
 def x_cub_range(combine):
     vals = [f(r["x_cub"]) for r in sweep_07(combine).values()]
     return f"{min(vals):.2f}–{max(vals):.2f}×"
 
 
+@helper
 def x_cub_min(combine):
     return min(f(r["x_cub"]) for r in sweep_07(combine).values())
 
 
+@helper
 def sweep_span():
     sizes = sorted(sweep_07("atomic"))
     return f"{pow2(sizes[0])} to {pow2(sizes[-1])}"
 
 
+@helper
 def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
@@ -103,16 +118,19 @@ def first_n_at(combine, pct):
     return pow2(ok[0]) if ok else None
 
 
+@helper
 def pct_read_range(combine, sizes):
     rows_ = sweep_07(combine)
     return value_range([f"{f(rows_[n]['pct_read']):.0f}" for n in sizes]) + "%"
 
 
+@helper
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
 
 
+@helper
 def try_vs_file(name, stage="01_naive", regime="tree"):
     """An experiment's patched build against the file, in one regime, from its try results."""
     data = f"try_{stage}_{name}"
@@ -120,16 +138,19 @@ def try_vs_file(name, stage="01_naive", regime="tree"):
                         select(data, variant=f"{name} (the patch)", regime=regime), stage[:2])
 
 
+@helper
 def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
     """The tree-regime row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
     variant = "as in the file" if which_build == "file" else f"{name} (the patch)"
     return select(f"try_{stage}_{name}", variant=variant, regime=regime)
 
 
+@helper
 def instr_ratio(variant, stage="01_naive"):
     return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
 
 
+@helper
 def same_or_both(a, b):
     return f"`{a}` for both" if a == b else f"`{a}` and `{b}`"
 
@@ -139,19 +160,23 @@ def value_range(values):
     return lo if lo == hi else f"{lo}–{hi}"
 
 
+@helper
 def conflict_count(stage, variant):
     """Bank conflicts of a profiled kernel, loads and stores."""
     return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
 
 
+@helper
 def conflicts(stage, variant):
     return f"{conflict_count(stage, variant):,.0f}"
 
 
+@helper
 def sweep_gbps(stage, n):
     return num("sweep", "gbps", ".0f", stage=stage, n=n)
 
 
+@helper
 def per_block_spread_diff(a, b, blocks):
     """How much more (or less) time per block combine a takes than combine b, over the blocks given."""
     vals = [per_block(a, x) - per_block(b, x) for x in blocks]
@@ -163,6 +188,7 @@ def per_block_spread_diff(a, b, blocks):
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
 
 
+@helper
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"), in µs: 'X µs more [than <other>]'
     or 'X µs less [than <other>]' where the runs' spreads do not overlap, 'the same time [as <other>] within noise
@@ -173,6 +199,7 @@ def time_difference(a, b, other=None, prefix=""):
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
 
 
+@helper
 def determinism_spread(combine, n):
     """Distinct results of the determinism runs and their spread in ulps of the result."""
     r = select("determinism", combine=combine, n=n)
@@ -180,15 +207,18 @@ def determinism_spread(combine, n):
             f"{r['max_result']}, {r['spread_ulps']} ulp apart")
 
 
+@helper
 def per_block_spread(combine, blocks):
     vals = [per_block(combine, b) for b in blocks]
     return f"{min(vals):.2f}–{max(vals):.2f} ns"
 
 
+@helper
 def ncu_ratio(stage, variant, a, b, fmt=".2f"):
     r = select("ncu", stage=stage, variant=variant)
     return format(f(r[NCU_SHORT[a]]) / f(r[NCU_SHORT[b]]), fmt)
 
 
+@helper
 def ncu(stage, variant, metric, fmt=",.0f"):
     return format(ncu_value(stage, variant, metric), fmt)

@@ -2,22 +2,32 @@
 import re
 import statistics
 
-from .conditions import *  # noqa: F401,F403 (each module builds on the ones before it)
+from ..mutants import MUTANTS
+from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
+from ..runner.stages import all_regimes, combine_stage, gemm_stage, has_stream, ladder_stages, reduce_stages
+from ..runner.tries import try_lines
+from .base import (helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
+                   num, optional, oracle_constant, pow2, rows, select, stage_rows, state)
+from .compare import compare_rows, distinct, ncu_value, NOISE, profile_table, said, which
+from .small_n import ncu, time_difference, value_range
 
 
+@helper
 def next_rung(stage):
     """The footer of a stage page: a link to the next rung, or, on the last one, back to the docs."""
-    i = STAGES.index(stage)
-    if i + 1 < len(STAGES):
-        return f"**Next rung:** [{STAGES[i + 1]}]({STAGES[i + 1]}.md) (back to the [docs](../index.md))"
+    i = ladder_stages().index(stage)
+    if i + 1 < len(ladder_stages()):
+        return f"**Next rung:** [{ladder_stages()[i + 1]}]({ladder_stages()[i + 1]}.md) (back to the [docs](../index.md))"
     return "This is the last rung: back to the [docs](../index.md) and the [results](../results.md)."
 
 
+@helper
 def link(stage):
     prefix = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
     return f"[{stage}]({prefix}{stage}.md)"
 
 
+@helper
 def ladder_table():
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
     headers, body, refs = ladder_lines(rows("ladder"))
@@ -32,12 +42,13 @@ def ladder_table():
                     f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
                     "1.00" if key == "cub" else ""])
     measured = {r["stage"] for r in rows("ladder")}
-    out += [[link(s), NOT_MEASURED] + [""] * 11 for s in REDUCE if s not in measured]
+    out += [[link(s), NOT_MEASURED] + [""] * 11 for s in reduce_stages() if s not in measured]
     headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                "% of peak", "% of read", "× prev", "× CUB"]
     return md_table(headers, out)
 
 
+@helper
 def stream_grid_line():
     """The stream grid each stage got, as the occupancy API answered."""
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
@@ -46,12 +57,14 @@ def stream_grid_line():
     return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
 
 
+@helper
 def try_table(name):
     data = rows(name)
     headers, body = try_lines(data, "gflops" in data[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
 
 
+@helper
 def float_error_table():
     body = []
     for r in rows("ladder"):
@@ -73,13 +86,14 @@ def error_quantile(values, q):
     return ordered[int(q * (len(ordered) - 1))]
 
 
+@helper
 def error_study():
     """Every judged ratio of the study, by stage and in all; and how many configurations were not judged or failed."""
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped"]
-    by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in REDUCE}
+    by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
     # error_sigmas (each error over its sigma, for the centring test) came with a later harness than some results
-    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s and r.get("error_sigmas")] for s in REDUCE}
+    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s and r.get("error_sigmas")] for s in reduce_stages()}
     if not any(sigmas.values()):
         not_measured.add("the error study's signed errors: docs/results/error_bound.csv has no error_sigmas column")
     every = [v for vals in by_stage.values() for v in vals]
@@ -90,6 +104,7 @@ def error_study():
             "min": min(every)}
 
 
+@helper
 def error_study_table():
     """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
     study = error_study()
@@ -123,7 +138,7 @@ def caught_by(r, m):
     if m.expect == "racecheck":
         return "racecheck"
     if m.expect == "sass":
-        return "the machine code (`tests/check_sass.py`)"
+        return "the machine code (`scripts/sass.py`)"
     if "reported a first launch" in r["line"]:
         return "the launch shape (from the captured graph)"
     part = FAILED_CHECK.match(r["line"])
@@ -131,7 +146,7 @@ def caught_by(r, m):
 
 
 def mutant_results():
-    """The planted bugs of tests/mutants.py with their measured rows; a mutant without one (added since the last
+    """The planted bugs of scripts/mutants.py with their measured rows; a mutant without one (added since the last
     ./ladder measure) is noted as not measured yet, and results of a mutant the table no longer has are left out."""
     measured = {r["mutant"]: r for r in rows("mutants")}
     for m in MUTANTS:
@@ -140,6 +155,7 @@ def mutant_results():
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
 
 
+@helper
 def mutant_table():
     body = []
     for m, r in mutant_results():
@@ -151,6 +167,7 @@ def mutant_table():
                     body, ["---"] * 7)
 
 
+@helper
 def mutant_verdict(name):
     """'caught by racecheck' / 'caught by the default check' / 'not caught', from mutants.csv."""
     r = select("mutants", mutant=name)
@@ -158,17 +175,20 @@ def mutant_verdict(name):
     return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
 
 
+@helper
 def probe_best_line(regime):
     """Each stage's quickest block size in the probe: '01 512, 02 1024, ...'."""
     stages = dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}"))
     return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in stages)
 
 
+@helper
 def repeats_bits(combine):
     """Every determinism run of a combine gave bitwise the same result, at every size."""
     return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
 
 
+@helper
 def mutants_line():
     """What the planted bugs show of the check, from mutants.csv: how many the default check fails, which ones only
     racecheck reports, and any that got through."""
@@ -186,23 +206,24 @@ def mutants_line():
                   f"`compute-sanitizer --tool racecheck` reports {seen} of them")
     sass = [r for r in every if r["expect"] == "sass"]
     if sass:
-        words += (f"; the last {len(sass)} are orderings and scopes one GPU hides, and `tests/check_sass.py` refuses "
+        words += (f"; the last {len(sass)} are orderings and scopes one GPU hides, and `scripts/sass.py` refuses "
                   f"the machine code of {sum(r['verdict'] == 'caught' for r in sass)} of them")
     missed = [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]
     return words + (f". Not caught: {', '.join(missed)}." if missed else ".")
 
 
+@helper
 def stage_table(stage):
     """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
     against 01's one launch, in the tree regime) is marked *, as in ./ladder run's table."""
-    i = REDUCE.index(stage)
+    i = reduce_stages().index(stage)
     body, crossed = [], False
-    for regime in REGIMES:
-        for st in ([REDUCE[i - 1]] if i else []) + [stage]:
+    for regime in all_regimes():
+        for st in ([reduce_stages()[i - 1]] if i else []) + [stage]:
             r = select(f"ladder_{regime}", stage=st)
             if r["regime"] != regime:
                 continue  # 01 has no stream regime
-            prev = select(f"ladder_{regime}", stage=REDUCE[REDUCE.index(st) - 1]) if REDUCE.index(st) else None
+            prev = select(f"ladder_{regime}", stage=reduce_stages()[reduce_stages().index(st) - 1]) if reduce_stages().index(st) else None
             mark = "*" if prev is not None and prev["regime"] != regime else ""
             crossed = crossed or bool(mark)
             body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
@@ -212,11 +233,12 @@ def stage_table(stage):
     table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
                      ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
     if crossed:
-        table += (f"\n\n\\* against {REDUCE[0]}'s only launch, in the tree regime: {REDUCE[0]} has no loop, so no "
+        table += (f"\n\n\\* against {reduce_stages()[0]}'s only launch, in the tree regime: {reduce_stages()[0]} has no loop, so no "
                   f"stream regime.")
     return table
 
 
+@helper
 def multiblock_table():
     body = []
     for r in rows("multiblock"):
@@ -230,6 +252,7 @@ def multiblock_table():
 CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}
 
 
+@helper
 def determinism_table():
     body = [[r["n"], f"`{r['combine']}`", r["runs"], r["distinct_results"], r["min_result"], r["max_result"],
              r["spread_ulps"], f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
@@ -249,6 +272,7 @@ def sweep_label(r):
     return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
 
 
+@helper
 def sweep_table(step=2):
     """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
     07's default-combine run; "-" where a stage was not run at that size."""
@@ -269,6 +293,7 @@ def sweep_table(step=2):
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
 
+@helper
 def probe_table(regime):
     data = rows(f"probe_{regime}")
     blocks = sorted({int(r["block"]) for r in data})
@@ -285,9 +310,10 @@ def gemm_name(r):
     return f"tiled {t}×{t + 1} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
 
 
-def gemm_table(tile="16", sizes=None):
+@helper
+def gemm_table(stage, tile="16", sizes=None):
     body = []
-    data = [r for r in rows("gemm") if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
+    data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
     for size in dict.fromkeys(r["m"] for r in data):
         group = [r for r in data if r["m"] == size]
         for r in group:
@@ -301,6 +327,7 @@ def gemm_table(tile="16", sizes=None):
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
+@helper
 def best_read():
     """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
@@ -308,6 +335,7 @@ def best_read():
     return label, f"{f(r['pct_read']):.1f}"
 
 
+@helper
 def read_check_line():
     """The read-only kernel's own check in the ladder results, where the results record it."""
     data = rows("ladder")
@@ -322,6 +350,7 @@ def flush_rows(n):
     return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
 
+@helper
 def flush_lines():
     """What the flush table shows, size by size, in generated words."""
     l2 = int(meta()["l2_bytes"])
@@ -335,6 +364,7 @@ def flush_lines():
     return "\n".join(out)
 
 
+@helper
 def flush_conclusion():
     """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
     groups = {-1: [], 0: [], 1: []}
@@ -346,6 +376,7 @@ def flush_conclusion():
     return "; it ".join(parts)
 
 
+@helper
 def flush_before_hold():
     """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
     21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
@@ -357,12 +388,14 @@ def flush_before_hold():
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 
 
+@helper
 def flush_compare(file, n):
     """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
 
 
+@helper
 def hold_changed_hot(n):
     """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
     quicker than a clean flush, and now it is."""
@@ -371,6 +404,7 @@ def hold_changed_hot(n):
     return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 
 
+@helper
 def flush_table():
     body = []
     for r in rows("flush"):
@@ -380,6 +414,7 @@ def flush_table():
     return md_table(["--flush", "n", "07 µs", "07 GB/s", "07 % of peak", "CUB µs", "CUB GB/s", "CUB % of peak"], body)
 
 
+@helper
 def probe_rank(stage, regime, which="best"):
     """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
     data = stage_rows(f"probe_{regime}", stage)
@@ -387,10 +422,12 @@ def probe_rank(stage, regime, which="best"):
     return pick(data, key=lambda r: f(r["gbps"]))["block"]
 
 
+@helper
 def probe_gbps(stage, regime, block, fmt=".0f"):
     return num(f"probe_{regime}", "gbps", fmt, stage=stage, block=block)
 
 
+@helper
 def sweep_best_n(stage, fmt=".1f"):
     """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
     data = stage_rows("sweep", stage)
@@ -398,34 +435,41 @@ def sweep_best_n(stage, fmt=".1f"):
     return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
 
 
-def gemm_extreme(field, pick, fmt=".2f", tile="16", pad="false"):
-    return format(pick(f(r[field]) for r in rows("gemm") if r["tile"] == tile and r["pad"] == pad), fmt)
+@helper
+def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
+    return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
 
 
+@helper
 def tree_gbps(stages, block):
     """The tree-regime probe's GB/s of the stages at block threads per block."""
     return ", ".join(probe_gbps(s, "tree", block) for s in stages)
 
 
+@helper
 def sweep_max_range(stages):
     """The range of the stages' largest % of peak in the size sweep."""
     return value_range([sweep_max(s, ".0f") for s in stages])
 
 
+@helper
 def profiled_cases(gemm_variants):
     """The profiled runs a results table shows: every reduce stage in each regime it has, then the GEMM variants."""
-    return [(s, "stream") for s in REDUCE if has_stream(s)] + [(s, "tree") for s in REDUCE] + \
-        [(GEMM, v) for v in gemm_variants]
+    return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
+        [(gemm_stage(), v) for v in gemm_variants]
 
 
+@helper
 def stage_links():
-    return ", ".join(link(s) for s in STAGES)
+    return ", ".join(link(s) for s in ladder_stages())
 
 
+@helper
 def sweep_max(stage, fmt=".1f"):
     return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 
 
+@helper
 def ncu_table(cases):
     """cases: list of (stage, variant)."""
     body = []
@@ -441,9 +485,9 @@ def ncu_table(cases):
 
 def sass_lines(stage):
     path = state.results / f"sass_{stage}.txt"
-    if not path.exists():
-        raise DocsError(f"{path.relative_to(state.results.parent.parent) if state.results.is_relative_to(ROOT) else path.name} is "
-                        f"missing: run ./ladder profile on a GPU")
+    if not path.exists():  # a stage not profiled yet: its page says so where it would quote the machine code
+        not_measured.add(f"{stage}: no docs/results/sass_{stage}.txt (./ladder profile on a GPU)")
+        raise NotMeasured(f"{stage} is not profiled yet")
     return path.read_text().splitlines()
 
 
@@ -455,28 +499,33 @@ def sass_span(stage, start, end, last=False):
     return lines[a:(after[-1] if last else after[0]) + 1]
 
 
+@helper
 def sass(stage, start, end, last=False):
     return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
 
 
+@helper
 def sass_tree(stage):
     """The shared-memory tree of a stage's kernel: from the first block barrier to the last."""
     return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
 
 
+@helper
 def lds_predicated(stage):
     """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
 
 
+@helper
 def loads_per_iteration(stage):
     """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
     return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
 
 
-def gemm_lds(tile, pad):
+@helper
+def gemm_lds(stage, tile, pad):
     """The shared-load instructions of one tiled-kernel instantiation, by width: '16 LDS and 4 LDS.128'."""
-    lines, inside = sass_lines(GEMM), False
+    lines, inside = sass_lines(stage), False
     counts = {}
     for line in lines:
         if line.startswith("Function :"):
@@ -489,59 +538,68 @@ def gemm_lds(tile, pad):
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
 
-def gemm_steps(variant):
+def gemm_steps(stage, variant):
     """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
-    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
+    size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
     return (size // 16) ** 2 * 8 * (size // 16)
 
 
-def gemm_per_warp_step(variant, metric):
-    return ncu_value(GEMM, variant, metric) / gemm_steps(variant)
+@helper
+def gemm_per_warp_step(stage, variant, metric):
+    return ncu_value(stage, variant, metric) / gemm_steps(stage, variant)
 
 
-def ffma_per_shared_load(variant):
+@helper
+def ffma_per_shared_load(stage, variant):
     """FFMA warp instructions per shared-load instruction (FFMA thread instructions / 32)."""
-    return ncu_value(GEMM, variant, "ffma") / 32 / ncu_value(GEMM, variant, "shared_ld")
+    return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 
 
-def gemm_instr_change():
-    a, b = ncu_value(GEMM, "tiled", "instructions"), ncu_value(GEMM, "tiled padded", "instructions")
+@helper
+def gemm_instr_change(stage):
+    a, b = ncu_value(stage, "tiled", "instructions"), ncu_value(stage, "tiled padded", "instructions")
     return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
 
 
-def naive_dram_ratio():
+@helper
+def naive_dram_ratio(stage):
     """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
-    size = int(select("ncu", stage=GEMM, variant="naive")["n_or_size"])
-    return ncu_value(GEMM, "naive", "dram") / (8 * size ** 2)
+    size = int(select("ncu", stage=stage, variant="naive")["n_or_size"])
+    return ncu_value(stage, "naive", "dram") / (8 * size ** 2)
 
 
-def gemm_ffma_per_mac(variant):
-    size = int(select("ncu", stage=GEMM, variant=variant)["n_or_size"])
-    return ncu_value(GEMM, variant, "ffma") / size ** 3
+@helper
+def gemm_ffma_per_mac(stage, variant):
+    size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
+    return ncu_value(stage, variant, "ffma") / size ** 3
 
 
-def cublas_kernel():
-    name = select("ncu", stage=GEMM, variant="cuBLAS")["kernel"]
+@helper
+def cublas_kernel(stage):
+    name = select("ncu", stage=stage, variant="cuBLAS")["kernel"]
     return re.sub(r"^void ", "", name)
 
 
-def gemm_profile_table():
-    return profile_table([(GEMM, v) for v in ("tiled", "naive", "cuBLAS")]) + "\n\n" + md_table(
+@helper
+def gemm_profile_table(stage):
+    return profile_table([(stage, v) for v in ("tiled", "naive", "cuBLAS")]) + "\n\n" + md_table(
         ["kernel", "FMA pipe busy, %", "tensor pipe busy, %", "FFMA thread instructions", "per multiply-add"],
-        [[v, ncu(GEMM, v, "fma_pct", ".1f"), ncu(GEMM, v, "tensor_pct", ".1f"), ncu(GEMM, v, "ffma"),
-          f"{gemm_ffma_per_mac(v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
+        [[v, ncu(stage, v, "fma_pct", ".1f"), ncu(stage, v, "tensor_pct", ".1f"), ncu(stage, v, "ffma"),
+          f"{gemm_ffma_per_mac(stage, v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
 
 
-def padding_cost(kind):
+@helper
+def padding_cost(stage, kind):
     """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
     key = "wavefronts_ld" if kind == "ld" else "wavefronts_st"
-    return ncu_value(GEMM, "tiled padded", key) - ncu_value(GEMM, "tiled", key)
+    return ncu_value(stage, "tiled padded", key) - ncu_value(stage, "tiled", key)
 
 
 def fp32_peak():
     return f(rows("gemm")[0]["fp32_peak_gflops"])
 
 
+@helper
 def ridge():
     return fp32_peak() / f(meta()["peak_gbps"])
 
@@ -558,6 +616,7 @@ def roofline_points():
     return pts
 
 
+@helper
 def roofline_table():
     bw = f(meta()["peak_gbps"])
     body = []
@@ -570,27 +629,32 @@ def roofline_table():
 
 # ---- the CPU beside the ladder (cpu_baseline) ----------------------------------------------------------------
 
+@helper
 def cpu_table():
     """The table ./ladder run prints under the ladder: the CPU's sums, the copy, 01 and 07 alone and after it."""
     headers, body = cpu_lines(optional("cpu"), rows("ladder"))
     return md_table(headers, body)
 
 
+@helper
 def cpu(row):
     """cpu_baseline's row: 'loop' (one thread), 'all_cores' or 'copy'."""
     return next(r for r in optional("cpu") if r["row"] == row)
 
 
+@helper
 def kernel(stage):
     """The stage's ladder row the CPU rows are compared with (its default combine, stream regime where it has one)."""
     return cpu_stage_row(rows("ladder"), stage)
 
 
+@helper
 def after_copy(stage):
     """kernel(stage) with the copy's time added: its median, fastest and slowest repetition each plus the copy's."""
     k, c = kernel(stage), cpu("copy")
     return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
 
 
+@helper
 def ms(r):
     return f"{f(r['ms_median']):.3f} ms"

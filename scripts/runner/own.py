@@ -1,7 +1,7 @@
 """./ladder try STAGE path/to/mine.cu: a reader's own version of a stage, built as a copy beside the stage and put
 through what the stage itself must pass, each check with the command that repeats it.
 
-Without a GPU: the build, the machine-code rules (tests/check_sass.py) and the host runs of the file's kernels
+Without a GPU: the build, the machine-code rules (scripts/sass.py) and the host runs of the file's kernels
 (scripts/host_checks.py: every element added once, at every input offset and awkward sizes, in either thread
 order). With one: also the stage's default run, its --self-test full, compute-sanitizer's memcheck, racecheck and
 synccheck where it is installed, and the timing beside the stage's own.
@@ -14,11 +14,34 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .reader import build_copies, run_variants, shown, variant_target
-from .results import say
-from .stages import GEMM, ROOT, StageError, binary, stage_file
+from .. import host_checks, host_run
+from ..cli import say
+from .stages import ROOT, StageError, binary, role, stage_file
+from .tries import build_copies, run_variants, shown, variant_target
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
+
+# Planted copies of one stage, as a reader might write them: (name, edit, exit statuses allowed, text the report must
+# hold). tests/check_try_file.py puts each through ./ladder try; ./ladder measure --part own saves the reports of
+# two of them for docs/own.md.
+STAGE = "05_shuffle"
+ORIGINAL = (ROOT / STAGE / "reduce.cu").read_text()
+CASES = [
+    ("correct", lambda t: t, (0, 77), ["PASS     host run", "machine code"]),  # PASS where a disassembler is
+    ("lost_element", lambda t: t.replace("i < n; i += stride) sum += in[i]", "i + 1 < n; i += stride) sum += in[i]"),
+     (1,), ["FAIL     host run", "the host run sums 2016, the input 2080", "ladder try: failed"]),
+    ("race", lambda t: t.replace("  __syncthreads();\n  if (warp == 0)", "  if (warp == 0)"),
+     (1,), ["FAIL     host run", "which no thread of this block has written yet", "ladder try: failed"]),
+    ("wrong_tail", lambda t: t.replace("lane < blockDim.x / 32 ?", "lane <= blockDim.x / 32 ?"),
+     (1,), ["FAIL     host run", "past its end", "ladder try: failed"]),
+    ("no_semicolon", lambda t: t.replace("v = warp_reduce(v);", "v = warp_reduce(v)"),
+     (1,), ["error: expected a \";\"", "FAIL     build", "ladder try: failed 1 check"]),
+    ("renamed_kernel", lambda t: t.replace("reduce_kernel", "my_kernel").replace(
+        "i < n; i += stride) sum += in[i]", "i + 1 < n; i += stride) sum += in[i]"),
+     (1,), ["FAIL     host run", "finds no kernel reduce_kernel", "ladder try: failed"]),
+    ("another_stage", lambda t: t.replace('"05_shuffle"', '"04_warp_unroll"'),
+     (1,), ["FAIL     host run", "does not name 05_shuffle"]),
+]
 
 
 @dataclass
@@ -34,15 +57,15 @@ def run(cmd, **kw):
 
 
 def machine_code(copy, build):
-    cmd = [sys.executable, str(ROOT / "tests" / "check_sass.py"), str(copy)]
+    cmd = [sys.executable, "-m", "scripts.sass", str(copy)]
     # the disassemblers ./ladder put in the build directory, or those of another (LADDER_TOOLS, as the test gives)
     tools = pathlib.Path(os.environ.get("LADDER_TOOLS") or pathlib.Path(build) / "tools")
     if tools.is_dir():
         cmd += ["--tools", str(tools)]
-    done = run(cmd)
+    done = run(cmd, cwd=ROOT)
     status = {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL)
     detail = (done.stdout + done.stderr).strip().splitlines()
-    return Check("machine code: the rules of tests/check_sass.py (atomics of device scope, a ticket released and "
+    return Check("machine code: the rules of scripts/sass.py (atomics of device scope, a ticket released and "
                  "acquired, no non-coherent read of what the launch wrote)", status, "; ".join(detail[-3:]),
                  " ".join(cmd[1:]))
 
@@ -50,8 +73,6 @@ def machine_code(copy, build):
 def not_this_stage(stage, text):
     """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has, as
     host_run finds them: otherwise a renamed kernel or another stage's file would pass an empty run), or None."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import host_run
     kernels = host_run.entries(stage_file(stage).read_text())
     missing = [e for e in kernels if e not in host_run.entries(text)]
     if f'"{stage}"' not in text:
@@ -65,17 +86,14 @@ def not_this_stage(stage, text):
 def host_runs(stage, text, repeat, not_it):
     """The file's kernels on the host, in a copy of the project with the stage file replaced; not_it: why the file is
     not a version of the stage (not_this_stage), or None."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import host_checks
-    import host_run
-    what = "C equals the product, at edge shapes and either thread order" if stage == GEMM else \
+    what = "C equals the product, at edge shapes and either thread order" if role(stage) == "gemm" else \
         "every element added once, at awkward sizes, every input offset, either thread order and a second launch"
     name = f"host run: {what}"
     if not_it:
         return Check(name, FAIL, not_it, repeat)
     with host_run.stage_text(stage, text):
         try:
-            found = host_checks.gemm_problems(stage) if stage == GEMM else host_checks.sum_problems(stage)
+            found = host_checks.gemm_problems(stage) if role(stage) == "gemm" else host_checks.sum_problems(stage)
         except host_run.HostRunError as e:
             found = [str(e)]
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
@@ -107,7 +125,7 @@ def gpu_checks(exe, stage):
     checks = []
     runs = [("the default run's checks", [], None), ("--self-test full", ["--self-test", "full"], None)]
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-    small = ["--check-only", "-n", "100003", "--offset", "1"] if stage != GEMM else ["--check-only", "--size", "100"]
+    small = ["--check-only", "-n", "100003", "--offset", "1"] if role(stage) != "gemm" else ["--check-only", "--size", "100"]
     for tool in ("memcheck", "racecheck", "synccheck"):
         extra = [] if tool == "memcheck" else ["--no-shared-poison"]
         runs.append((f"compute-sanitizer --tool {tool}", [*small, *extra], [sanitizer, "--tool", tool,

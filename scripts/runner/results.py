@@ -5,14 +5,10 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import time
 
+from ..cli import say
 from .stages import ROOT, NoGpu, StageError, binary
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def run_binary(build, stage, args, fmt="json", exe=None):
@@ -43,10 +39,25 @@ def run_binary(build, stage, args, fmt="json", exe=None):
     return rows, proc.returncode
 
 
-def common_args(a):
-    args = ["--reps", str(a.reps), "--warmup", str(a.warmup), "--seed", str(a.seed), "--input", a.input,
-            "--device", str(a.device)]
-    return args + ["--flush", a.flush]
+# ./ladder's timing and input options, as the stage programs name them; each program checks them and has its own
+# default for what is not given.
+RUN_OPTIONS = ("reps", "warmup", "seed", "input", "flush", "device")
+
+
+def run_args(a, only=RUN_OPTIONS):
+    """The timing and input options given to ./ladder, as stage arguments."""
+    return [x for name in only if getattr(a, name, None) is not None for x in (f"--{name}", str(getattr(a, name)))]
+
+
+def size_args(a):
+    return ["-n", a.size] if getattr(a, "size", None) else []
+
+
+def gemm_args(a):
+    """The GEMM rung's arguments: --gemm-size and --gemm-reps as its --size and --reps, and the input options."""
+    size = ["--size", a.gemm_size] if getattr(a, "gemm_size", None) else []
+    reps = ["--reps", a.gemm_reps] if getattr(a, "gemm_reps", None) else []
+    return [*size, *reps, *run_args(a, ("seed", "input", "device", "flush"))]
 
 
 def fmt_num(v, spec):

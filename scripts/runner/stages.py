@@ -1,12 +1,17 @@
-"""The ladder's stages, in one place: the list is the top-level CMakeLists.txt's (the syllabus), and what a reduce
-stage accepts (its regimes and combine strategies) is read from the `ladder::ReduceStage stage{...}` line of its own
-file, the one the stage's binary parses its options with. Nothing else in the runner names a stage."""
+"""The ladder's stages: a stage is a folder named NN_name (two digits, an underscore) that builds one program, and that
+program is the one authority on itself. Its --describe (kept by the build in <build>/describe/<stage>.json) gives its
+role (reduce or gemm), its regimes and combines, every option with its default and range; ./ladder, the docs and
+the tests read it here and restate none of it."""
 import functools
+import json
+import os
 import pathlib
 import re
+import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-REGIMES = ("stream", "tree")
+STAGE_FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
+CPU = "cpu_baseline"  # the CPU's sums of the same input and the copy of it to the GPU (cpu_baseline/sum.cpp)
 
 
 class UsageProblem(Exception):
@@ -21,60 +26,108 @@ class NoGpu(Exception):
     """The stage found no usable GPU: exit status 77."""
 
 
-def stages_in_order():
-    """The ladder as the top-level CMakeLists.txt lists it."""
-    text = (ROOT / "CMakeLists.txt").read_text()
-    return [line.split("(")[1].rstrip(")").strip() for line in text.splitlines()
-            if line.startswith("add_subdirectory(0")]
+def build_dir():
+    """The build directory whose programs are asked: LADDER_BUILD (./ladder sets it from --build; CTest gives each
+    test its own), else build/."""
+    return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build")
+
+
+def use_build(path):
+    os.environ["LADDER_BUILD"] = str(path)
+    describe.cache_clear()
+
+
+def ladder_stages():
+    """Every stage, in order: the folders named NN_name that hold a CMakeLists.txt (CMake finds them the same way)."""
+    return sorted(p.name for p in ROOT.iterdir()
+                  if STAGE_FOLDER.match(p.name) and (p / "CMakeLists.txt").is_file())
 
 
 def stage_file(stage):
-    return ROOT / stage / ("gemm.cu" if (ROOT / stage / "gemm.cu").exists() else "reduce.cu")
-
-
-STAGES = stages_in_order()
-REDUCE = [s for s in STAGES if stage_file(s).name == "reduce.cu"]
-GEMM = next((s for s in STAGES if stage_file(s).name == "gemm.cu"), None)
-
-# The C++ enumerators of common/reduce_stage.hpp, as the options spell them.
-_SPELLING = {"kStream": "stream", "kTree": "tree", "kRelaunch": "relaunch", "kAtomic": "atomic",
-             "kTwoPass": "two-pass", "kLastBlock": "last-block"}
+    """The stage's source file: the one .cu file of its folder."""
+    found = sorted((ROOT / stage).glob("*.cu"))
+    if len(found) != 1:
+        raise StageError(f"{stage}/ holds {len(found)} .cu files; a stage is one file")
+    return found[0]
 
 
 @functools.lru_cache(maxsize=None)
-def _spec(stage):
-    """(regimes, combines) of a reduce stage, in its file's order (the first of each is the stage's default)."""
-    text = stage_file(stage).read_text()
-    m = re.search(r"ReduceStage\s+\w+\s*\{(.*?)\};", text, re.S)
-    regimes = re.findall(r"Regime::(k\w+)", m.group(1)) if m else []
-    combines = re.findall(r"Combine::(k\w+)", m.group(1)) if m else []
-    if not regimes or not combines or any(k not in _SPELLING for k in regimes + combines):
-        raise StageError(f"{stage}/{stage_file(stage).name}: no 'ladder::ReduceStage stage{{name, {{Regime::...}}, "
-                         "{Combine::...}}};' line the runner can read (scripts/runner/stages.py)")
-    return [_SPELLING[k] for k in regimes], [_SPELLING[k] for k in combines]
+def describe(program):
+    """What the program says of itself (its --describe), as the build kept it."""
+    path = build_dir() / "describe" / f"{program}.json"
+    if not path.exists():
+        raise StageError(f"{path} does not exist: build first (./ladder build)")
+    return json.loads(path.read_text())
+
+
+def role(stage):
+    return describe(stage)["role"]
+
+
+def reduce_stages():
+    return [s for s in ladder_stages() if role(s) == "reduce"]
+
+
+def gemm_stages():
+    return [s for s in ladder_stages() if role(s) == "gemm"]
+
+
+def gemm_stage():
+    """The first GEMM rung (the one the docs' GEMM tables are of), or None."""
+    return next(iter(gemm_stages()), None)
 
 
 def regimes(stage):
-    return _spec(stage)[0]
+    return describe(stage)["regimes"]
 
 
 def combines(stage):
-    return _spec(stage)[1]
+    """The stage's combine strategies; the first is its default."""
+    return describe(stage)["combines"]
+
+
+def all_regimes():
+    """The regimes the reduce stages have, in the order of the stage with the most (stream, tree)."""
+    ordered = sorted(reduce_stages(), key=lambda s: -len(regimes(s)))
+    return list(dict.fromkeys(r for s in ordered for r in regimes(s)))
 
 
 def has_stream(stage):
-    """Whether the stage has a grid-stride loop (the stream regime); 01 runs only the tree regime."""
+    """Whether the stage has a grid-stride loop (the stream regime); a tree-only stage runs one element per thread."""
     return "stream" in regimes(stage)
 
 
 def combine_stage():
     """The reduce stage that offers several combine strategies (the last rung of the reduction)."""
-    return next(s for s in REDUCE if len(combines(s)) > 1)
+    return next(s for s in reduce_stages() if len(combines(s)) > 1)
 
 
-def regime_args(stage, wanted=REGIMES):
-    """--regime for the stage: a tree-only stage takes none."""
-    return ["--regime", ",".join(wanted)] if has_stream(stage) else []
+def option(program, flag):
+    """One option of the program, as it describes it: {flags, kind, group, default, help, min, max, values}."""
+    found = [o for o in describe(program)["options"] if flag in o["flags"]]
+    if not found:
+        raise UsageProblem(f"{program} has no option {flag}")
+    return found[0]
+
+
+def launch_options(program):
+    """The options that change how the program launches (its "Launch" group): what ./ladder try may vary."""
+    return [o["flags"][-1] for o in describe(program)["options"] if o["group"] == "Launch"]
+
+
+def regime_args(stage, wanted=("stream", "tree")):
+    """--regime for the stage: only the regimes it has."""
+    mine = [r for r in wanted if r in regimes(stage)]
+    return ["--regime", ",".join(mine)] if len(regimes(stage)) > 1 else []
+
+
+def resolve(program, args):
+    """The values the program would run with for these arguments, checked by the program itself (--describe after
+    them): its own one-line error, as a UsageProblem, if it refuses one."""
+    done = subprocess.run([binary(build_dir(), program), *args, "--describe"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UsageProblem(done.stderr.strip().removeprefix(f"{program}: error: "))
+    return json.loads(done.stdout)["values"]
 
 
 CONSTANT = re.compile(r"^constexpr\s+(?:int|unsigned|unsigned int|std::size_t)\s+(k\w+)\s*=\s*([^;]+);", re.M)
@@ -87,14 +140,14 @@ def constants(stage):
 
 def resolve_stage(name):
     """'06' or '06_float4' -> '06_float4'."""
-    found = [s for s in STAGES if s == name or s.split("_")[0] == name.zfill(2)]
+    found = [s for s in ladder_stages() if s == name or s.split("_")[0] == name.zfill(2)]
     if len(found) != 1:
-        raise UsageProblem(f"no stage '{name}': the stages are {', '.join(STAGES)}")
+        raise UsageProblem(f"no stage '{name}': the stages are {', '.join(ladder_stages())}")
     return found[0]
 
 
-def binary(build, stage):
-    path = pathlib.Path(build) / "bin" / stage
+def binary(build, program):
+    path = pathlib.Path(build) / "bin" / program
     if not path.exists():
         raise StageError(f"{path} does not exist: build first (./ladder build)")
     return str(path)

@@ -32,6 +32,8 @@ import sys
 import tempfile
 from typing import NamedTuple
 
+from .runner.stages import ladder_stages, stage_file
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # As a Release build compiles a stage (CMakeLists.txt, cmake/Ladder.cmake): its SASS is that of docs/results/.
 FLAGS = ["-std=c++17", "-O3", "-DNDEBUG", "-lineinfo", f"-I{ROOT / 'common'}"]
@@ -197,7 +199,7 @@ def check(src, arch, tools):
     code = kernels(disassemble(src, arch, *tools))
     if not code:
         text = pathlib.Path(src).read_text()
-        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what tests/mutants.py writes when its text is not found
+        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what scripts/mutants.py writes when its text is not found
         raise RuntimeError(f"{show(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
     headers = [pathlib.Path(src).read_text()] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))]
     names = readable(list(code), headers)
@@ -206,9 +208,7 @@ def check(src, arch, tools):
 
 
 def stage_sources():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from runner.stages import STAGES, stage_file
-    return [stage_file(s) for s in STAGES]
+    return [stage_file(s) for s in ladder_stages()]
 
 
 def main(argv):
