@@ -17,11 +17,33 @@ endif()
 # -G overrides -lineinfo, and nvcc warns about it for every file.
 add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:$<IF:$<CONFIG:Debug>,-G,-lineinfo>>")
 
-# A test that needs a GPU: labelled "gpu", reported as skipped when the program exits 77 (no GPU),
-# and never run beside another GPU test, so timings and memory do not collide.
+# How the GPU tests share the GPU. A test whose verdict rests on the NaN the harness leaves in every SM's shared
+# memory (a stage's own checks, a planted bug they must catch) or on its timings runs alone on the GPU: another
+# process's kernels, scheduled between the fill and the launch, would leave other values in shared memory. It takes
+# every slot below. A test that needs neither (a compute-sanitizer run, which turns the fill off; ./ladder try,
+# whose verdicts this test takes from the host run) takes one slot: up to eight of them run at once, never beside
+# a test that runs alone. (CTest runs no two tests that hold a lock in common.)
+set(LADDER_GPU_SLOTS gpu_1 gpu_2 gpu_3 gpu_4 gpu_5 gpu_6 gpu_7 gpu_8)
+set_property(GLOBAL PROPERTY LADDER_GPU_SLOT 0)
+function(ladder_gpu_lock name how)
+  if(how STREQUAL "ALONE")
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${LADDER_GPU_SLOTS}")
+    return()
+  endif()
+  get_property(slot GLOBAL PROPERTY LADDER_GPU_SLOT)
+  list(LENGTH LADDER_GPU_SLOTS count)
+  math(EXPR index "${slot} % ${count}")
+  math(EXPR slot "${slot} + 1")
+  set_property(GLOBAL PROPERTY LADDER_GPU_SLOT ${slot})
+  list(GET LADDER_GPU_SLOTS ${index} lock)
+  set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${lock})
+endfunction()
+
+# A test that needs a GPU: labelled "gpu", reported as skipped when the program exits 77 (no GPU), alone on it.
 function(ladder_gpu_test name)
   add_test(NAME ${name} ${ARGN})
-  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
+  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  ladder_gpu_lock(${name} ALONE)
 endfunction()
 
 # A test that cannot run on this machine (a tool or library is missing): registered anyway, so that CTest
@@ -45,7 +67,8 @@ function(ladder_sanitizer_test target tool)
       -DSANITIZER=${LADDER_COMPUTE_SANITIZER} -DTOOL=${tool} -DEXE=$<TARGET_FILE:${target}> "-DARGS=${args}"
       -P ${PROJECT_SOURCE_DIR}/tests/sanitize.cmake)
   set_tests_properties(${target}.${tool} PROPERTIES
-    LABELS "gpu;sanitizer" SKIP_REGULAR_EXPRESSION "no usable GPU" RESOURCE_LOCK gpu TIMEOUT 1200)
+    LABELS "gpu;sanitizer" SKIP_REGULAR_EXPRESSION "no usable GPU" TIMEOUT 1200 COST 20)
+  ladder_gpu_lock(${target}.${tool} SHARED)  # every sanitizer run here is given --no-shared-poison
 endfunction()
 
 # ladder_describe(<target>): after each link, <build>/describe/<target>.json holds what the program says of itself

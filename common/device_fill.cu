@@ -1,6 +1,10 @@
+#include <cstring>
+
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "device_fill.hpp"
+#include "input_element.hpp"
+#include "parallel.hpp"
 
 namespace ladder {
 
@@ -19,16 +23,21 @@ __global__ void nan_shared_kernel(unsigned words) {
   for (unsigned i = threadIdx.x; i < words; i += blockDim.x) words_of_block[i] = 0xFFFFFFFFu;
 }
 
-__device__ unsigned long long mix64(unsigned long long z) {  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+__global__ void input_kernel(float* __restrict__ out, std::size_t count, std::uint64_t key, unsigned exact_bits) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    out[i] = input_value(key, i, exact_bits);
+  }
+}
+
+__host__ __device__ unsigned long long fingerprint_term(std::size_t i, unsigned bits) {
+  return mix64(mix64(i) ^ bits);  // all 32 bits of the element, and where it is
 }
 
 __global__ void fingerprint_kernel(const float* __restrict__ x, std::size_t n, unsigned long long* out) {
   unsigned long long h = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
-    h += mix64(mix64(i) ^ __float_as_uint(x[i]));  // all 32 bits of the element, and where it is
+    h += fingerprint_term(i, __float_as_uint(x[i]));
   }
   for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(out, h);  // a sum modulo 2^64: the same whatever the order
@@ -53,6 +62,29 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, stream));
   const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
   fingerprint_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(x, n, out);
+  LADDER_CHECK_LAUNCH();
+}
+
+unsigned long long fingerprint_on_host(const float* x, std::size_t n) {
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::vector<unsigned long long> partial((n + kChunk - 1) / kChunk);
+  parallel_chunks(n, kChunk, [&](std::size_t begin, std::size_t end) {
+    unsigned long long h = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      unsigned bits;
+      std::memcpy(&bits, &x[i], sizeof bits);
+      h += fingerprint_term(i, bits);
+    }
+    partial[begin / kChunk] = h;
+  });
+  unsigned long long h = 0;
+  for (auto p : partial) h += p;  // a sum modulo 2^64, as on the device
+  return h;
+}
+
+void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
+  input_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(out, count, key, exact_bits);
   LADDER_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,6 @@
-// Filling device memory on the GPU: sparsely, for the inputs the harness builds there (the precision probes),
-// where uploading a whole host copy would cost a full transfer for a few thousand non-zero values; the shared
+// Filling device memory on the GPU: the inputs, made there with the host's arithmetic instead of copied over the
+// bus; sparsely, for the precision probes, where uploading a whole host copy would cost a full transfer for a few
+// thousand non-zero values; the shared
 // memory of every SM, with NaN, before a checked launch; and a fingerprint of a result too large to copy back
 // after every timed launch (GEMM's C).
 #pragma once
@@ -10,6 +11,10 @@
 #include <cuda_runtime.h>
 
 namespace ladder {
+
+// out[0..count) = elements 0..count-1 of the input stream (key, exact_bits) of input.hpp's InputSpec, on `stream`:
+// bitwise what the host makes of it (input_element.hpp).
+void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream);
 
 // Sets dst[at[i]] = values[i] for every i, on `stream`, and waits for it; the rest of dst is left as it is.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
@@ -23,5 +28,7 @@ void poison_shared_memory(cudaStream_t stream);
 // of the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
 // probability about 2^-64 (for bits that are not chosen to collide).
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
+// The same fingerprint of host memory, on every core.
+unsigned long long fingerprint_on_host(const float* x, std::size_t n);
 
 }  // namespace ladder

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "input_element.hpp"
 #include "parallel.hpp"
 
 namespace ladder {
@@ -17,12 +18,6 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 // SplitMix64's output function: a bijective 64-bit mixer.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
   return mix64(seed ^ 0x6A09E667F3BCC909ull) ^ mix64(stream + 0xBB67AE8584CAA73Bull);
 }
@@ -31,14 +26,6 @@ unsigned log2_exact(unsigned v) {
   unsigned bits = 0;
   while ((1u << bits) < v) ++bits;
   return bits;
-}
-
-// bits = log2(2R): the top bits of h pick one of the 2R integers k = -R..-1, 1..R; the value is k / R.
-float from_bits(std::uint64_t h, InputMode mode, unsigned bits) {
-  if (mode == InputMode::kFloat) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1)
-  const int range = 1 << (bits - 1);
-  const int r = static_cast<int>(h >> (64 - bits));  // 0 .. 2R-1
-  return std::ldexp(static_cast<float>(r < range ? r - range : r - range + 1), 1 - static_cast<int>(bits));
 }
 
 unsigned bits_for(unsigned range) {
@@ -50,16 +37,19 @@ unsigned bits_for(unsigned range) {
 
 }  // namespace
 
+InputSpec::InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range)
+    : key(stream_key(seed, stream)), exact_bits(mode == InputMode::kFloat ? 0 : bits_for(range)) {}
+
 float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i, unsigned range) {
-  return from_bits(mix64(stream_key(seed, stream) + (i + 1) * 0x9E3779B97F4A7C15ull), mode, bits_for(range));
+  const InputSpec spec(seed, stream, mode, range);
+  return input_value(spec.key, i, spec.exact_bits);
 }
 
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range) {
-  const std::uint64_t key = stream_key(seed, stream);
-  const unsigned bits = bits_for(range);
+  const InputSpec spec(seed, stream, mode, range);
   parallel_chunks(count, kChunk, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) out[i] = from_bits(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull), mode, bits);
+    for (std::size_t i = begin; i < end; ++i) out[i] = input_value(spec.key, i, spec.exact_bits);
   });
 }
 

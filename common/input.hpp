@@ -20,6 +20,14 @@ constexpr unsigned kDefaultExactRange = 4;  // the GEMM's exact mode: k/4, produ
 float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i,
                     unsigned range = kDefaultExactRange);
 
+// An input stream as the element function takes it (input_element.hpp): the key of (seed, stream), and 0 for float
+// mode or the bits of an exact one. The GPU makes an input from it (make_input_on_device, device_fill.hpp).
+struct InputSpec {
+  InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range = kDefaultExactRange);
+  std::uint64_t key;
+  unsigned exact_bits;
+};
+
 // Fills out[0..count) with elements 0..count-1, in parallel.
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range = kDefaultExactRange);

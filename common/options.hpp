@@ -68,7 +68,7 @@ struct CpuOptions {
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};
   unsigned threads = 0;  // the all-cores sum's threads; 0: std::thread::hardware_concurrency()
   int reps = 5;          // a CPU sum of 2^28 floats takes a large fraction of a second
-  int warmup = 1;
+  int warmup = 0;        // the checked pass before the timed ones has touched the input already
   std::uint64_t seed = 1;
   InputMode input = InputMode::kFloat;
   int device = 0;

@@ -147,14 +147,25 @@ class ReduceBench {
                         human_bytes(static_cast<double>(copy)))};
   }
 
-  // Fills the whole buffer with NaN, then copies count floats to input(), offset floats past its alignment.
-  void upload(const float* host, std::uint64_t count, unsigned offset) {
+  // Fills the whole buffer with NaN, then makes count floats of the input `spec` at input(), offset floats past its
+  // alignment: on the GPU, bitwise what the host made of it in `host` (the oracle's copy, kept for fence()), so no
+  // copy of the input crosses the bus.
+  void upload(const float* host, const InputSpec& spec, std::uint64_t count, unsigned offset) {
     input_.poison(nullptr);
-    CUDA_CHECK(cudaMemcpy(input_.get() + kGuard + offset, host, count * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
+    make_input_on_device(spec.key, spec.exact_bits, input_.get() + kGuard + offset, count, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
     host_ = host;
     uploaded_ = fenced_ = count;
     offset_ = offset;
+  }
+
+  // Whether the GPU's input is bitwise the host's (their fingerprints agree): what the self-test asks of upload().
+  bool input_is_hosts() const {
+    DeviceBuffer<unsigned long long> print(1);
+    fingerprint_on_device(input(), uploaded_, print.get(), nullptr);
+    unsigned long long on_device = 0;
+    CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
+    return host_ != nullptr && on_device == fingerprint_on_host(host_, uploaded_);
   }
 
   // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
@@ -445,7 +456,7 @@ void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::v
   const unsigned range = exact_range(max_n);
   progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
   generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
-  bench.upload(host, max_n, o.offset);
+  bench.upload(host, InputSpec(o.seed, 0, InputMode::kExact, range), max_n, o.offset);
   std::map<std::uint64_t, SumReference> refs;
   for (auto& r : runs) {
     if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(host, r.c.n));
@@ -537,7 +548,7 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
     generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
   }
-  bench.upload(host, max_n, o.offset);  // the exact input again in --input exact
+  bench.upload(host, InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);  // exact: again
   std::unique_ptr<CubSum> cub;
   std::unique_ptr<SpeedOfLight> sol;
   if (timing) {
@@ -891,7 +902,11 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
       for (std::size_t si = 0; si < plan.sizes.size(); ++si) refs[si] = reference_sum(host.get(), plan.sizes[si]);
     }
     for (auto offset : offsets) {
-      if (input != SelfTestInput::kProbe) bench.upload(host.get(), max_n, offset);
+      if (input != SelfTestInput::kProbe) {
+        bench.upload(host.get(), InputSpec(o.seed, 0, mode, exact_range(max_n)), max_n, offset);
+        all.add("input", bench.input_is_hosts(), fmt::format("offset {}: the {} input the GPU made differs from the "
+                                                              "host's", offset, to_string(input)));
+      }
       for (std::size_t si = 0; si < plan.sizes.size(); ++si) {
         const std::uint64_t n = plan.sizes[si];
         SumReference ref = refs[si];
@@ -985,7 +1000,7 @@ int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   check_exact(*bench, o, host.get(), runs, stage.name);
   check_probe(*bench, o, runs);
   if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host.get(), max_n);
-  bench->upload(host.get(), max_n, o.offset);
+  bench->upload(host.get(), InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);
 
   std::vector<Record> records;
   bool ok = true;
@@ -1083,7 +1098,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   for (const auto& sc : cases) {
     if (sc.seed != seed || sc.offset != offset || records.empty()) {
       if (sc.seed != seed || records.empty()) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
-      bench.upload(host.get(), need[sc.seed], sc.offset);
+      bench.upload(host.get(), InputSpec(sc.seed, 0, InputMode::kFloat), need[sc.seed], sc.offset);
       seed = sc.seed;
       offset = sc.offset;
     }

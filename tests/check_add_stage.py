@@ -14,6 +14,7 @@ The copy builds its harness and the new stage for one GPU; the other stages' des
 
   python3 -m tests.check_add_stage    (LADDER_BUILD: this build)
 """
+import concurrent.futures
 import difflib
 import os
 import pathlib
@@ -98,22 +99,26 @@ def lost_lines(dst, new):
     return problems
 
 
+CHECKS = [["scripts.make_docs", "--check"], ["tests.test_runner", "describe"], ["tests.test_runner", "stage_roles"],
+          ["tests.test_runner", "arguments"], ["tests.check_stage_diffs"], ["tests.check_saved_sass", "{new}"],
+          ["tests.check_thread_models", "--stage={new}"]]
+
+
 def checks(dst, new):
     problems = []
-    render, check = run(dst, "scripts.make_docs"), run(dst, "scripts.make_docs", "--check")
-    if render.returncode != 0 or check.returncode != 0:
-        problems.append(f"the docs with {new}: render exit {render.returncode}, --check exit {check.returncode}:\n"
-                        + (render.stderr + check.stderr)[-3000:])
-    elif f"not measured yet: {new}" not in check.stdout:
-        problems.append(f"--check did not name {new} among what is not measured:\n{check.stdout[-1500:]}")
+    render = run(dst, "scripts.make_docs")
+    if render.returncode != 0:
+        return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
     problems += lost_lines(dst, new)
-    for cmd in (["tests.test_runner", "describe"], ["tests.test_runner", "stage_roles"],
-                ["tests.test_runner", "arguments"], ["tests.check_stage_diffs"], ["tests.check_saved_sass", new],
-                ["tests.check_thread_models", f"--stage={new}"]):
-        done = run(dst, *cmd)
-        if done.returncode not in (0, 77):
-            problems.append(f"{' '.join(cmd)} with {new}: exit {done.returncode}:\n"
-                            f"{(done.stdout + done.stderr)[-1500:]}")
+    commands = [[arg.format(new=new) for arg in cmd] for cmd in CHECKS]
+    with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:  # each a process of its own
+        done = list(pool.map(lambda cmd: run(dst, *cmd), commands))
+    for cmd, proc in zip(commands, done):
+        if proc.returncode not in (0, 77):
+            problems.append(f"{' '.join(cmd)} with {new}: exit {proc.returncode}:\n"
+                            f"{(proc.stdout + proc.stderr)[-1500:]}")
+    if f"not measured yet: {new}" not in done[0].stdout:
+        problems.append(f"--check did not name {new} among what is not measured:\n{done[0].stdout[-1500:]}")
     (dst / "docs" / "templates" / "stages" / f"{new}.md").unlink()
     missing = run(dst, "scripts.make_docs", "--check")
     if missing.returncode == 0 or f"docs/templates/stages/{new}.md" not in missing.stderr:

@@ -18,7 +18,8 @@ tests/check_saved_sass.py holds to the current kernels).
   5. planted drifts: kernel edits, each in a copy of the project, and edits of the analysis must fail 1-3 with a
      message that names the stage and the line or step; a comment-only edit must pass.
 
-  python3 -m tests.check_thread_models [--cxx COMPILER] [--stage STAGE]   (CTest runs one per stage, and one across)
+  python3 -m tests.check_thread_models [--cxx COMPILER] [--stage STAGE | --drifts STAGE]   (CTest: one of each per
+                                                                                           stage, and one across)
 """
 import argparse
 import csv
@@ -256,12 +257,17 @@ def profiled(stage):
 
 
 def check_stage(stage):
-    """Checks 1-3 of one stage (1 alone for a stage not profiled yet), then its planted drifts, each of which must
-    fail naming the stage."""
+    """Checks 1-3 of one stage (1 alone for a stage not profiled yet)."""
     problems = stage_problems(stage) if profiled(stage) else \
         sum_problems(stage) if stage in reduce_stages() else gemm_problems(stage)
     print(f"{stage}: {'sums, machine code, lines' if profiled(stage) else 'sums (not profiled yet)'}: "
           f"{len(problems)} problems")
+    return problems
+
+
+def check_drifts(stage):
+    """The planted drifts of one stage: each must fail checks 1-3, naming the stage."""
+    problems = []
     for what, where, edit in KERNEL_DRIFTS:
         if where == stage:
             found = kernel_drift(stage, edit)
@@ -298,10 +304,11 @@ def check_across():
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cxx", default=os.environ.get("CXX", "g++"), help="the host C++ compiler (default g++)")
-    p.add_argument("--stage", help="check this stage (checks 1-3 and its drifts); without it, the checks across stages")
+    p.add_argument("--stage", help="check this stage (checks 1-3); without it, the checks across stages")
+    p.add_argument("--drifts", metavar="STAGE", help="the planted drifts of this stage, each of which must fail")
     a = p.parse_args()
     host_run.CXX = a.cxx
-    problems = check_stage(a.stage) if a.stage else check_across()
+    problems = check_stage(a.stage) if a.stage else check_drifts(a.drifts) if a.drifts else check_across()
     for problem in problems:
         print(f"thread_models: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -6,8 +6,10 @@ Without a GPU the GPU checks are 'not run' and a correct file exits 77; on one i
 
 The copies are built in this build directory (LADDER_BUILD), as ./ladder try builds them; the first case runs the
 whole ./ladder driver, the others its Python side (the driver's part is the build, which the first case covers).
+CTest runs every case with the GPU hidden (try_file), then, on a GPU, the correct copy through every GPU check
+(try_file.gpu, --correct): the planted copies' reports rest on the host run either way.
 
-  python3 -m tests.check_try_file    (LADDER_TOOLS: where ./ladder test put the disassemblers)
+  python3 -m tests.check_try_file [--correct]    (LADDER_TOOLS: where ./ladder test put the disassemblers)
 """
 import os
 import pathlib
@@ -23,17 +25,19 @@ from scripts.runner.stages import ROOT, binary, build_dir, ladder_stages
 def ladder(args, cwd, driver):
     command = [str(ROOT / "ladder")] if driver else [sys.executable, "-m", "scripts.ladder"]
     env = {**os.environ, "LADDER_CWD": cwd, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*command, "try", "--build", str(build_dir()), STAGE[:2], *args], capture_output=True,
+    return subprocess.run([*command, "try", "--build", str(build_dir().resolve()), STAGE[:2], *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
 
 
-def expectations():
+def gpu_visible():
+    return subprocess.run([binary(build_dir(), ladder_stages()[0]), "--list-devices"], capture_output=True).returncode != 77
+
+
+def expectations(gpu):
     """CASES, with what this machine can run: the machine-code check where a disassembler is, and on a GPU every
     GPU check and the timing of the correct copy."""
     tools = pathlib.Path(os.environ.get("LADDER_TOOLS") or build_dir() / "tools")  # as ./ladder try looks for them
     disassembler = shutil.which("nvdisasm") or any(tools.glob("nvidia/*/bin/nvdisasm"))
-    gpu = subprocess.run([binary(build_dir(), ladder_stages()[0]), "--list-devices"],
-                         capture_output=True).returncode != 77
     print(f"on a GPU: {'yes' if gpu else 'no'}; a disassembler: {'yes' if disassembler else 'no'}")
     cases = []
     for name, edit, allowed, wanted in CASES:
@@ -48,9 +52,13 @@ def expectations():
 
 
 def main():
-    problems = []
+    problems, gpu, correct_only = [], gpu_visible(), "--correct" in sys.argv[1:]
+    if correct_only and not gpu:
+        print("no usable GPU: the correct copy's GPU checks are not run (try_file ran every case without one)")
+        return 77
+    cases = [c for c in expectations(gpu) if c[0] == "correct" or not correct_only]
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, edit, allowed, wanted) in enumerate(expectations()):
+        for i, (name, edit, allowed, wanted) in enumerate(cases):
             path = pathlib.Path(tmp) / f"{name}.cu"
             text = edit(ORIGINAL)
             assert name == "correct" or text != ORIGINAL, f"the case {name} changes nothing"

@@ -51,8 +51,14 @@ function(ladder_mutant name stage file expect args)
               "-DEXPECT_OUTPUT=FAIL" ${probe} -P ${CMAKE_CURRENT_SOURCE_DIR}/expect.cmake)
     set_tests_properties(mutant.${name} PROPERTIES LABELS "gpu;mutant" TIMEOUT 600)
   endif()
-  set_tests_properties(mutant.${name} PROPERTIES FIXTURES_REQUIRED ladder_mutants RESOURCE_LOCK gpu
+  set_tests_properties(mutant.${name} PROPERTIES FIXTURES_REQUIRED ladder_mutants
                        SKIP_REGULAR_EXPRESSION "SKIPPED: |no usable GPU")
+  # racecheck's verdict rests on the tool, run with --no-shared-poison; the others' on the stage's own checks
+  if(expect STREQUAL "racecheck")
+    ladder_gpu_lock(mutant.${name} SHARED)
+  else()
+    ladder_gpu_lock(mutant.${name} ALONE)
+  endif()
   set_property(GLOBAL APPEND PROPERTY LADDER_MUTANTS_TESTED mutant_${name})
 endfunction()
 
@@ -69,8 +75,8 @@ function(ladder_cpu_mutant name stage file args)
   if(args MATCHES "--no-copy")
     set_tests_properties(mutant.${name} PROPERTIES LABELS "cpu;mutant")
   else()
-    set_tests_properties(mutant.${name} PROPERTIES LABELS "gpu;mutant" RESOURCE_LOCK gpu
-                         SKIP_REGULAR_EXPRESSION "no usable GPU")
+    set_tests_properties(mutant.${name} PROPERTIES LABELS "gpu;mutant" SKIP_REGULAR_EXPRESSION "no usable GPU")
+    ladder_gpu_lock(mutant.${name} ALONE)
   endif()
 endfunction()
 
@@ -96,7 +102,7 @@ if(Python3_Interpreter_FOUND)
             -DJOBS=${jobs} "-DTARGETS=${tested}" "-DMUTANTS_SKIPPED=${LADDER_MUTANTS_SKIPPED}"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/build_mutants.cmake)
   set_tests_properties(mutants.build PROPERTIES FIXTURES_SETUP ladder_mutants LABELS "gpu;mutant"
-                       SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 1800)
+                       SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 1800 COST 100)
   # ...and, without a GPU, builds nothing and says so (run here with every GPU hidden, against a build directory
   # that must stay empty).
   add_test(NAME mutants.build_skips_without_gpu

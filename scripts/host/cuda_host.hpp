@@ -99,7 +99,7 @@ struct Run {
   std::vector<Region> regions;
   std::string watched;  // the region a ticket reports on
   bool reverse = false;  // run the threads from the last to the first, up to each barrier
-  std::FILE* log = stdout;
+  std::FILE* log = stdout;  // nullptr: log nothing
 };
 
 inline Run& run() {
@@ -112,6 +112,7 @@ inline Fiber& self() {
 }
 
 inline void logf(const char* format, ...) {
+  if (run().log == nullptr) return;  // a quiet run: only its results are printed
   std::va_list args;
   va_start(args, format);
   std::vfprintf(run().log, format, args);

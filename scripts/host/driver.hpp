@@ -1,7 +1,7 @@
 // The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
 //
 //   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1] [reverse=1]
-//       [launches=N]
+//       [launches=N] [quiet=1]
 //
 // A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
@@ -12,7 +12,7 @@
 // times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset as
 // the harness resets them), the results are the last launch's. The input is NaN outside
 // [in, in + n), so a read past it shows in the sum. Afterwards "R region element value" for every element of out,
-// partials, ticket and C.
+// partials, ticket and C. quiet=1: the results alone, no log of the accesses (a check of the results runs faster).
 #pragma once
 
 #include <string>
@@ -52,7 +52,7 @@ struct Options {
   std::vector<unsigned> grid{1}, block{32}, order;
   std::size_t n = 32, offset = 0;
   int m = 0, k = 0;
-  bool readers = false;
+  bool readers = false, quiet = false;
   int launches = 1;
 };
 
@@ -73,6 +73,7 @@ inline Options parse(int argc, char** argv) {
     else if (key == "readers") o.readers = value == "1";
     else if (key == "reverse") run().reverse = value == "1";
     else if (key == "launches") o.launches = std::stoi(value);
+    else if (key == "quiet") o.quiet = value == "1";
     else fail("unknown option '%s'", key.c_str());
   }
   o.grid.resize(2, 1);
@@ -94,7 +95,10 @@ inline void run_blocks(const Entry& e, Args& args, const Options& o) {
   r.block = {o.block[0], o.block[1], 1};
   r.shared.dynamic_bytes = e.dynamic_smem(o.block[0] * o.block[1]);
   r.body = [&] { e.call(args); };
+  std::FILE* log = r.log;
+  if (o.quiet) r.log = nullptr;
   for (unsigned b : o.order) run_block({b % o.grid[0], b / o.grid[0], 0});
+  r.log = log;
 }
 
 inline int main(int argc, char** argv, const std::vector<Entry>& entries) {

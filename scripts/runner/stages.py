@@ -29,7 +29,7 @@ class NoGpu(Exception):
 def build_dir():
     """The build directory whose programs are asked: LADDER_BUILD (./ladder sets it from --build; CTest gives each
     test its own), else build/."""
-    return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build")
+    return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build").absolute()
 
 
 def use_build(path):
