@@ -305,7 +305,8 @@ void CommandLine::choice(const std::string& flags, std::string& text, const std:
     if (std::find(words.begin(), words.end(), s) != words.end()) return std::nullopt;
     return fmt::format("{} '{}' is not one of {}", name, s, accepted);
   };
-  this->text(flags, text, check, words.size() <= 3 ? type : "MODE", help, group, words);
+  const bool numbers = std::all_of(words.begin(), words.end(), all_digits);
+  this->text(flags, text, check, words.size() <= 3 ? type : numbers ? "N" : "MODE", help, group, words);
   impl_->specs.back().kind = "choice";
 }
 

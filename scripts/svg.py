@@ -3,6 +3,7 @@ boxes and lines, and a label ink chosen for contrast with the cell under it."""
 import math
 from xml.sax.saxutils import escape
 
+WIDTH = 830  # no picture is wider than a README column on GitHub
 INK, MUTED, LINE, IDLE = "#1f2328", "#57606a", "#d0d7de", "#eef1f4"
 # Okabe-Ito colours, and for a conflict a wine far from their orange (named here as the captions name them)
 ORANGE, SKY, BLUE, GREEN, PINK = "#E69F00", "#56B4E9", "#0072B2", "#009E73", "#CC79A7"
@@ -111,3 +112,9 @@ def span(numbers):
 
 def degree_fill(n):
     return DEGREE[min(DEGREE, key=lambda d: abs(math.log2(d) - math.log2(n)))] if n else "#ffffff"
+
+
+def warps_of(threads, warp=32):
+    """'3 warps': how many warps the threads belong to, as a caption says it."""
+    n = len({t // warp for t in threads})
+    return f"{n} warp{'s' * (n > 1)}"

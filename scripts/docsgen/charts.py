@@ -6,7 +6,8 @@ from ..runner.stages import gemm_stage, ladder_stages, reduce_stages
 from .accuracy import accuracy_table
 from .base import f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows
 from .compare import size_value
-from .tables import fp32_peak, gemm_table, ladder_table, probe_table, roofline_table, sweep_table
+from .gemm import fp32_peak, gemm_table, roofline_table
+from .tables import ladder_table, probe_table, sweep_table
 
 
 def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None):

@@ -1,7 +1,7 @@
 """Comparisons: the only place a page's comparative words (faster, slower, the same within noise) come from."""
 import statistics
 
-from ..runner.profile import profile_command as command
+from ..runner.profile import NCU_SHORT, profile_command as command
 from ..runner.stages import reduce_stages
 from .base import helper, DocsError, f, md_table, rows, select
 
@@ -99,30 +99,6 @@ def than_cub(stage, regime="stream"):
 def which(pred, yes, no):
     """A word chosen by the data: which(x > y, "above", "below")."""
     return yes if pred else no
-
-
-NCU_SHORT = {"conflicts_ld": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-             "conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-             "shared_ld": "smsp__inst_executed_op_shared_ld.sum", "shared_st": "smsp__inst_executed_op_shared_st.sum",
-             "instructions": "smsp__inst_executed.sum", "ns": "gpu__time_duration.sum", "dram": "dram__bytes_read.sum"}
-
-
-NCU_SHORT.update({
-    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "mem_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "theoretical_occupancy": "sm__maximum_warps_per_active_cycle_pct",
-    "regs": "launch__registers_per_thread",
-    "threads": "smsp__thread_inst_executed_per_inst_executed.ratio",
-    "pred_on": "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
-    "divergent": "smsp__sass_branch_targets_threads_divergent.sum",
-    "wavefronts_ld": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "wavefronts_st": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "fma_pct": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "ffma": "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-})
 
 
 @helper

@@ -7,7 +7,7 @@ from ..runner.measure import HANDOFF_SIZES
 from ..runner.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages
 from ..runner.tries import patch_target
 # The modules whose functions the templates call (each marked @helper where it is defined).
-from . import accuracy, code, conditions, evidence, experiments, small_n, tables  # noqa: F401
+from . import accuracy, code, conditions, evidence, experiments, gemm, machine_code, small_n, tables  # noqa: F401
 from .base import DocsError, HELPERS, NOT_MEASURED, NotMeasured, state, TEMPLATES
 from .glossary import autolink
 

@@ -129,6 +129,12 @@ def _rewrite_row(r, scale, old_sms, file=None):
     bps = _num(out.get("blocks_per_sm"))
     if "grid" in out and out.get("regime") == "stream" and bps and _num(out["grid"]) == bps * old_sms:
         out["grid"] = str(int(bps) * GPU["sms"])  # a grid the SM count set (not a one-block or a small-n launch)
+    _rescale_times(out, r, scale, file)
+    return _gemm_rates(out) if "m" in out else _sum_rates(out)
+
+
+def _rescale_times(out, r, scale, file):
+    """Every time of the row on the other GPU: scaled, the stage's own reranked where RERANK says."""
     factor = scale
     for match, extra in RERANK:
         if _matches(r, match, file):
@@ -139,33 +145,39 @@ def _rewrite_row(r, scale, old_sms, file=None):
         which = k.split("_ms_")[0] if "_ms_" in k else ""
         f = {"": factor, "cub": scale * CUB_FACTOR, "read": scale * READ_FACTOR}.get(which, scale)
         out[k] = _fmt(_num(out[k]) * f)
-    peak = GPU["peak_gbps"]
-    if "m" in out:  # GEMM: 2 M N K FLOP
-        flop = 2.0 * _num(out["m"]) * _num(out["n"]) * _num(out["k"])
-        for prefix in ("", "naive_", "cublas_"):
-            if _num(out.get(f"{prefix}ms_median")):
-                out[f"{prefix}gflops"] = _fmt(flop / (_num(out[f"{prefix}ms_median"]) * 1e6))
-        ms = _num(out.get("ms_median"))
-        if ms:
-            out["pct_cublas"] = _fmt(100 * _num(out["cublas_ms_median"]) / ms)
-            out["x_naive"] = _fmt(_num(out["naive_ms_median"]) / ms)
-            out["pct_fp32_peak"] = _fmt(100 * _num(out["gflops"]) / GPU["fp32_peak_gflops"])
-            out["cublas_pct_fp32_peak"] = _fmt(100 * _num(out["cublas_gflops"]) / GPU["fp32_peak_gflops"])
-        return out
+
+
+def _gemm_rates(out):
+    """A GEMM row's rates from its new times: 2 M N K FLOP."""
+    flop = 2.0 * _num(out["m"]) * _num(out["n"]) * _num(out["k"])
+    for prefix in ("", "naive_", "cublas_"):
+        if _num(out.get(f"{prefix}ms_median")):
+            out[f"{prefix}gflops"] = _fmt(flop / (_num(out[f"{prefix}ms_median"]) * 1e6))
+    ms = _num(out.get("ms_median"))
+    if ms:
+        out["pct_cublas"] = _fmt(100 * _num(out["cublas_ms_median"]) / ms)
+        out["x_naive"] = _fmt(_num(out["naive_ms_median"]) / ms)
+        out["pct_fp32_peak"] = _fmt(100 * _num(out["gflops"]) / GPU["fp32_peak_gflops"])
+        out["cublas_pct_fp32_peak"] = _fmt(100 * _num(out["cublas_gflops"]) / GPU["fp32_peak_gflops"])
+    return out
+
+
+def _sum_rates(out):
+    """A sum's rates from its new times: the bytes each moves over its time."""
     n = _num(out.get("n"))
-    if n:
-        moved = {"": 4 * n, "cub_": 4 * n, "read_": 4 * n, "copy_": 8 * n}
-        for prefix, b in moved.items():
-            ms = _num(out.get(f"{prefix}ms_median"))
-            if ms:
-                out[f"{prefix}gbps"] = _fmt(b / (ms * 1e6))
-                if f"{prefix}pct_peak" in out:  # not in the CPU's rows
-                    out[f"{prefix}pct_peak"] = _fmt(100 * b / (ms * 1e6) / peak)
-        ms = _num(out.get("ms_median"))
-        if ms and _num(out.get("cub_ms_median")):
-            out["x_cub"] = _fmt(_num(out["cub_ms_median"]) / ms)
-        if ms and _num(out.get("read_ms_median")):
-            out["pct_read"] = _fmt(100 * _num(out["read_ms_median"]) / ms)
+    if not n:
+        return out
+    for prefix, moved in {"": 4 * n, "cub_": 4 * n, "read_": 4 * n, "copy_": 8 * n}.items():
+        ms = _num(out.get(f"{prefix}ms_median"))
+        if ms:
+            out[f"{prefix}gbps"] = _fmt(moved / (ms * 1e6))
+            if f"{prefix}pct_peak" in out:  # not in the CPU's rows
+                out[f"{prefix}pct_peak"] = _fmt(100 * moved / (ms * 1e6) / GPU["peak_gbps"])
+    ms = _num(out.get("ms_median"))
+    if ms and _num(out.get("cub_ms_median")):
+        out["x_cub"] = _fmt(_num(out["cub_ms_median"]) / ms)
+    if ms and _num(out.get("read_ms_median")):
+        out["pct_read"] = _fmt(100 * _num(out["read_ms_median"]) / ms)
     return out
 
 

@@ -3,13 +3,14 @@ import re
 import statistics
 
 from ..mutants import MUTANTS
+from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
 from ..runner.stages import all_regimes, combine_stage, gemm_stage, has_stream, ladder_stages, reduce_stages
 from ..runner.tries import try_lines
 from .base import (helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
                    num, optional, oracle_constant, pow2, rows, select, stage_rows, state)
-from .compare import compare_rows, distinct, ncu_value, NOISE, profile_table, said, which
-from .small_n import ncu, time_difference, value_range
+from .compare import compare_rows, distinct, NOISE, said, which
+from .small_n import time_difference, value_range
 
 
 @helper
@@ -268,18 +269,14 @@ def gbps_cell(v):
     return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
 
 
-def sweep_label(r):
-    return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
-
-
 @helper
 def sweep_table(step=2):
     """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
     07's default-combine run; "-" where a stage was not run at that size."""
     data = rows("sweep_all")
-    labels = list(dict.fromkeys(sweep_label(r) for r in data))
+    labels = list(dict.fromkeys(row_label(r) for r in data))
     sizes = sorted({int(r["n"]) for r in data})
-    by = {(sweep_label(r), int(r["n"])): r for r in data}
+    by = {(row_label(r), int(r["n"])): r for r in data}
     ref = next((l for l in labels if l.startswith(combine_stage())), None)
     if ref is None:
         raise NotMeasured(f"{combine_stage()} is not in the size sweep")
@@ -305,33 +302,11 @@ def probe_table(regime):
     return md_table(["stage", *[str(b) for b in blocks]], body)
 
 
-def gemm_name(r):
-    t = int(r["tile"])
-    return f"tiled {t}×{t + 1} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
-
-
-@helper
-def gemm_table(stage, tile="16", sizes=None):
-    body = []
-    data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
-    for size in dict.fromkeys(r["m"] for r in data):
-        group = [r for r in data if r["m"] == size]
-        for r in group:
-            body.append([f"{size}³", gemm_name(r), r["check"], f"{f(r['ms_median']):.3f}", f"{f(r['gflops']):.0f}",
-                         f"{f(r['pct_cublas']):.1f}", f"{f(r['x_naive']):.2f}"])
-        r = group[0]
-        body.append([f"{size}³", "naive", r["naive_check"], f"{f(r['naive_ms_median']):.3f}", f"{f(r['naive_gflops']):.0f}",
-                     f"{100 * f(r['cublas_ms_median']) / f(r['naive_ms_median']):.1f}", "1.00"])
-        body.append([f"{size}³", "cuBLAS SGEMM", r["cublas_check"], f"{f(r['cublas_ms_median']):.3f}",
-                     f"{f(r['cublas_gflops']):.0f}", "100.0", f"{f(r['naive_ms_median']) / f(r['cublas_ms_median']):.2f}"])
-    return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
-
-
 @helper
 def best_read():
     """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
-    label = r["stage"] + ("" if r["combine"] == "relaunch" else f" ({r['combine']})")
+    label = row_label(r)
     return label, f"{f(r['pct_read']):.1f}"
 
 
@@ -436,11 +411,6 @@ def sweep_best_n(stage, fmt=".1f"):
 
 
 @helper
-def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
-    return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
-
-
-@helper
 def tree_gbps(stages, block):
     """The tree-regime probe's GB/s of the stages at block threads per block."""
     return ", ".join(probe_gbps(s, "tree", block) for s in stages)
@@ -481,150 +451,6 @@ def ncu_table(cases):
                      f"{f(r['gpu__time_duration.sum']) / 1e3:.1f}"])
     return md_table(["kernel (first launch)", "bank conflicts, loads", "bank conflicts, stores",
                      "shared-load instructions", "instructions", "µs"], body)
-
-
-def sass_lines(stage):
-    path = state.results / f"sass_{stage}.txt"
-    if not path.exists():  # a stage not profiled yet: its page says so where it would quote the machine code
-        not_measured.add(f"{stage}: no docs/results/sass_{stage}.txt (./ladder profile on a GPU)")
-        raise NotMeasured(f"{stage} is not profiled yet")
-    return path.read_text().splitlines()
-
-
-def sass_span(stage, start, end, last=False):
-    """From the first instruction containing start to the first (or last) after it containing end."""
-    lines = sass_lines(stage)
-    a = next(i for i, l in enumerate(lines) if start in l)
-    after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
-    return lines[a:(after[-1] if last else after[0]) + 1]
-
-
-@helper
-def sass(stage, start, end, last=False):
-    return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
-
-
-@helper
-def sass_tree(stage):
-    """The shared-memory tree of a stage's kernel: from the first block barrier to the last."""
-    return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
-
-
-@helper
-def lds_predicated(stage):
-    """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
-    return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
-
-
-@helper
-def loads_per_iteration(stage):
-    """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
-    return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
-
-
-@helper
-def gemm_lds(stage, tile, pad):
-    """The shared-load instructions of one tiled-kernel instantiation, by width: '16 LDS and 4 LDS.128'."""
-    lines, inside = sass_lines(stage), False
-    counts = {}
-    for line in lines:
-        if line.startswith("Function :"):
-            inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
-            continue
-        m = re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)  # sm_75 spells a shared load LDS.U, LDS.U.128
-        if inside and m:
-            name = "LDS" + (m.group(1) or "")
-            counts[name] = counts.get(name, 0) + 1
-    return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
-
-
-def gemm_steps(stage, variant):
-    """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
-    size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
-    return (size // 16) ** 2 * 8 * (size // 16)
-
-
-@helper
-def gemm_per_warp_step(stage, variant, metric):
-    return ncu_value(stage, variant, metric) / gemm_steps(stage, variant)
-
-
-@helper
-def ffma_per_shared_load(stage, variant):
-    """FFMA warp instructions per shared-load instruction (FFMA thread instructions / 32)."""
-    return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
-
-
-@helper
-def gemm_instr_change(stage):
-    a, b = ncu_value(stage, "tiled", "instructions"), ncu_value(stage, "tiled padded", "instructions")
-    return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
-
-
-@helper
-def naive_dram_ratio(stage):
-    """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
-    size = int(select("ncu", stage=stage, variant="naive")["n_or_size"])
-    return ncu_value(stage, "naive", "dram") / (8 * size ** 2)
-
-
-@helper
-def gemm_ffma_per_mac(stage, variant):
-    size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
-    return ncu_value(stage, variant, "ffma") / size ** 3
-
-
-@helper
-def cublas_kernel(stage):
-    name = select("ncu", stage=stage, variant="cuBLAS")["kernel"]
-    return re.sub(r"^void ", "", name)
-
-
-@helper
-def gemm_profile_table(stage):
-    return profile_table([(stage, v) for v in ("tiled", "naive", "cuBLAS")]) + "\n\n" + md_table(
-        ["kernel", "FMA pipe busy, %", "tensor pipe busy, %", "FFMA thread instructions", "per multiply-add"],
-        [[v, ncu(stage, v, "fma_pct", ".1f"), ncu(stage, v, "tensor_pct", ".1f"), ncu(stage, v, "ffma"),
-          f"{gemm_ffma_per_mac(stage, v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
-
-
-@helper
-def padding_cost(stage, kind):
-    """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
-    key = "wavefronts_ld" if kind == "ld" else "wavefronts_st"
-    return ncu_value(stage, "tiled padded", key) - ncu_value(stage, "tiled", key)
-
-
-def fp32_peak():
-    return f(rows("gemm")[0]["fp32_peak_gflops"])
-
-
-@helper
-def ridge():
-    return fp32_peak() / f(meta()["peak_gbps"])
-
-
-def roofline_points():
-    """(name, FLOP per byte, GFLOP/s attained) for every reduce stage (stream, 07 atomic) and GEMM kernel at 4096³."""
-    pts = []
-    for r in rows("ladder_stream"):
-        pts.append((r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"])))
-    g = select("gemm", m="4096", tile="16", pad="false")
-    ai = 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)
-    pts += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
-            ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
-    return pts
-
-
-@helper
-def roofline_table():
-    bw = f(meta()["peak_gbps"])
-    body = []
-    for name, ai, gf in roofline_points():
-        roof = min(fp32_peak(), ai * bw)
-        body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
-                     which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
-    return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
 
 
 # ---- the CPU beside the ladder (cpu_baseline) ----------------------------------------------------------------

@@ -189,14 +189,11 @@ inline bool resolve_warp(unsigned w) {
   return true;
 }
 
-// Runs one block: every thread to its next barrier, then the barrier, until all have returned.
-inline void run_block(uint3 block_idx) {
-  Run& r = run();
-  r.block_idx = block_idx;
+// The block's threads as fibers, each at the start of the kernel, and its shared memory NaN, unwritten.
+inline void start_block(Run& r, unsigned threads) {
   r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
   r.shared.written.assign(r.shared.dynamic_bytes, 0);
   r.shared.arrays.clear();
-  const unsigned threads = r.block.x * r.block.y * r.block.z;
   r.fibers.clear();
   r.fibers.resize(threads);
   for (unsigned t = 0; t < threads; ++t) {
@@ -210,6 +207,36 @@ inline void run_block(uint3 block_idx) {
     f.context.uc_link = nullptr;
     makecontext(&f.context, trampoline, 0);
   }
+}
+
+// Every thread waits at a __syncthreads(): they must all wait at the same one; then all pass it.
+inline void pass_barrier(Run& r) {
+  const Fiber* one = nullptr;
+  for (const Fiber& f : r.fibers) {
+    if (f.wait != Wait::kBarrier) continue;
+    if (one && f.barrier_line != one->barrier_line)
+      fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
+           "not every thread runs", one->tid, f.tid, one->barrier_line, f.barrier_line);
+    one = one ? one : &f;
+  }
+  for (Fiber& f : r.fibers)
+    if (f.wait == Wait::kBarrier) passed(f);
+}
+
+[[noreturn]] inline void deadlock(const Run& r) {
+  std::string where;
+  for (const Fiber& f : r.fibers)
+    if (f.wait != Wait::kDone && where.size() < 200)
+      where += " " + std::to_string(f.tid) + (f.wait == Wait::kBarrier ? ":__syncthreads" : ":warp op");
+  fail("deadlock: no thread can go on (thread:waits at)%s", where.c_str());
+}
+
+// Runs one block: every thread to its next barrier, then the barrier, until all have returned.
+inline void run_block(uint3 block_idx) {
+  Run& r = run();
+  r.block_idx = block_idx;
+  const unsigned threads = r.block.x * r.block.y * r.block.z;
+  start_block(r, threads);
   const unsigned linear = block_idx.x + r.grid.x * (block_idx.y + r.grid.y * block_idx.z);
   logf("B %u\n", linear);
   for (;;) {
@@ -233,159 +260,16 @@ inline void run_block(uint3 block_idx) {
       return;
     }
     if (at_barrier) {
-      const Fiber* one = nullptr;
-      for (const Fiber& f : r.fibers) {
-        if (f.wait != Wait::kBarrier) continue;
-        if (one && f.barrier_line != one->barrier_line)
-          fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
-               "not every thread runs", one->tid, f.tid, one->barrier_line, f.barrier_line);
-        one = one ? one : &f;
-      }
-      for (Fiber& f : r.fibers)
-        if (f.wait == Wait::kBarrier) passed(f);
-      continue;
-    }
-    if (!moved) {
-      std::string where;
-      for (const Fiber& f : r.fibers)
-        if (f.wait != Wait::kDone && where.size() < 200)
-          where += " " + std::to_string(f.tid) + (f.wait == Wait::kBarrier ? ":__syncthreads" : ":warp op");
-      fail("deadlock: no thread can go on (thread:waits at)%s", where.c_str());
+      pass_barrier(r);
+    } else if (!moved) {
+      deadlock(r);
     }
   }
-}
-
-// ---- shared memory that logs every access ---------------------------------------------------------------------
-
-struct Index {  // an index into a shared array, and the source line that computed it
-  std::size_t i;
-  int line;
-  template <typename T>
-  Index(T v, int l = __builtin_LINE()) : i(static_cast<std::size_t>(v)), line(l) {}  // NOLINT: implicit by design
-};
-
-template <typename T>
-class Elem {  // one shared element: reading or writing it is logged
- public:
-  Elem(const char* array, std::size_t byte, int line, std::size_t end)
-      : array_(array), byte_(byte), line_(line), end_(end) {}
-  operator T() const { return load(); }  // NOLINT: reads convert implicitly, as a float lvalue does
-  Elem& operator=(T v) { return store(v); }
-  Elem& operator=(const Elem& other) { return store(other.load()); }
-  Elem& operator+=(T v) { return store(load() + v); }
-  Elem& operator-=(T v) { return store(load() - v); }
-  Elem& operator*=(T v) { return store(load() * v); }
-
- private:
-  T load() const {
-    Shared& s = run().shared;
-    check();
-    T v;
-    std::memcpy(&v, &s.bytes[byte_], sizeof(T));
-    if (!s.written[byte_])
-      fail("line %d: thread %u reads %s at byte %zu, which no thread of this block has written yet (a missing "
-           "barrier, or a slot the kernel never stores)", line_, self().tid, array_, byte_);
-    note("ld", static_cast<double>(v));
-    return v;
-  }
-  Elem& store(T v) {
-    Shared& s = run().shared;
-    check();
-    std::memcpy(&s.bytes[byte_], &v, sizeof(T));
-    std::memset(&s.written[byte_], 1, sizeof(T));
-    if constexpr (std::is_same_v<T, float>) first_value(self(), v);
-    note("st", static_cast<double>(v));
-    return *this;
-  }
-  void check() const {
-    if (byte_ + sizeof(T) > end_)
-      fail("line %d: %s reaches byte %zu of shared memory, past its end at byte %zu", line_, array_,
-           byte_ + sizeof(T), end_);
-  }
-  void note(const char* op, double v) const {
-    Fiber& f = self();
-    logf("S %s %u %u %u %s %zu %zu %d %.9g\n", op, f.tid, f.phase, f.seq++, array_, byte_, sizeof(T), line_, v);
-  }
-  const char* array_;
-  std::size_t byte_;
-  int line_;
-  std::size_t end_;
-};
-
-template <typename T, std::size_t... Dims>
-struct Extent;  // how many T one index of a shared array steps over
-template <typename T>
-struct Extent<T> {
-  static constexpr std::size_t size = 1;
-};
-template <typename T, std::size_t D, std::size_t... Rest>
-struct Extent<T, D, Rest...> {
-  static constexpr std::size_t size = D * Extent<T, Rest...>::size;
-};
-
-template <typename T, std::size_t... Dims>
-class View;
-template <typename T>
-class View<T> {  // a scalar __shared__ variable
- public:
-  View(const char* array, std::size_t byte, std::size_t end, int line = 0) : e_(array, byte, line, end) {}
-  operator T() const { return e_; }  // NOLINT
-  View& operator=(T v) {
-    e_ = v;
-    return *this;
-  }
-
- private:
-  Elem<T> e_;
-};
-template <typename T, std::size_t D, std::size_t... Rest>
-class View<T, D, Rest...> {  // D = 0: of unknown length (the dynamic array, or a pointer to a shared array)
- public:
-  View(const char* array, std::size_t byte, std::size_t end, int line = 0)
-      : array_(array), byte_(byte), end_(end), line_(line) {}
-  template <std::size_t E>
-  View(const View<T, E, Rest...>& a) : array_(a.array_), byte_(a.byte_), end_(a.end_), line_(a.line_) {}  // NOLINT
-  template <typename, std::size_t...>
-  friend class View;
-  auto operator[](Index ix) const {
-    if (D && ix.i >= D) fail("line %d: %s[%zu] is past its %zu elements", ix.line, array_, ix.i, D);
-    const std::size_t at = byte_ + ix.i * Extent<T, Rest...>::size * sizeof(T);
-    if constexpr (sizeof...(Rest) == 0) return Elem<T>(array_, at, ix.line, end_);
-    else return View<T, Rest...>(array_, at, end_, ix.line);
-  }
-
- private:
-  const char* array_;
-  std::size_t byte_, end_;
-  int line_;
-};
-
-// `__shared__ T name[D...];` becomes `auto name = ladder_host::shared<T, D...>("name");`: the block's one copy.
-// The dynamic array starts at byte 0 and the static ones follow it, each on a 16-byte boundary (the GPU puts the
-// static ones first). No count depends on where an array starts: a request touches one array, and moving an array
-// by a multiple of 16 bytes moves every word of it to the bank as many banks on, which keeps every request's
-// words per bank (a float4 stays within its 16 bytes).
-template <typename T, std::size_t... Dims>
-View<T, Dims...> shared(const char* name, int line = __builtin_LINE()) {  // one array per declaration: name and line
-  Shared& s = run().shared;
-  const std::string key = std::string(name) + ":" + std::to_string(line);
-  for (const auto& a : s.arrays)
-    if (a.first == key) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
-  const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
-  s.bytes.resize(offset + bytes, 0xff);
-  s.written.resize(offset + bytes, 0);
-  s.arrays.emplace_back(key, offset);
-  return View<T, Dims...>(name, offset, offset + bytes);
-}
-
-// `extern __shared__ T name[];` becomes `auto name = ladder_host::dynamic_shared<T>("name");`: the bytes the launch
-// asked for, at byte 0.
-template <typename T>
-View<T, 0> dynamic_shared(const char* name) {
-  return View<T, 0>(name, 0, run().shared.dynamic_bytes);
 }
 
 }  // namespace ladder_host
+
+#include "shared.hpp"  // shared memory that logs every access
 
 // ---- the CUDA built-ins ---------------------------------------------------------------------------------------
 

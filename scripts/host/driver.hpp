@@ -101,56 +101,32 @@ inline void run_blocks(const Entry& e, Args& args, const Options& o) {
   r.log = log;
 }
 
-inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
-  if (argc < 2) fail("usage: %s ENTRY [key=value ...]", argv[0]);
-  const Entry* entry = nullptr;
-  for (const Entry& e : entries)
-    if (argv[1] == std::string(e.name)) entry = &e;
-  if (!entry) fail("no kernel entry '%s' in this stage", argv[1]);
-  const Options o = parse(argc, argv);
+// A GEMM kernel on an m x k A and a k x n B; C's every element printed.
+inline int run_gemm(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
-  const unsigned blocks = o.grid[0] * o.grid[1];
-  if (entry->gemm) {
-    const int m = o.m, n = static_cast<int>(o.n), k = o.k;
-    // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
-    const std::size_t guard = 64, a_size = std::size_t(m) * k, b_size = std::size_t(k) * n, c_size = std::size_t(m) * n;
-    std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + guard, NAN);
-    for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
-    for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
-    r.regions = {{"A", reinterpret_cast<const char*>(A.data()), a_size * 4},
-                 {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
-                 {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
-    args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
-    run_blocks(*entry, args, o);
-    for (std::size_t i = c_size; i < C.size(); ++i)
-      if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
-    print_region("C", C.data(), c_size);
-    return 0;
-  }
-  std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
-  float* in = &storage[0].x + o.offset;
-  std::fill(&storage[0].x, &storage[0].x + 4 * storage.size(), NAN);  // a read outside [in, in + n) makes a NaN
-  std::vector<float> out(blocks, 0.0f), partials(blocks, NAN);
-  unsigned ticket = 0;
-  r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
-               {"out", reinterpret_cast<const char*>(out.data()), out.size() * 4},
-               {"partials", reinterpret_cast<const char*>(partials.data()), partials.size() * 4},
-               {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
-  r.watched = "partials";
-  args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
-  if (!o.readers) {
-    for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
-    for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
-      std::fill(out.begin(), out.end(), 0.0f);  // as the launcher's memset before an atomic launch
-      std::fill(partials.begin(), partials.end(), NAN);
-      run_blocks(*entry, args, o);
-    }
-    print_region("out", out.data(), out.size());
-    print_region("partials", partials.data(), partials.size());
-    logf("R ticket 0 %u\n", ticket);
-    return 0;
-  }
+  const int m = o.m, n = static_cast<int>(o.n), k = o.k;
+  // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
+  const std::size_t guard = 64, a_size = std::size_t(m) * k, b_size = std::size_t(k) * n, c_size = std::size_t(m) * n;
+  std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + guard, NAN);
+  for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
+  for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
+  r.regions = {{"A", reinterpret_cast<const char*>(A.data()), a_size * 4},
+               {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
+               {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
+  args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
+  run_blocks(entry, args, o);
+  for (std::size_t i = c_size; i < C.size(); ++i)
+    if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
+  print_region("C", C.data(), c_size);
+  return 0;
+}
+
+// readers=1: for each element e, a run with in[e] = 1 and every other element 0, printing "E e thread:value" for
+// each thread whose first value is not 0.
+inline int run_readers(const Entry& entry, Args& args, const Options& o, float* in, std::vector<float>& out,
+                       std::vector<float>& partials, unsigned& ticket) {
+  Run& r = run();
   std::FILE* quiet = std::fopen("/dev/null", "w");
   for (std::size_t e = 0; e < o.n; ++e) {
     for (std::size_t i = 0; i < o.n; ++i) in[i] = i == e ? 1.0f : 0.0f;
@@ -164,7 +140,7 @@ inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
         if (f.seen && f.first != 0.0f)
           found.push_back(std::to_string(block * r.fibers.size() + f.tid) + ":" + std::to_string(f.first));
     };
-    run_blocks(*entry, args, o);
+    run_blocks(entry, args, o);
     r.log = stdout;
     logf("E %zu", e);
     for (const auto& f : found) logf(" %s", f.c_str());
@@ -172,6 +148,45 @@ inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
   }
   std::fclose(quiet);
   return 0;
+}
+
+// A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed.
+inline int run_reduce(const Entry& entry, const Options& o) {
+  Run& r = run();
+  Args args;
+  const unsigned blocks = o.grid[0] * o.grid[1];
+  std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
+  float* in = &storage[0].x + o.offset;
+  std::fill(&storage[0].x, &storage[0].x + 4 * storage.size(), NAN);  // a read outside [in, in + n) makes a NaN
+  std::vector<float> out(blocks, 0.0f), partials(blocks, NAN);
+  unsigned ticket = 0;
+  r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
+               {"out", reinterpret_cast<const char*>(out.data()), out.size() * 4},
+               {"partials", reinterpret_cast<const char*>(partials.data()), partials.size() * 4},
+               {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
+  r.watched = "partials";
+  args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
+  if (o.readers) return run_readers(entry, args, o, in, out, partials, ticket);
+  for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
+  for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
+    std::fill(out.begin(), out.end(), 0.0f);  // as the launcher's memset before an atomic launch
+    std::fill(partials.begin(), partials.end(), NAN);
+    run_blocks(entry, args, o);
+  }
+  print_region("out", out.data(), out.size());
+  print_region("partials", partials.data(), partials.size());
+  logf("R ticket 0 %u\n", ticket);
+  return 0;
+}
+
+inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
+  if (argc < 2) fail("usage: %s ENTRY [key=value ...]", argv[0]);
+  const Entry* entry = nullptr;
+  for (const Entry& e : entries)
+    if (argv[1] == std::string(e.name)) entry = &e;
+  if (!entry) fail("no kernel entry '%s' in this stage", argv[1]);
+  const Options o = parse(argc, argv);
+  return entry->gemm ? run_gemm(*entry, o) : run_reduce(*entry, o);
 }
 
 }  // namespace ladder_host

@@ -3,7 +3,7 @@ prints, which the docs show too."""
 import statistics
 
 from ..cli import say
-from .results import all_pass, fmt_num, gemm_args, run_args, run_binary, size_args, table
+from .results import all_pass, fmt_num, gemm_args, row_label, run_args, run_binary, size_args, table
 from .stages import (CPU, StageError, all_regimes, combine_stage, combines, gemm_stages, ladder_stages, reduce_stages,
                      regime_args)
 
@@ -57,7 +57,7 @@ def cpu_lines(cpu, ladder):
             line("copy to the GPU (pinned memory)", "-", by["copy_pinned"], float(by["copy_pinned"]["ms_median"]))]
     for stage in (reduce_stages()[0], combine_stage()):  # the first rung, and the last of the reduction
         r = cpu_stage_row(ladder, stage)
-        name = f"{stage}" + ("" if r["combine"] == "relaunch" else f" ({r['combine']})") + f", {r['regime']} regime"
+        name = f"{row_label(r)}, {r['regime']} regime"
         body += [line(f"{name}: the kernel", "-", r, float(r["ms_median"])),
                  line(f"{name}: copy + kernel", "-", r, float(r["ms_median"]) + float(copy["ms_median"]),
                       "PASS" if all_pass([r, copy]) else "FAIL")]
@@ -101,7 +101,7 @@ def ladder_lines(rows):
     for (stage, combine), by in lines.items():
         if stage != prev_stage:
             prev, current, prev_stage = current, {}, stage
-        label = stage if combine == "relaunch" else f"{stage} ({combine})"
+        label = row_label(next(iter(by.values())))
         cells = [label, "PASS" if all_pass(by.values()) else "FAIL"]  # every row's own verdict, none judged here
         for regime in all_regimes():
             r = by.get(regime)

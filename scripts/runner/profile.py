@@ -25,45 +25,38 @@ NCU_SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "I
 
 
 
-NCU_METRICS = [
-    "dram__bytes_read.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+# Every counter ./ladder profile keeps: its short name (what the pages ask for), its ncu metric (the pages name it, so
+# a reader can ask ncu for the same one), what a table calls it, and whether it is asked for by name (the others
+# come with the sections above). The columns of ncu.csv, in this order.
+NCU_COUNTERS = [
+    ("ns", "gpu__time_duration.sum", "duration (ns)", False),
+    ("dram", "dram__bytes_read.sum", "DRAM bytes read", True),
+    ("dram_pct", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak", False),
+    ("mem_pct", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory throughput, % of peak",
+     False),
+    ("sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput, % of peak", False),
+    ("regs", "launch__registers_per_thread", "registers per thread", False),
+    ("theoretical_occupancy", "sm__maximum_warps_per_active_cycle_pct", "theoretical occupancy, %", False),
+    ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy, %", False),
+    ("instructions", "smsp__inst_executed.sum", "warp instructions", False),
+    ("threads", "smsp__thread_inst_executed_per_inst_executed.ratio", "active threads per instruction", False),
+    ("pred_on", "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+     "threads with predicate on per instruction", False),
+    ("divergent", "smsp__sass_branch_targets_threads_divergent.sum", "divergent branch targets", False),
+    ("shared_ld", "smsp__inst_executed_op_shared_ld.sum", "shared-load instructions", True),
+    ("shared_st", "smsp__inst_executed_op_shared_st.sum", "shared-store instructions", True),
+    ("wavefronts_ld", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared-load wavefronts", True),
+    ("wavefronts_st", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "shared-store wavefronts", True),
+    ("conflicts_ld", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "bank conflicts, loads", True),
+    ("conflicts_st", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "bank conflicts, stores", True),
+    ("fma_pct", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", "FMA pipe active, % of peak", False),
+    ("tensor_pct", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor pipe active, % of peak",
+     False),
+    ("ffma", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "FFMA thread instructions", True),
 ]
-
-
-
-NCU_COLUMNS = {
-    "gpu__time_duration.sum": "duration (ns)",
-    "dram__bytes_read.sum": "DRAM bytes read",
-    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "DRAM throughput, % of peak",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory throughput, % of peak",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM throughput, % of peak",
-    "launch__registers_per_thread": "registers per thread",
-    "sm__maximum_warps_per_active_cycle_pct": "theoretical occupancy, %",
-    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy, %",
-    "smsp__inst_executed.sum": "warp instructions",
-    "smsp__thread_inst_executed_per_inst_executed.ratio": "active threads per instruction",
-    "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio": "threads with predicate on per instruction",
-    "smsp__sass_branch_targets_threads_divergent.sum": "divergent branch targets",
-    "smsp__inst_executed_op_shared_ld.sum": "shared-load instructions",
-    "smsp__inst_executed_op_shared_st.sum": "shared-store instructions",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared-load wavefronts",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared-store wavefronts",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "bank conflicts, loads",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "bank conflicts, stores",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": "FMA pipe active, % of peak",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "tensor pipe active, % of peak",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": "FFMA thread instructions",
-}
-
-
-
+NCU_METRICS = [metric for _, metric, _, asked in NCU_COUNTERS if asked]
+NCU_COLUMNS = {metric: label for _, metric, label, _ in NCU_COUNTERS}
+NCU_SHORT = {short: metric for short, metric, _, _ in NCU_COUNTERS}
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
 
 
@@ -207,15 +200,9 @@ def ncu_check(a, ncu, stage):
 
 
 
-def cmd_profile(a):
-    ncu = find_ncu()
-    if not ncu:
-        say("ladder: ncu (Nsight Compute) not found: install Nsight Compute or put its directory on PATH")
-        return 2
-    if a.ncu_check:
-        return ncu_check(a, ncu, a.ncu_check)
-    # Reduce: one --check-only run on the int input per stage and regime; the first launch is the one that reads
-    # the input (later launches add partial sums). GEMM: one timed run with one repetition, every kernel of it.
+def profile_reduce(a, ncu):
+    """One --check-only run on the exact input per reduce stage and regime (the first launch is the one that reads
+    the input), and the experiments' builds as ./ladder try left them: (rows, source rows)."""
     rows, source = [], []
     for regime in all_regimes():
         for stage in reduce_stages():
@@ -228,7 +215,7 @@ def cmd_profile(a):
             kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1, source=found)[0]
             rows.append(ncu_row(stage, regime, a.profile_size, kernel))
             source += [{"stage": stage, "variant": regime, **r} for r in found]
-    for stage, patch in experiments():  # the experiments' builds, as ./ladder try left them
+    for stage, patch in experiments():
         exe = a.build / "try" / "bin" / patch_target(stage, patch)
         if not exe.exists():
             say(f"      ncu: {patch.stem} of {stage} not built (./ladder try {stage[:2]} {patch.relative_to(ROOT)}): skipped")
@@ -238,18 +225,31 @@ def cmd_profile(a):
             cmd = [str(exe), "--check-only", "--input", "exact", "-n", a.profile_size, *regime_args(stage, [regime])]
             kernel = run_ncu(ncu, cmd, "reduce_kernel", launch_count=1)[0]
             rows.append(ncu_row(stage, f"{regime}, {patch.stem}", a.profile_size, kernel))
-    say(f"      ncu: {gemm_stage()} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
-    cmd = [binary(a.build, gemm_stage()), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
+    return rows, source
+
+
+def profile_gemm(a, ncu):
+    """One timed run of the GEMM with one repetition, every kernel of it; the tiled kernels' source pages, one launch
+    each: (rows, source rows)."""
+    stage = gemm_stage()
+    say(f"      ncu: {stage} (tiled, padded, naive and cuBLAS, {a.profile_gemm}^3)")
+    cmd = [binary(a.build, stage), "--size", a.profile_gemm, "--pad", "both", "--reps", "1", "--warmup", "0"]
     kernels = run_ncu(ncu, cmd, "gemm")
+    source = []
     for variant, pad in (("tiled", 0), ("tiled padded", 1)):  # the source page shows one kernel's one launch
         found = []
         run_ncu(ncu, cmd, f"gemm_kernel<[^,]*16, [^>]*{pad}>", launch_count=1, source=found)  # <(int)16, (int)0>
-        source += [{"stage": gemm_stage(), "variant": variant, **r} for r in found]
+        source += [{"stage": stage, "variant": variant, **r} for r in found]
+    rows = []
     for variant, match in GEMM_KERNELS:
         found = [k for k in kernels if match(k.get("Kernel Name", ""))]
         if not found:
             raise StageError(f"ncu: no {variant} kernel among {sorted({k.get('Kernel Name') for k in kernels})}")
-        rows.append(ncu_row(gemm_stage(), variant, a.profile_gemm, found[-1]))  # the last: after any check runs
+        rows.append(ncu_row(stage, variant, a.profile_gemm, found[-1]))  # the last: after any check runs
+    return rows, source
+
+
+def print_profile(a, rows):
     out = []
     for r in rows:
         out.append([f"{r['stage']} ({r['variant']})", fmt_num(r["gpu__time_duration.sum"], ".0f"),
@@ -262,6 +262,19 @@ def cmd_profile(a):
     print(f"\nNsight Compute, first kernel of each reduce run (n = {a.profile_size}); GEMM {a.profile_gemm}^3\n")
     print(table(["run", "ns", "DRAM %", "occupancy %", "regs", "warp instr", "conflicts ld", "conflicts st",
                  "top stall (warps per issue)"], out))
+
+
+def cmd_profile(a):
+    ncu = find_ncu()
+    if not ncu:
+        say("ladder: ncu (Nsight Compute) not found: install Nsight Compute or put its directory on PATH")
+        return 2
+    if a.ncu_check:
+        return ncu_check(a, ncu, a.ncu_check)
+    rows, source = profile_reduce(a, ncu)
+    gemm_rows, gemm_source = profile_gemm(a, ncu)
+    rows, source = rows + gemm_rows, source + gemm_source
+    print_profile(a, rows)
     if a.save:
         version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip()
         save(a.save, "ncu", rows, {"ncu": version, "sections": NCU_SECTIONS, "metrics": NCU_METRICS})
@@ -271,7 +284,6 @@ def cmd_profile(a):
         save_sass(a)
     racecheck(a)
     return 0
-
 
 
 SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from ..cli import say
-from .stages import ROOT, NoGpu, StageError, binary
+from .stages import ROOT, NoGpu, StageError, binary, combines
 
 
 def run_binary(build, stage, args, fmt="json", exe=None):
@@ -58,6 +58,11 @@ def gemm_args(a):
     size = ["--size", a.gemm_size] if getattr(a, "gemm_size", None) else []
     reps = ["--reps", a.gemm_reps] if getattr(a, "gemm_reps", None) else []
     return [*size, *reps, *run_args(a, ("seed", "input", "device", "flush"))]
+
+
+def row_label(r):
+    """A result row's name in every table: its stage, with its combine where the stage has several."""
+    return r["stage"] if len(combines(r["stage"])) == 1 else f"{r['stage']} ({r['combine']})"
 
 
 def fmt_num(v, spec):

@@ -8,7 +8,7 @@ import sys
 
 from ..cli import say
 from ..mutants import MUTANTS
-from .results import all_pass, fmt_num, git_commit, meta_from, run_args, run_binary, save, size_args, table
+from .results import all_pass, fmt_num, git_commit, meta_from, row_label, run_args, run_binary, save, size_args, table
 from .stages import (ROOT, NoGpu, StageError, combine_stage, constants, has_stream, reduce_stages, regime_args, resolve,
                      stage_file)
 
@@ -35,14 +35,10 @@ def sweep_rows(a):
     return rows
 
 
-def sweep_label(r):
-    return r["stage"] if r["combine"] == "relaunch" else f"{r['stage']} ({r['combine']})"
-
-
 def print_sweep(rows):
     sizes = sorted({int(r["n"]) for r in rows})
-    labels = list(dict.fromkeys(sweep_label(r) for r in rows))
-    by = {(sweep_label(r), int(r["n"])): r for r in rows}
+    labels = list(dict.fromkeys(row_label(r) for r in rows))
+    by = {(row_label(r), int(r["n"])): r for r in rows}
     ref = next((l for l in labels if l.startswith(combine_stage())), labels[-1])  # the default combine
     out = []
     for n in sizes:

@@ -1,0 +1,335 @@
+// The pieces of a reduce stage's run that the harness's files share (reduce_harness.cpp says what a run does): the
+// launch configurations, the device side (ReduceBench: the input between NaN guards, the output and scratch, the
+// checked and the timed launches), and what one configuration's run found. Internal to common/.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "captured_launch.hpp"
+#include "device_buffer.hpp"
+#include "device_fill.hpp"
+#include "harness.hpp"
+#include "input.hpp"
+#include "oracle.hpp"
+#include "reduce_stage.hpp"
+#include "references.hpp"
+#include "timer.hpp"
+
+namespace ladder::reduce_run {
+
+constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
+constexpr unsigned kMinBlock = 64;
+constexpr unsigned kSelfTestMaxOffset = 3;
+constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
+constexpr int kStudyMaxLog2 = 24;
+constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
+// NaN floats before and after the input (256 bytes each, so the input keeps its alignment): a kernel that
+// reads past either end of [in, in + n) adds a NaN, and NaN never passes a check.
+constexpr std::size_t kGuard = 64;
+// Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch
+// left behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the
+// third launch on; every warm-up and timed launch is checked too.
+constexpr int kCheckedLaunches = 3;
+
+
+// The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most
+// the grid limit.
+inline std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
+  return std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, block), limit);
+}
+
+inline double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
+
+
+struct Config {
+  std::uint64_t n;
+  Regime regime;
+  unsigned block;
+  Combine combine;
+  unsigned limit;     // grid limit
+  int blocks_per_sm;  // stream regime without --grid: what the stage's blocks_per_sm() said; else 0
+};
+
+// Resolves the grid limit: the tree regime has none, --grid wins, else SMs x the stage's occupancy answer.
+Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
+                   BlocksPerSmFn blocks_per_sm, const DeviceInfo& d);
+std::string launch_words(const Config& c, unsigned requested_grid, const DeviceInfo& d);
+
+// ---- the device side: input between NaN guards, output, scratch, the checked and the timed launches ----
+
+class ReduceBench {
+ public:
+  ReduceBench(ReduceFn reduce, const DeviceInfo& d, std::uint64_t max_n, std::uint64_t max_partials,
+              unsigned max_offset, Flush flush, bool poison_shared)
+      : reduce_(reduce),
+        poison_shared_(poison_shared),
+        input_(kGuard + max_offset + max_n + kGuard),
+        out_(1),
+        partials0_(kGuard + max_partials + kGuard),
+        partials1_(kGuard + max_partials + kGuard),
+        ticket_(1),
+        timer_(d, flush) {
+    CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
+    CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
+  }
+
+  // Device memory this would need, itemised, so a too-large request is refused before any allocation.
+  static std::pair<std::size_t, std::string> memory_needed(const ReduceOptions& o, const DeviceInfo& d,
+                                                           std::uint64_t max_n, std::uint64_t max_partials,
+                                                           unsigned max_offset, bool timing) {
+    const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
+    const std::size_t scratch = 2 * (max_partials + 2 * kGuard) * sizeof(float);
+    const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
+    std::size_t cub = 0;
+    std::size_t copy = 0;
+    if (timing) {
+      for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));
+      copy = SpeedOfLight::bytes(d.sm_count);
+    }
+    return {input + scratch + flush + cub + copy + kProbeElements * 12 + 64,
+            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, speed-of-light sums {}",
+                        human_bytes(static_cast<double>(input)), human_bytes(static_cast<double>(scratch)),
+                        human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)),
+                        human_bytes(static_cast<double>(copy)))};
+  }
+
+  // Fills the whole buffer with NaN, then makes count floats of the input `spec` at input(), offset floats past its
+  // alignment: on the GPU, bitwise what the host made of it in `host` (the oracle's copy, kept for fence()), so no
+  // copy of the input crosses the bus.
+  void upload(const float* host, const InputSpec& spec, std::uint64_t count, unsigned offset) {
+    input_.poison(nullptr);
+    make_input_on_device(spec.key, spec.exact_bits, input_.get() + kGuard + offset, count, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    host_ = host;
+    uploaded_ = fenced_ = count;
+    offset_ = offset;
+  }
+
+  // Whether the GPU's input is bitwise the host's (their fingerprints agree): what the self-test asks of upload().
+  bool input_is_hosts() const {
+    DeviceBuffer<unsigned long long> print(1);
+    fingerprint_on_device(input(), uploaded_, print.get(), nullptr);
+    unsigned long long on_device = 0;
+    CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
+    return host_ != nullptr && on_device == fingerprint_on_host(host_, uploaded_);
+  }
+
+  // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
+  void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
+    input_.poison(nullptr);
+    CUDA_CHECK(cudaMemset(input_.get() + kGuard + offset, 0, n * sizeof(float)));
+    scatter(input_.get() + kGuard + offset, p.positions, p.values, nullptr);
+    host_ = nullptr;
+    uploaded_ = fenced_ = n;
+    offset_ = offset;
+  }
+
+  // Makes the kGuard floats after element n - 1 NaN, for a size n below the uploaded count (the uploaded data
+  // continues there), and puts back the data the previous fence covered.
+  void fence(std::uint64_t n) {
+    if (n == fenced_) return;
+    if (host_ == nullptr) throw std::logic_error("fence() after upload_probe(): upload the input first");
+    float* in = input_.get() + kGuard + offset_;
+    if (fenced_ < uploaded_) {
+      const std::uint64_t count = std::min<std::uint64_t>(kGuard, uploaded_ - fenced_);
+      CUDA_CHECK(cudaMemcpy(in + fenced_, host_ + fenced_, count * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    if (n < uploaded_) {
+      CUDA_CHECK(cudaMemset(in + n, 0xFF, std::min<std::uint64_t>(kGuard, uploaded_ - n) * sizeof(float)));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    fenced_ = n;
+  }
+  const float* input() const { return input_.get() + kGuard + offset_; }  // where upload() put element 0
+
+  struct Result {
+    float value;
+    FirstLaunch first;  // the shape of the first launch, as the stage reported it
+  };
+
+  // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage
+  // enqueues for one reduction of input(), checks the shape of the kernel that reads the input against what the
+  // stage reported, runs the captured work and returns its result and that shape.
+  Result run_checked(const Config& c) {
+    const cudaStream_t s = timer_.stream();
+    poison(s);
+    if (poison_shared_) poison_shared_memory(s);
+    FirstLaunch reported{0, 0};
+    const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out_.get(), launch(c), s); });
+    ++launches_;
+    const FirstLaunch first = seen_first_launch(captured, c, reported);
+    captured.launch(s);
+    return {read_out(s), first};
+  }
+
+  // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums
+  // (outside its interval); each launch's result is kept, and all of them are returned in *results.
+  TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
+    const ReduceLaunch l = launch(c);
+    const float* in = input();
+    const Kept<float> kept(warmup, reps);
+    const TimingStats t = timer_.time(
+        [&](cudaStream_t s) {
+          ++launches_;
+          reduce_(in, c.n, out_.get(), l, s);
+        },
+        warmup, reps, {[&](cudaStream_t s) { poison_live(c, s); }, kept.copy_of(out_.get())});
+    *results = kept.read(timer_.stream());
+    return t;
+  }
+
+  // Launches of the stage so far (checked and timed): the count every run's checks must match.
+  long long launches() const { return launches_; }
+
+  GpuTimer& timer() { return timer_; }
+  float* out() const { return out_.get(); }
+
+  // Waits for `stream` and returns *out.
+  float read_out(cudaStream_t stream) const {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    float result = 0;
+    CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    return result;
+  }
+
+ private:
+  // The partials a stage sees start kGuard floats into their buffers, so that reading one before the first or
+  // past the last finds NaN too.
+  ReduceLaunch launch(const Config& c) const {
+    return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
+                        ticket_.get()};
+  }
+  // Everything a launch writes or may read besides its input, whole: a value it never wrote is NaN.
+  void poison(cudaStream_t s) const {
+    out_.poison(s);
+    partials0_.poison(s);
+    partials1_.poison(s);
+  }
+  // Before each timed launch: the result and the partial sums this configuration can use, with their fences
+  // (not the whole buffers, which a larger configuration sized: their memset would evict a --flush none input).
+  void poison_live(const Config& c, cudaStream_t s) const {
+    out_.poison(s);
+    const std::size_t live = (max_grid(c.n, c.block, c.limit) + 2 * kGuard) * sizeof(float);
+    for (const auto* p : {&partials0_, &partials1_}) CUDA_CHECK(cudaMemsetAsync(p->get(), 0xFF, live, s));
+  }
+
+  // The grid and block of the one kernel that reads the input, from the captured graph; the stage's report must
+  // agree, and the grid must fit the partial sums it was given.
+  FirstLaunch seen_first_launch(const CapturedLaunch& captured, const Config& c, const FirstLaunch& reported) const {
+    dim3 grid, block;
+    const int readers = captured.kernels_reading(input(), &grid, &block);
+    const std::string where = fmt::format("n = {}, block {}, {} regime, {}", c.n, c.block, to_string(c.regime),
+                                          to_string(c.combine));
+    if (readers != 1) {
+      throw StageFailure(fmt::format("{}: the stage launched {} kernels whose first argument is the input; the "
+                                     "harness checks a reduction of one kernel over the input, then its combine",
+                                     where, readers));
+    }
+    const FirstLaunch seen{grid.x, block.x};
+    if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1 || seen.grid > max_grid(c.n, c.block, c.limit) ||
+        seen.block > c.block) {
+      throw StageFailure(fmt::format("{}: the kernel that reads the input was launched with {}x{}x{} blocks of "
+                                     "{}x{}x{} threads; at most {} blocks (what its partial sums buffers hold) of "
+                                     "at most {} threads, in x only",
+                                     where, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                     max_grid(c.n, c.block, c.limit), c.block));
+    }
+    if (reported.grid != seen.grid || reported.block != seen.block) {
+      throw StageFailure(fmt::format("{}: the stage reported a first launch of {} blocks of {} threads, but the "
+                                     "kernel that reads the input was launched with {} blocks of {} threads",
+                                     where, reported.grid, reported.block, seen.grid, seen.block));
+    }
+    return seen;
+  }
+
+  ReduceFn reduce_;
+  bool poison_shared_;
+  DeviceBuffer<float> input_, out_, partials0_, partials1_;
+  DeviceBuffer<unsigned> ticket_;
+  GpuTimer timer_;
+  const float* host_ = nullptr;  // what upload() copied, for fence() to put back
+  std::uint64_t uploaded_ = 0, fenced_ = 0;
+  unsigned offset_ = 0;
+  long long launches_ = 0;
+};
+
+
+// ---- the checks every run makes -------------------------------------------------------------------------
+
+// What one configuration's run found and measured.
+struct Run {
+  Config c;
+  FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
+  SumReference exact_ref;
+  std::vector<float> exact_results;  // the exact input, one per checked launch
+  std::vector<SumCheck> exact;
+  double probe_sum = NAN;
+  float probe_result = NAN;
+  SumCheck probe;
+  SumReference ref;                  // the measured input's
+  float result = NAN;
+  std::vector<float> timed_results;  // every warm-up and timed launch's, in order
+  SumCheck measured, timed;          // the measured input: its checked launch, every warm-up and timed launch
+  TimingStats t;
+  bool timing = false;
+  long long launches = 0;            // launches of the stage this configuration made
+  long long checked = 0;             // of them, launches whose result was judged
+};
+
+// The references of one size on the measured input: CUB and the speed of light (a read-only kernel and a
+// device-to-device copy). Every launch of CUB and of the read-only kernel is checked.
+struct References {
+  int read_grid = 0;  // the read-only kernel's blocks
+  TimingStats cub, read, copy, empty, memset;
+  float cub_result = NAN;
+  SumCheck cub_check, cub_timed, read_check;
+  int cub_launches = 0, read_launches = 0;
+};
+
+// The name a check of the measured input goes by: "float", or "exact" when the measured input is the exact one.
+
+// reduce_bench.cpp: the configurations and the benches.
+std::uint64_t max_partials_for(const std::vector<Config>& configs);
+void require_tree_grid(const ReduceOptions& o);
+std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d);
+SumShape shape_of(const Config& c, const FirstLaunch& f);
+SumShape cub_shape(std::uint64_t n, const DeviceInfo& d);
+SumShape read_shape(std::uint64_t n, std::uint64_t threads);
+std::unique_ptr<ReduceBench> make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d,
+                                        const std::vector<Config>& configs, bool timing);
+ReduceBench untimed_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
+                          std::uint64_t max_partials, const char* what);
+std::vector<Run> runs_for(const std::vector<Config>& configs);
+
+// reduce_checks.cpp: the checks every run makes, and the one verdict of a run.
+const char* measured_name(InputMode mode);
+void add_input_checks(Verdict& v, const Run& r);
+int unheld(const Run& r, const References* refs);
+Verdict verdict_of(const Run& r, const References* refs, InputMode mode);
+bool deterministic(const Run& r);
+void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage);
+void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs);
+void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
+             std::map<std::uint64_t, References>& refs, const char* stage);
+
+// reduce_report.cpp: the table, the notes and the records of the default run.
+bool report(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
+            const std::map<std::uint64_t, References>& refs, const float* host);
+
+// reduce_studies.cpp: --self-test, --determinism, --error-study.
+int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+              const DeviceInfo& d);
+int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+                const DeviceInfo& d);
+int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+                const DeviceInfo& d);
+
+}  // namespace ladder::reduce_run
