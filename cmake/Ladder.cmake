@@ -15,7 +15,23 @@ endif()
 # Device code: a Debug build is debuggable on the GPU (-G, for cuda-gdb: slow kernels); every other build keeps
 # line information (-lineinfo), so Nsight Compute and compute-sanitizer can point at source lines. Never both:
 # -G overrides -lineinfo, and nvcc warns about it for every file.
-add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:$<IF:$<CONFIG:Debug>,-G,-lineinfo>>")
+# ladder_json_strings(<out> <string>...): the strings as a JSON array.
+function(ladder_json_strings out)
+  list(TRANSFORM ARGN REPLACE "([\\\"])" "\\\\\\1")
+  list(TRANSFORM ARGN PREPEND "\"")
+  list(TRANSFORM ARGN APPEND "\"")
+  string(JOIN ", " joined ${ARGN})
+  set(${out} "[${joined}]" PARENT_SCOPE)
+endfunction()
+
+set(line_info -lineinfo)
+add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:$<IF:$<CONFIG:Debug>,-G,${line_info}>>")
+# The machine-code checks (scripts/sass.py) compile a stage file on its own as a Release build compiles it: with
+# these flags, CMake's own, which the build writes to <build>/sass_flags.json for them (nothing else types them).
+separate_arguments(release_flags UNIX_COMMAND "${CMAKE_CUDA_FLAGS} ${CMAKE_CUDA_FLAGS_RELEASE}")
+ladder_json_strings(sass_flags -std=c++${CMAKE_CUDA_STANDARD} ${release_flags} ${line_info}
+                    -I${PROJECT_SOURCE_DIR}/common)
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/sass_flags.json @ONLY CONTENT "@sass_flags@\n")
 
 # How the GPU tests share the GPU. A test whose verdict rests on the NaN the harness leaves in every SM's shared
 # memory (a stage's own checks, a planted bug they must catch) or on its timings runs alone on the GPU: another
@@ -53,9 +69,28 @@ function(ladder_skipped_test name labels reason)
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endfunction()
 
-set(LADDER_NO_SANITIZER "compute-sanitizer not found (it ships with the CUDA Toolkit; or configure with -DLADDER_COMPUTE_SANITIZER=/path/to/compute-sanitizer)")
+set(LADDER_NO_SANITIZER "compute-sanitizer not found (it ships with the CUDA Toolkit, or configure with -DLADDER_COMPUTE_SANITIZER=/path/to/compute-sanitizer)")
 
-# A GPU test run under compute-sanitizer (memcheck, racecheck, synccheck, initcheck). Skipped without a GPU.
+# The compute-sanitizer tools every stage runs under, and what the stage is given there: the quick self-test, and
+# --no-shared-poison (the NaN fill of every SM's shared memory, tens of millions of stores per checked launch, is the
+# harness's, not the stage's, and racecheck and synccheck would trace every one of them; the runs without the
+# sanitizer keep it). Declared here only: ./ladder try runs a reader's file under the same, read from
+# <build>/sanitizers.json.
+set(LADDER_SANITIZER_TOOLS memcheck racecheck synccheck initcheck)
+set(LADDER_SANITIZER_ARGS --self-test quick --no-shared-poison)
+if(LADDER_COMPUTE_SANITIZER)
+  ladder_json_strings(program "${LADDER_COMPUTE_SANITIZER}")
+  set(missing [])
+else()
+  set(program [])
+  ladder_json_strings(missing "${LADDER_NO_SANITIZER}")
+endif()
+ladder_json_strings(tools ${LADDER_SANITIZER_TOOLS})
+ladder_json_strings(args ${LADDER_SANITIZER_ARGS})
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/sanitizers.json @ONLY CONTENT
+     "{\"program\": @program@, \"missing\": @missing@, \"tools\": @tools@, \"args\": @args@}\n")
+
+# A GPU test run under compute-sanitizer --tool TOOL. Skipped without a GPU.
 function(ladder_sanitizer_test target tool)
   if(NOT LADDER_COMPUTE_SANITIZER)
     ladder_skipped_test(${target}.${tool} "gpu;sanitizer" "${LADDER_NO_SANITIZER}")
@@ -92,10 +127,8 @@ function(ladder_add_stage source)
 
   ladder_gpu_test(${name}.self_test COMMAND ${name} --self-test full)
   set_tests_properties(${name}.self_test PROPERTIES TIMEOUT 1200)
-  # --no-shared-poison: the NaN fill of every SM's shared memory (tens of millions of stores per checked launch)
-  # is the harness's, not the stage's, and racecheck and synccheck would trace every one of them.
-  foreach(tool memcheck racecheck synccheck initcheck)
-    ladder_sanitizer_test(${name} ${tool} --self-test quick --no-shared-poison)
+  foreach(tool ${LADDER_SANITIZER_TOOLS})
+    ladder_sanitizer_test(${name} ${tool} ${LADDER_SANITIZER_ARGS})
   endforeach()
 endfunction()
 

@@ -3,9 +3,9 @@
 
 Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through
 the non-coherent path (__ldg), an atomic of block scope (atomicAdd_block) in a kernel of many blocks. The sum
-still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage file as it is
-(for sm_90, with a Release build's flags and -lineinfo), disassembles it with nvdisasm and demands, of every
-kernel, in code order:
+still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage
+file as it is (for sm_90, with the flags of a Release build, as the build wrote them to <build>/sass_flags.json),
+disassembles it with nvdisasm and demands, of every kernel, in code order:
   a. every global atomic (ATOM, ATOMG, RED, REDG) is of device scope or wider (.GPU or .SYS);
   b. an atomic whose result the kernel uses (ATOM/ATOMG into a register other than RZ: a ticket) is a release
      and an acquire: a MEMBAR of .GPU or .SYS scope after the last global store before it, and a CCTL.IVALL
@@ -24,6 +24,7 @@ Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a
 has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
 """
 import argparse
+import json
 import pathlib
 import re
 import shutil
@@ -32,11 +33,9 @@ import sys
 import tempfile
 from typing import NamedTuple
 
-from .runner.stages import ladder_stages, stage_file
+from .runner.stages import build_dir, ladder_stages, stage_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# As a Release build compiles a stage (CMakeLists.txt, cmake/Ladder.cmake): its SASS is that of docs/results/.
-FLAGS = ["-std=c++17", "-O3", "-DNDEBUG", "-lineinfo", f"-I{ROOT / 'common'}"]
 ATOMICS = {"ATOM", "ATOMG", "RED", "REDG"}  # global (or generic) memory; ATOMS is shared memory
 STORES, LOADS, WIDE = {"ST", "STG"}, {"LD", "LDG"}, {"GPU", "SYS"}
 INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
@@ -93,10 +92,19 @@ def find_tools(nvcc, tools):
     return nvcc, nvdisasm
 
 
+def release_flags():
+    """The flags a Release build compiles a stage with, as the build wrote them (cmake/Ladder.cmake): the SASS of
+    docs/results/ is what they make."""
+    path = build_dir() / "sass_flags.json"
+    if not path.exists():
+        raise RuntimeError(f"{path} does not exist: configure the build first (./ladder build)")
+    return json.loads(path.read_text())
+
+
 def compile_cubin(src, arch, nvcc, tmp):
     """src compiled with the Release flags to tmp/k.cubin for arch; its path."""
     cubin = pathlib.Path(tmp) / "k.cubin"
-    cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *FLAGS, "-o", str(cubin), str(src)],
+    cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *release_flags(), "-o", str(cubin), str(src)],
                         capture_output=True, text=True)
     if cc.returncode != 0:
         raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")

@@ -2,7 +2,7 @@
 import re
 
 from ..runner.reader import stage_diff
-from ..runner.stages import ladder_stages, reduce_stages, stage_file
+from ..runner.stages import ladder_stages, reduce_stages, sanitizer, stage_file
 from .base import helper, docs_path, DocsError, md_table
 from .tables import link
 
@@ -52,3 +52,11 @@ def stage_list():
         summary = re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", summary)  # code names, as code
         body.append([f"`{stage}`", summary, link(stage)])
     return md_table(["stage", "the one change", "page"], body, ["---", "---", "---"])
+
+
+@helper
+def sanitizer_runs():
+    """The compute-sanitizer runs of every stage's tests, as cmake/Ladder.cmake declares them (the build's
+    sanitizers.json): the tools, and the arguments the stage is given."""
+    _, _, tools, args = sanitizer()
+    return f"{', '.join(tools[:-1])} and {tools[-1]} on `{' '.join(args)}`"

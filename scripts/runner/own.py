@@ -3,8 +3,9 @@ through what the stage itself must pass, each check with the command that repeat
 
 Without a GPU: the build, the machine-code rules (scripts/sass.py) and the host runs of the file's kernels
 (scripts/host_checks.py: every element added once, at every input offset and awkward sizes, in either thread
-order). With one: also the stage's default run, its --self-test full, compute-sanitizer's memcheck, racecheck and
-synccheck where it is installed, and the timing beside the stage's own.
+order). With one: also the stage's default run, its --self-test full, the runs under compute-sanitizer that the
+stage's own tests make (where it is installed: the tools and arguments cmake/Ladder.cmake declares), and the timing
+beside the stage's own.
 """
 import os
 import pathlib
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import host_checks, host_run
 from ..cli import say
-from .stages import ROOT, StageError, binary, role, stage_file
+from .stages import ROOT, StageError, binary, role, sanitizer, stage_file
 from .tries import build_copies, run_variants, shown, variant_target
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
@@ -124,15 +125,12 @@ def gpu_checks(exe, stage):
         return [], False
     checks = []
     runs = [("the default run's checks", [], None), ("--self-test full", ["--self-test", "full"], None)]
-    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-    small = ["--check-only", "-n", "100003", "--offset", "1"] if role(stage) != "gemm" else ["--check-only", "--size", "100"]
-    for tool in ("memcheck", "racecheck", "synccheck"):
-        extra = [] if tool == "memcheck" else ["--no-shared-poison"]
-        runs.append((f"compute-sanitizer --tool {tool}", [*small, *extra], [sanitizer, "--tool", tool,
-                                                                           "--error-exitcode", "99"]))
+    program, missing, tools, args = sanitizer()  # as the stages' own sanitizer tests run (cmake/Ladder.cmake)
+    for tool in tools:
+        runs.append((f"compute-sanitizer --tool {tool}", args, [program, "--tool", tool, "--error-exitcode", "99"]))
     for name, args, wrap in runs:
-        if wrap and not pathlib.Path(wrap[0]).exists():
-            checks.append(Check(name, NOT_RUN, "compute-sanitizer is not installed", ""))
+        if wrap and not program:
+            checks.append(Check(name, NOT_RUN, missing, ""))
             continue
         cmd = [*(wrap or []), str(exe), *args]
         done = run(cmd)

@@ -14,7 +14,7 @@ import tempfile
 from ..cli import say
 from .results import fmt_num, git_commit, save, table
 from .stages import (ROOT, StageError, all_regimes, binary, gemm_stage, has_stream, ladder_stages, reduce_stages,
-                     regime_args, role)
+                     regime_args, role, sanitizer_program)
 from .tries import experiments, patch_target
 
 
@@ -333,7 +333,7 @@ def save_sass(a):
 def sanitizer_report(a, tool, runs, name):
     """Each run under compute-sanitizer --tool TOOL, as the pages quote it: a "$ command" line, then the tool's
     own lines (shortened where long), ending with its summary; written to <save>/<name>."""
-    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    sanitizer = sanitizer_program()
     report = []
     for title, cmd in runs:
         say(f"      {tool}: {title}")

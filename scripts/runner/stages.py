@@ -60,6 +60,24 @@ def describe(program):
     return json.loads(path.read_text())
 
 
+def sanitizer():
+    """compute-sanitizer as the build found it, and the tools and arguments every stage's sanitizer tests run it with
+    (cmake/Ladder.cmake declares them): (command or None, why it is missing, tools, args)."""
+    path = build_dir() / "sanitizers.json"
+    if not path.exists():
+        raise StageError(f"{path} does not exist: configure first (./ladder build)")
+    found = json.loads(path.read_text())
+    return (found["program"] or [None])[0], "".join(found["missing"]), found["tools"], found["args"]
+
+
+def sanitizer_program():
+    """compute-sanitizer's path, as the build found it; StageError where it did not."""
+    program, missing, _, _ = sanitizer()
+    if not program:
+        raise StageError(missing)
+    return program
+
+
 def role(stage):
     return describe(stage)["role"]
 

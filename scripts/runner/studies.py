@@ -2,7 +2,6 @@
 planted bug, run as its test runs it)."""
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ from ..cli import say
 from ..mutants import MUTANTS
 from .results import all_pass, fmt_num, git_commit, meta_from, row_label, run_args, run_binary, save, size_args, table
 from .stages import (ROOT, NoGpu, StageError, combine_stage, constants, has_stream, reduce_stages, regime_args, resolve,
-                     stage_file)
+                     sanitizer_program, stage_file)
 
 
 # ---- sweep and probe ---------------------------------------------------------------------------------
@@ -93,7 +92,6 @@ def cmd_probe(a):
 
 def mutant_rows(a):
     """Runs every planted bug (scripts/mutants.py) as its test does; records the verdict and the line it printed."""
-    sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     rows = []
     for m in MUTANTS:
         if m.expect == "sass":  # its machine code, read on the CPU (scripts/sass.py): the mutated copy is checked
@@ -106,7 +104,7 @@ def mutant_rows(a):
         if not exe.exists():
             raise StageError(f"{exe} does not exist: build the target 'mutants' first")
         if m.expect == "racecheck":  # as its test runs it: the harness's shared-memory fill is not traced
-            cmd = [sanitizer, "--tool", "racecheck", "--error-exitcode", "99", "--print-limit", "1", *cmd,
+            cmd = [sanitizer_program(), "--tool", "racecheck", "--error-exitcode", "99", "--print-limit", "1", *cmd,
                    "--no-shared-poison"]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         text = proc.stdout + proc.stderr
