@@ -36,23 +36,20 @@ file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/sass_flags.json @ONLY CONTENT "@sass_f
 # How the GPU tests share the GPU. A test whose verdict rests on the NaN the harness leaves in every SM's shared
 # memory (a stage's own checks, a planted bug they must catch) or on its timings runs alone on the GPU: another
 # process's kernels, scheduled between the fill and the launch, would leave other values in shared memory. It takes
-# every slot below. A test that needs neither (a compute-sanitizer run, which turns the fill off; ./ladder try,
+# every slot of the GPU. A test that needs neither (a compute-sanitizer run, which turns the fill off; ./ladder try,
 # whose verdicts this test takes from the host run) takes one slot: up to eight of them run at once, never beside
-# a test that runs alone. (CTest runs no two tests that hold a lock in common.)
-set(LADDER_GPU_SLOTS gpu_1 gpu_2 gpu_3 gpu_4 gpu_5 gpu_6 gpu_7 gpu_8)
-set_property(GLOBAL PROPERTY LADDER_GPU_SLOT 0)
+# a test that runs alone. CTest hands out the slots as tests start (resource groups, from the spec file the build
+# writes and names in CTEST_RESOURCE_SPEC_FILE, which a plain ctest run reads).
+set(LADDER_GPU_SLOTS 8)
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/gpu_slots.json @ONLY CONTENT
+     "{\"version\": {\"major\": 1, \"minor\": 0}, \"local\": [{\"gpu_slots\": [{\"id\": \"0\", \"slots\": @LADDER_GPU_SLOTS@}]}]}\n")
+set(CTEST_RESOURCE_SPEC_FILE ${CMAKE_BINARY_DIR}/gpu_slots.json)
 function(ladder_gpu_lock name how)
   if(how STREQUAL "ALONE")
-    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${LADDER_GPU_SLOTS}")
-    return()
+    set_tests_properties(${name} PROPERTIES RESOURCE_GROUPS "gpu_slots:${LADDER_GPU_SLOTS}")
+  else()
+    set_tests_properties(${name} PROPERTIES RESOURCE_GROUPS "gpu_slots:1")
   endif()
-  get_property(slot GLOBAL PROPERTY LADDER_GPU_SLOT)
-  list(LENGTH LADDER_GPU_SLOTS count)
-  math(EXPR index "${slot} % ${count}")
-  math(EXPR slot "${slot} + 1")
-  set_property(GLOBAL PROPERTY LADDER_GPU_SLOT ${slot})
-  list(GET LADDER_GPU_SLOTS ${index} lock)
-  set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${lock})
 endfunction()
 
 # A test that needs a GPU: labelled "gpu", reported as skipped when the program exits 77 (no GPU), alone on it.
