@@ -5,7 +5,8 @@
   python3 -m scripts.make_docs --check   fail if a page differs from what the templates and results give,
                                          a stage has no page, a result file does not parse, a chart is
                                          missing or disagrees with its table or the results, a link or
-                                         anchor does not resolve, a template types a fact of the GPU or a
+                                         anchor does not resolve, a page names a file the project does not
+                                         have, a template types a fact of the GPU or a
                                          comparative word, a page says faster/slower in words the comparison
                                          helpers did not produce, or a page rendered from a synthetic second
                                          GPU (scripts/docsgen/synthetic_gpu.py) keeps a fact of the first, says "N×
@@ -33,7 +34,7 @@ from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_lite
                              outside_code)
 from .docsgen.compare import distinct
 from .docsgen.glossary import check_structure, pages
-from .docsgen.links import check_links
+from .docsgen.links import check_links, check_paths
 from .docsgen.render import render, render_text
 from .runner.stages import reduce_stages
 
@@ -46,7 +47,7 @@ examples:
   ./ladder docs               render the pages and draw the charts
   ./ladder docs --check       change nothing: fail if a page differs from what the templates and results give, a
                               result file or chart is missing or disagrees with its table, a link does not
-                              resolve, or a template types a fact of one GPU or a comparative word
+                              resolve, a page names a file the project does not have, or a template types a fact of one GPU or a comparative word
   ./ladder docs --self-test   plant such claims and demand that --check catches each"""
 
 
@@ -92,6 +93,7 @@ def self_test():
         "docs/results.md", render(TEMPLATES / "results.md"), "probe.png", data)
     planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
+    planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `tests/check_sass.py` says."})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
@@ -157,7 +159,8 @@ def main():
 
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
-    problems += check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_charts(rendered)
+    problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
+                 + check_charts(rendered))
     for out, text in rendered.items():
         rel = out.relative_to(ROOT)
         if not out.exists():

@@ -233,17 +233,17 @@ def main(argv):
         failed, sources = 0, a.sources or stage_sources()
         for src in sources:
             lines, count = check(src, a.arch, tools)
-            print("\n".join(lines + [f"check_sass: {show(src)} ({a.arch}, kernels: {count}): "
+            print("\n".join(lines + [f"sass: {show(src)} ({a.arch}, kernels: {count}): "
                                      f"{len(lines) or 'no'} problem{'s' * (len(lines) != 1)}"]))
             failed += (not lines) if a.expect_violation else bool(lines)
         if a.expect_violation and failed:
-            print(f"check_sass: FAIL: {failed} of {len(sources)} planted bugs pass every rule: the check misses them")
+            print(f"sass: FAIL: {failed} of {len(sources)} planted bugs pass every rule: the check misses them")
         return 1 if failed else 0
     except Skip as e:
         print(f"SKIPPED: {e}")
         return 77
     except RuntimeError as e:
-        print(f"check_sass: error: {e}", file=sys.stderr)
+        print(f"sass: error: {e}", file=sys.stderr)
         return 2
 
 

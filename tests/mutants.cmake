@@ -1,11 +1,11 @@
-# Planted bugs (tests/mutants.py): copies of the real stage files, each with one realistic bug, made at build
+# Planted bugs (scripts/mutants.py): copies of the real stage files, each with one realistic bug, made at build
 # time. Each must be reported FAIL by its stage's default check, or flagged by racecheck. They are not part of a
 # plain build (`all`), so a reader's first build stays short: the test fixture mutants.build builds them when the
 # tests run, and only where their tests can run (a GPU is visible, compute-sanitizer for the racecheck ones). The
 # target `mutants` builds them all.
 add_custom_target(mutants)
 set(LADDER_MUTANTS_SKIPPED "no usable GPU, so the planted-bug programs are not built or run (cmake --build ${CMAKE_BINARY_DIR} --target mutants builds them)")
-# The copy of <stage>/<file> with planted bug <name>, made at build time (tests/mutants.py make); sets ${out}.
+# The copy of <stage>/<file> with planted bug <name>, made at build time (scripts/mutants.py make); sets ${out}.
 function(ladder_plant name stage file)
   set(src ${PROJECT_SOURCE_DIR}/${stage}/${file})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/mutants/${name}/${file})
@@ -29,7 +29,7 @@ function(ladder_mutant name stage file expect args)
   endif()
   add_executable(mutant_${name} EXCLUDE_FROM_ALL ${out})
   target_link_libraries(mutant_${name} PRIVATE ladder::harness)
-  ladder_name_copy(mutant_${name} "a copy of ${stage} with a planted bug (tests/mutants.py: ${name})")
+  ladder_name_copy(mutant_${name} "a copy of ${stage} with a planted bug (scripts/mutants.py: ${name})")
   # A planted bug may leave a variable unused (nvcc warning 177): expected here, so not reported.
   target_compile_options(mutant_${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-diag-suppress=177>)
   set_target_properties(mutant_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LADDER_TEST_BIN})
@@ -62,7 +62,7 @@ function(ladder_mutant name stage file expect args)
   set_property(GLOBAL APPEND PROPERTY LADDER_MUTANTS_TESTED mutant_${name})
 endfunction()
 
-# The CPU baseline's planted bugs (tests/mutants.py, CPU_MUTANTS): small host programs, built in every build; each
+# The CPU baseline's planted bugs (scripts/mutants.py, CPU_MUTANTS): small host programs, built in every build; each
 # must fail its check. Those run with --no-copy need no GPU; the copy's reports skipped without one.
 function(ladder_cpu_mutant name stage file args)
   ladder_plant(${name} ${stage} ${file})

@@ -58,3 +58,19 @@ def check_links(texts):
                 problems.append(f"{rel}: the link [{m.group(1)}]({target}) names an anchor #{anchor} that "
                                 f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
     return problems
+
+
+PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|common|cmake|cpu_baseline|docs|\d\d_[a-z0-9_]+)/[\w./-]*\w"
+                          r"\.(?:py|cpp|hpp|cu|cmake|md|json|csv|txt))\b")
+
+
+def check_paths(texts):
+    """texts: {path: Markdown}. Every file of the project that a page names, in prose or inline code, exists (a
+    recorded run in a fenced block stays as the program printed it)."""
+    problems = []
+    for page, text in texts.items():
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+        for m in PROJECT_PATH.finditer(prose):
+            if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts:
+                problems.append(f"{page.relative_to(ROOT)}: names {m.group(1)}, which the project does not have")
+    return sorted(set(problems))
