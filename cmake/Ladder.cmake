@@ -12,10 +12,7 @@ if(LADDER_WERROR)
     $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
 endif()
 
-# Device code: a Debug build is debuggable on the GPU (-G, for cuda-gdb: slow kernels); every other build keeps
-# line information (-lineinfo), so Nsight Compute and compute-sanitizer can point at source lines. Never both:
-# -G overrides -lineinfo, and nvcc warns about it for every file.
-# ladder_json_strings(<out> <string>...): the strings as a JSON array.
+# ladder_json_strings(<out> <string>...): the strings as a JSON array (for the files the build writes for the runner).
 function(ladder_json_strings out)
   list(TRANSFORM ARGN REPLACE "([\\\"])" "\\\\\\1")
   list(TRANSFORM ARGN PREPEND "\"")
@@ -24,11 +21,15 @@ function(ladder_json_strings out)
   set(${out} "[${joined}]" PARENT_SCOPE)
 endfunction()
 
+# Device code: a Debug build is debuggable on the GPU (-G, for cuda-gdb: slow kernels); every other build keeps
+# line information (-lineinfo), so Nsight Compute and compute-sanitizer can point at source lines. Never both:
+# -G overrides -lineinfo, and nvcc warns about it for every file.
 set(line_info -lineinfo)
 add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:$<IF:$<CONFIG:Debug>,-G,${line_info}>>")
-# The machine-code checks (scripts/sass.py) compile a stage file on its own as a Release build compiles it: with
-# these flags, CMake's own, which the build writes to <build>/sass_flags.json for them (nothing else types them).
-separate_arguments(release_flags UNIX_COMMAND "${CMAKE_CUDA_FLAGS} ${CMAKE_CUDA_FLAGS_RELEASE}")
+# The machine-code checks (scripts/sass.py) compile a stage file on its own as a Release build compiles it, whatever
+# this build's own type and CMAKE_CUDA_FLAGS (the saved SASS they compare with is a Release build's): with these
+# flags, CMake's own, which the build writes to <build>/sass_flags.json for them (nothing else types them).
+separate_arguments(release_flags UNIX_COMMAND "${CMAKE_CUDA_FLAGS_RELEASE}")
 ladder_json_strings(sass_flags -std=c++${CMAKE_CUDA_STANDARD} ${release_flags} ${line_info}
                     -I${PROJECT_SOURCE_DIR}/common)
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/sass_flags.json @ONLY CONTENT "@sass_flags@\n")

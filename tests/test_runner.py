@@ -13,9 +13,12 @@
                               of one kind
   test_runner docs_unchanged  the docs builder, run on a copy of the tree, says "unchanged" for the pages it leaves as
                               they are (all of them, since docs_check holds them current)
+  test_runner gpu_slots       the test gpu_slots_in_force passes with a GPU slot and fails without one (a ctest that
+                              ignored the build's spec file, planted)
 (python3 -m tests.test_runner CASE, from the repository's root.)
 """
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -198,9 +201,27 @@ def arguments():
     return problems, checked
 
 
+def gpu_slots():
+    """The test gpu_slots_in_force passes where CTest handed out a GPU slot and fails where it ignored the build's
+    spec file (planted: its command run without the slot CTest would give it)."""
+    listed = json.loads(subprocess.run(["ctest", "--show-only=json-v1", "-R", "^gpu_slots_in_force$"],
+                                       cwd=stages.build_dir(), capture_output=True, text=True, check=True).stdout)
+    if len(listed["tests"]) != 1:
+        return ["the build registers no test gpu_slots_in_force"], 0
+    command = listed["tests"][0]["command"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTEST_RESOURCE_GROUP")}
+    given = subprocess.run(command, capture_output=True, env={**env, "CTEST_RESOURCE_GROUP_COUNT": "1"})
+    ignored = subprocess.run(command, capture_output=True, text=True, env=env)
+    problems = [] if given.returncode == 0 else [f"with a slot given it exits {given.returncode}"]
+    if ignored.returncode == 0 or "no GPU slot" not in ignored.stderr:
+        problems.append(f"without a slot it exits {ignored.returncode}, saying {ignored.stderr.strip()!r}")
+    return problems, 2
+
+
 def main(argv):
     tests = {"describe": describe, "stage_roles": stage_roles, "test_command": test_command,
-             "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments}
+             "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments,
+             "gpu_slots": gpu_slots}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)
         return 2

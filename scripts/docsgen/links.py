@@ -66,11 +66,13 @@ PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|common|cmake|cpu_baseli
 
 def check_paths(texts):
     """texts: {path: Markdown}. Every file of the project that a page names, in prose or inline code, exists (a
-    recorded run in a fenced block stays as the program printed it)."""
+    recorded run in a fenced block stays as the program printed it; a result file not measured yet is the pages'
+    "not measured yet", which the structure checks judge)."""
     problems = []
     for page, text in texts.items():
         prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
         for m in PROJECT_PATH.finditer(prose):
-            if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts:
+            if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts and \
+                    not m.group(1).startswith("docs/results/"):
                 problems.append(f"{page.relative_to(ROOT)}: names {m.group(1)}, which the project does not have")
     return sorted(set(problems))

@@ -129,8 +129,8 @@ def gpu_checks(exe, stage):
     for tool in tools:
         runs.append((f"compute-sanitizer --tool {tool}", args, [program, "--tool", tool, "--error-exitcode", "99"]))
     for name, args, wrap in runs:
-        if wrap and not program:
-            checks.append(Check(name, NOT_RUN, missing, ""))
+        if wrap and not (program and pathlib.Path(program).exists()):
+            checks.append(Check(name, NOT_RUN, missing or f"{program} does not exist (configure again)", ""))
             continue
         cmd = [*(wrap or []), str(exe), *args]
         done = run(cmd)
