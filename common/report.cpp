@@ -39,25 +39,6 @@ std::string csv_cell(const std::string& s) {
   return out + "\"";
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string to_csv(const std::vector<Record>& rows) {
@@ -80,8 +61,8 @@ std::string to_json(const std::vector<Record>& rows) {
     out += "  {";
     const auto& f = rows[r].fields();
     for (std::size_t i = 0; i < f.size(); ++i) {
-      out += fmt::format("{}{}: {}", i ? ", " : "", json_string(f[i].key),
-                         f[i].quoted ? json_string(f[i].value) : f[i].value);
+      out += fmt::format("{}{}: {}", i ? ", " : "", json_quote(f[i].key),
+                         f[i].quoted ? json_quote(f[i].value) : f[i].value);
     }
     out += r + 1 < rows.size() ? "},\n" : "}\n";
   }

@@ -25,7 +25,6 @@ def float4_reads(stage, n, offset, threads, grid=1, scalar=True):
     return out
 
 
-
 def split_figure(base_n=16):
     """06's head / float4 body / tail for input offsets 0-3 and each n mod 4, as the host run reads them."""
     cw, left, top, rh = 14, 150, 62, 22
@@ -58,7 +57,6 @@ def split_figure(base_n=16):
     svg.text(left, top + rh * len(cases) + 48, "Dashed: the rest of a 16-byte chunk, outside the input: never read.", 11,
              fill=MUTED)
     return svg
-
 
 
 def loads_figure(grid_threads=64, shown=8, rows=10, extra=5):
@@ -109,9 +107,7 @@ def loads_figure(grid_threads=64, shown=8, rows=10, extra=5):
     return svg
 
 
-
 FINISH_ORDER = (2, 0, 5, 3, 1, 4)  # any order: the blocks finish as the hardware schedules them
-
 
 
 # ---- 07: the combines as timelines ------------------------------------------------------------------------
@@ -120,7 +116,6 @@ def combine_runs(order, block=64):
     n = 4 * 4 * block * len(order)  # more than one block covers: the launcher would not take one_block_kernel
     return {c: host_run.run("07_multiblock", c, block=block, grid=len(order), n=n, order=list(order))
             for c in ("atomic", "two-pass", "last-block")}, n
-
 
 
 def combines_figure(order=FINISH_ORDER):
@@ -218,7 +213,6 @@ def gemm_loads(tile, m, k, thread, block):
     return a, b
 
 
-
 def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
     """08's block walking along K: the tiles of A and B it loads, and what one thread loads and reads."""
     c, gap = 5, 22
@@ -264,7 +258,6 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
     svg.legend(left, a_y + m * c + 34, [(ORANGE, "stored by the thread"), (SKY, "read by it from the tiles"),
                                         (CONFLICT, "its element of C")])
     return svg
-
 
 
 def gemm_banks_figure(tile=16):

@@ -24,7 +24,6 @@ Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a
 has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
 """
 import argparse
-import json
 import pathlib
 import re
 import shutil
@@ -33,7 +32,7 @@ import sys
 import tempfile
 from typing import NamedTuple
 
-from .runner.stages import build_dir, ladder_stages, stage_file
+from .runner.stages import StageError, build_json, ladder_stages, stage_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ATOMICS = {"ATOM", "ATOMG", "RED", "REDG"}  # global (or generic) memory; ATOMS is shared memory
@@ -95,10 +94,10 @@ def find_tools(nvcc, tools):
 def release_flags():
     """The flags a Release build compiles a stage with, as the build wrote them (cmake/Ladder.cmake): the SASS of
     docs/results/ is what they make."""
-    path = build_dir() / "sass_flags.json"
-    if not path.exists():
-        raise RuntimeError(f"{path} does not exist: configure the build first (./ladder build)")
-    return json.loads(path.read_text())
+    try:
+        return build_json("sass_flags.json", "configure")
+    except StageError as e:
+        raise RuntimeError(str(e)) from None
 
 
 def compile_cubin(src, arch, nvcc, tmp):

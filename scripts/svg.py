@@ -108,8 +108,6 @@ def span(numbers):
     return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in out)
 
 
-
-
 def degree_fill(n):
     return DEGREE[min(DEGREE, key=lambda d: abs(math.log2(d) - math.log2(n)))] if n else "#ffffff"
 

@@ -36,7 +36,6 @@ from scripts.host_checks import gemm_problems, sum_problems
 from scripts.runner.stages import reduce_stages
 
 
-
 def read(name):
     with open(RESULTS / name, newline="") as f:
         return list(csv.DictReader(f))

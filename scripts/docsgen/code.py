@@ -58,12 +58,13 @@ def stage_list():
 def sanitizer_runs():
     """The compute-sanitizer runs of every stage's tests, as cmake/Ladder.cmake declares them (the build's
     sanitizers.json): the tools, and the arguments the stage is given."""
-    _, _, tools, args = sanitizer()
+    found = sanitizer()
+    tools = found.tools
     named = tools[0] if len(tools) == 1 else f"{', '.join(tools[:-1])} and {tools[-1]}"
-    return f"{named} on `{' '.join(args)}`"
+    return f"{named} on `{' '.join(found.args)}`"
 
 
 @helper
 def sanitizer_args():
     """The arguments a stage is given under compute-sanitizer in its tests."""
-    return " ".join(sanitizer()[3])
+    return " ".join(sanitizer().args)

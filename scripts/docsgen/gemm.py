@@ -12,7 +12,6 @@ def gemm_name(r):
     return f"tiled {t}×{t + 1} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
 
 
-
 @helper
 def gemm_table(stage, tile="16", sizes=None):
     body = []
@@ -30,11 +29,9 @@ def gemm_table(stage, tile="16", sizes=None):
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
-
 @helper
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
-
 
 
 @helper
@@ -53,18 +50,15 @@ def gemm_lds(stage, tile, pad):
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
 
-
 def gemm_steps(stage, variant):
     """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
     size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
     return (size // 16) ** 2 * 8 * (size // 16)
 
 
-
 @helper
 def gemm_per_warp_step(stage, variant, metric):
     return ncu_value(stage, variant, metric) / gemm_steps(stage, variant)
-
 
 
 @helper
@@ -73,12 +67,10 @@ def ffma_per_shared_load(stage, variant):
     return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 
 
-
 @helper
 def gemm_instr_change(stage):
     a, b = ncu_value(stage, "tiled", "instructions"), ncu_value(stage, "tiled padded", "instructions")
     return f"{abs(100 * (b - a) / a):.0f}% {'more' if b > a else 'fewer'}"
-
 
 
 @helper
@@ -88,19 +80,16 @@ def naive_dram_ratio(stage):
     return ncu_value(stage, "naive", "dram") / (8 * size ** 2)
 
 
-
 @helper
 def gemm_ffma_per_mac(stage, variant):
     size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
     return ncu_value(stage, variant, "ffma") / size ** 3
 
 
-
 @helper
 def cublas_kernel(stage):
     name = select("ncu", stage=stage, variant="cuBLAS")["kernel"]
     return re.sub(r"^void ", "", name)
-
 
 
 @helper
@@ -111,7 +100,6 @@ def gemm_profile_table(stage):
           f"{gemm_ffma_per_mac(stage, v):.2f}"] for v in ("tiled", "naive", "cuBLAS")])
 
 
-
 @helper
 def padding_cost(stage, kind):
     """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
@@ -119,16 +107,13 @@ def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", key) - ncu_value(stage, "tiled", key)
 
 
-
 def fp32_peak():
     return f(rows("gemm")[0]["fp32_peak_gflops"])
-
 
 
 @helper
 def ridge():
     return fp32_peak() / f(meta()["peak_gbps"])
-
 
 
 def roofline_points():
@@ -141,7 +126,6 @@ def roofline_points():
     pts += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
             ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
     return pts
-
 
 
 @helper

@@ -8,10 +8,14 @@ LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?
 HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 
 
+def without_fences(text):
+    """Markdown without its fenced code blocks."""
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
 def without_code(text):
     """Markdown without fenced code blocks and inline code: what a reader sees as prose, links included."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    return re.sub(r"`[^`\n]*`", "", text)
+    return re.sub(r"`[^`\n]*`", "", without_fences(text))
 
 
 def slug(heading):
@@ -24,7 +28,7 @@ def slug(heading):
 def anchors(text):
     """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
     found, seen = set(), {}
-    for line in re.sub(r"^```.*?^```", "", text, flags=re.S | re.M).splitlines():
+    for line in without_fences(text).splitlines():
         m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
         if m:
             base = slug(m.group(1))
@@ -70,8 +74,7 @@ def check_paths(texts):
     "not measured yet", which the structure checks judge)."""
     problems = []
     for page, text in texts.items():
-        prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-        for m in PROJECT_PATH.finditer(prose):
+        for m in PROJECT_PATH.finditer(without_fences(text)):
             if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts and \
                     not m.group(1).startswith("docs/results/"):
                 problems.append(f"{page.relative_to(ROOT)}: names {m.group(1)}, which the project does not have")

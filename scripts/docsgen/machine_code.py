@@ -10,7 +10,6 @@ def sass_lines(stage):
     return path.read_text().splitlines()
 
 
-
 def sass_span(stage, start, end, last=False):
     """From the first instruction containing start to the first (or last) after it containing end."""
     lines = sass_lines(stage)
@@ -19,11 +18,9 @@ def sass_span(stage, start, end, last=False):
     return lines[a:(after[-1] if last else after[0]) + 1]
 
 
-
 @helper
 def sass(stage, start, end, last=False):
     return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
-
 
 
 @helper
@@ -32,12 +29,10 @@ def sass_tree(stage):
     return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
 
 
-
 @helper
 def lds_predicated(stage):
     """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
-
 
 
 @helper

@@ -24,15 +24,12 @@ from .tries import build_patch_variant, experiments
 ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
 
 
-
 ERROR_STUDY = 1430  # configurations per reduce stage: over 10,000 in all
-
 
 
 def try_experiments():
     return [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")] + \
         [(stage, str(path.relative_to(ROOT))) for stage, path in experiments()]
-
 
 
 def measure_ladder(a, out):
@@ -52,9 +49,7 @@ def measure_ladder(a, out):
     return meta, ok and all_pass(rows)
 
 
-
 OWN_CASES = ("race", "correct")  # scripts/runner/own.py's copies of 05 that docs/own.md shows ./ladder try on
-
 
 
 def measure_own(a, out):
@@ -82,7 +77,6 @@ def measure_own(a, out):
     return ok
 
 
-
 def measure_tries_and_mutants(a, out):
     """The experiments (their verdicts are results the pages show, not the measurement's) and the planted bugs,
     every one of which must be caught."""
@@ -96,7 +90,6 @@ def measure_tries_and_mutants(a, out):
     rows = mutant_rows(a)
     save(out, "mutants", rows)
     return all(r["verdict"] == "caught" for r in rows)
-
 
 
 def measure_combines(a, out):
@@ -129,9 +122,7 @@ def measure_combines(a, out):
     return ok
 
 
-
 HANDOFF_SIZES = "2^10..2^24"  # where one launch's fixed costs show, up to where the bandwidth sets the time
-
 
 
 def measure_handoff(a, out):
@@ -151,7 +142,6 @@ def measure_handoff(a, out):
         rows.extend(r)
     save(out, "handoff_sweep", rows)
     return all_pass(rows)
-
 
 
 def measure_accuracy(a, out):
@@ -179,7 +169,6 @@ def measure_accuracy(a, out):
     return ok
 
 
-
 def measure_sizes(a, out):
     """The size sweep, the block-size probes and the GEMM sizes."""
     say("== size sweep")
@@ -204,7 +193,6 @@ def measure_sizes(a, out):
     return ok and all_pass(grows)
 
 
-
 def measure_profile(a, out):
     if not find_ncu():
         say("== ncu not found: Nsight Compute counters not measured")
@@ -215,13 +203,11 @@ def measure_profile(a, out):
     return True
 
 
-
 # The parts of ./ladder measure, in the order it runs them; --part runs some of them alone (each writes its own
 # files; meta.json records the commit and date of each part, so a page can say when each was measured).
 PARTS = {"ladder": None, "tries": measure_tries_and_mutants, "own": measure_own, "combines": measure_combines,
          "handoff": measure_handoff,
          "accuracy": measure_accuracy, "sizes": measure_sizes, "profile": measure_profile}
-
 
 
 def cmd_measure(a):

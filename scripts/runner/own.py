@@ -125,12 +125,14 @@ def gpu_checks(exe, stage):
         return [], False
     checks = []
     runs = [("the default run's checks", [], None), ("--self-test full", ["--self-test", "full"], None)]
-    program, missing, tools, args = sanitizer()  # as the stages' own sanitizer tests run (cmake/Ladder.cmake)
-    for tool in tools:
-        runs.append((f"compute-sanitizer --tool {tool}", args, [program, "--tool", tool, "--error-exitcode", "99"]))
+    found = sanitizer()  # as the stages' own sanitizer tests run it (cmake/Ladder.cmake)
+    for tool in found.tools:
+        runs.append((f"compute-sanitizer --tool {tool}", found.args,
+                     [found.program, "--tool", tool, "--error-exitcode", "99"]))
     for name, args, wrap in runs:
-        if wrap and not (program and pathlib.Path(program).exists()):
-            checks.append(Check(name, NOT_RUN, missing or f"{program} does not exist (configure again)", ""))
+        if wrap and not (found.program and pathlib.Path(found.program).exists()):
+            checks.append(Check(name, NOT_RUN, found.missing or f"{found.program} does not exist (configure again)",
+                                ""))
             continue
         cmd = [*(wrap or []), str(exe), *args]
         done = run(cmd)

@@ -24,7 +24,6 @@ from .tries import experiments, patch_target
 NCU_SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "InstructionStats", "SourceCounters"]
 
 
-
 # Every counter ./ladder profile keeps: its short name (what the pages ask for), its ncu metric (the pages name it, so
 # a reader can ask ncu for the same one), what a table calls it, and whether it is asked for by name (the others
 # come with the sections above). The columns of ncu.csv, in this order.
@@ -60,9 +59,7 @@ NCU_SHORT = {short: metric for short, metric, _, _ in NCU_COUNTERS}
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
 
 
-
 TOP_STALLS = 3
-
 
 
 def parse_ncu_raw(text):
@@ -75,13 +72,11 @@ def parse_ncu_raw(text):
     return [dict(zip(header, r)) for r in table_rows[2:]]
 
 
-
 def ncu_number(value):
     try:
         return float(str(value).replace(",", ""))
     except ValueError:
         return ""
-
 
 
 def ncu_row(stage, variant, size, kernel):
@@ -99,13 +94,11 @@ def ncu_row(stage, variant, size, kernel):
     return row
 
 
-
 def find_ncu():
     for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
         if candidate and os.path.exists(candidate):
             return candidate
     return None
-
 
 
 def ncu_command(ncu, cmd, kernel_regex, launch_count=None, report=None):
@@ -115,7 +108,6 @@ def ncu_command(ncu, cmd, kernel_regex, launch_count=None, report=None):
     output = ["-o", str(report)] if report else ["--page", "raw", "--csv"]
     return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), *output,
             "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
-
 
 
 def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
@@ -135,7 +127,6 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
                                   capture_output=True, text=True, check=True)
             source.extend(source_rows(page.stdout))
     return kernels
-
 
 
 def source_rows(text):
@@ -161,7 +152,6 @@ def source_rows(text):
     return rows
 
 
-
 # The command the pages print for a reader to repeat one row (the binary's path relative to the repository).
 def profile_command(stage, variant, size):
     """Exactly what cmd_profile runs for one row (less --csv --page raw), broken over lines for a page."""
@@ -174,11 +164,9 @@ def profile_command(stage, variant, size):
             f"-n {size}" + (f" --regime {variant}" if has_stream(stage) else ""))
 
 
-
 GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k), ("tiled padded", lambda k: "gemm_kernel<" in k and ", 1>" in k),
                 ("naive", lambda k: "gemm_naive_kernel" in k),
                 ("cuBLAS", lambda k: "gemm_kernel<" not in k and "gemm_naive_kernel" not in k)]
-
 
 
 def ncu_check(a, ncu, stage):
@@ -197,7 +185,6 @@ def ncu_check(a, ncu, stage):
         return 1
     print(f"profile row of {stage}: {len(NCU_COLUMNS)} columns, top stall {row['stall_1']} {row['stall_1_per_issue']}")
     return 0
-
 
 
 def profile_reduce(a, ncu):
@@ -289,7 +276,6 @@ def cmd_profile(a):
 SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
-
 def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
     """The instructions of every kernel of exe (a program or a cubin) whose "Function :" line passes wanted
     (cuobjdump -sass, without the encodings); with headers, each kernel's "Function : <mangled name>" line before
@@ -311,7 +297,6 @@ def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
     return lines
 
 
-
 def saved_kernels(stage):
     """Which kernels of a stage's program docs/results/sass_<stage>.txt keeps, and whether with their names: a reduce
     stage's reduce_kernel(s); every instantiation of the tiled GEMM, each under its "Function :" line."""
@@ -320,14 +305,12 @@ def saved_kernels(stage):
     return (lambda l: "reduce_kernel" in l), False
 
 
-
 def save_sass(a):
     """The machine code the pages quote: each reduce stage's kernel, and every instantiation of the tiled GEMM."""
     files = [(stage, kernel_sass(binary(a.build, stage), *saved_kernels(stage))) for stage in ladder_stages()]
     for name, lines in files:
         if lines:
             (pathlib.Path(a.save) / f"sass_{name}.txt").write_text("\n".join(lines) + "\n")
-
 
 
 def sanitizer_report(a, tool, runs, name):
@@ -347,7 +330,6 @@ def sanitizer_report(a, tool, runs, name):
     print("\n" + text)
     if a.save:
         (pathlib.Path(a.save) / name).write_text(text)
-
 
 
 def racecheck(a):

@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import subprocess
+from typing import NamedTuple, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STAGE_FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
@@ -51,31 +52,40 @@ def stage_file(stage):
     return found[0]
 
 
-@functools.lru_cache(maxsize=None)
-def describe(program):
-    """What the program says of itself (its --describe), as the build kept it."""
-    path = build_dir() / "describe" / f"{program}.json"
+def build_json(name, step="build"):
+    """A JSON file the build writes for the runner (<build>/NAME), parsed; StageError where it is not there yet."""
+    path = build_dir() / name
     if not path.exists():
-        raise StageError(f"{path} does not exist: build first (./ladder build)")
+        raise StageError(f"{path} does not exist: {step} first (./ladder build)")
     return json.loads(path.read_text())
 
 
+@functools.lru_cache(maxsize=None)
+def describe(program):
+    """What the program says of itself (its --describe), as the build kept it."""
+    return build_json(f"describe/{program}.json")
+
+
+class Sanitizer(NamedTuple):
+    program: Optional[str]  # compute-sanitizer's path as the build found it, None where it found none
+    missing: str            # why there is none ("" where there is)
+    tools: list             # the tools every stage's sanitizer tests run
+    args: list              # and the arguments the stage is given there
+
+
 def sanitizer():
-    """compute-sanitizer as the build found it, and the tools and arguments every stage's sanitizer tests run it with
-    (cmake/Ladder.cmake declares them): (command or None, why it is missing, tools, args)."""
-    path = build_dir() / "sanitizers.json"
-    if not path.exists():
-        raise StageError(f"{path} does not exist: configure first (./ladder build)")
-    found = json.loads(path.read_text())
-    return (found["program"] or [None])[0], "".join(found["missing"]), found["tools"], found["args"]
+    """compute-sanitizer as the build found it, with the tools and arguments every stage's sanitizer tests run it
+    with (cmake/Ladder.cmake declares them)."""
+    found = build_json("sanitizers.json", "configure")
+    return Sanitizer((found["program"] or [None])[0], "".join(found["missing"]), found["tools"], found["args"])
 
 
 def sanitizer_program():
     """compute-sanitizer's path, as the build found it; StageError where it did not."""
-    program, missing, _, _ = sanitizer()
-    if not program:
-        raise StageError(missing)
-    return program
+    found = sanitizer()
+    if not found.program:
+        raise StageError(found.missing)
+    return found.program
 
 
 def role(stage):

@@ -17,7 +17,6 @@ from .stages import (ROOT, StageError, UsageProblem, binary, constants, launch_o
 Change = collections.namedtuple("Change", "kind name values patch")  # kind: constant, option or patch
 
 
-
 def find_patch(spec):
     """A patch path as the reader gave it: relative to where ./ladder was called from, else to the repository."""
     path = pathlib.Path(spec)
@@ -25,7 +24,6 @@ def find_patch(spec):
         if (base / path).is_file():
             return (base / path).resolve()
     raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
-
 
 
 def parse_change(stage, spec):
@@ -53,7 +51,6 @@ def parse_change(stage, spec):
     if name.startswith("-"):  # checked by the stage program itself, once it is built (check_option)
         return Change("option", name, values, None)
     return Change("constant", name, check_constant(stage, name, values), None)
-
 
 
 def check_option(stage, option, values):
@@ -107,7 +104,6 @@ def git_apply(args, cwd):
         raise UsageProblem("git is needed to apply an experiment's patch (apt-get install git)") from None
 
 
-
 def patched_text(stage, patch):
     """The stage file with the patch applied by git apply (in a scratch copy; the stage file stays as it is).
     UsageProblem, in git's words, if the patch changes another file or no longer applies."""
@@ -134,11 +130,9 @@ def patched_text(stage, patch):
         return copy.read_text()
 
 
-
 def git_error(text):
     """git's error lines, as one line."""
     return "; ".join(line.removeprefix("error: ").strip() for line in text.splitlines() if line.strip())
-
 
 
 def constant_variant(text, name, value):
@@ -148,9 +142,7 @@ def constant_variant(text, name, value):
     return pattern.sub(lambda m: m.group(1) + value + m.group(3), text, count=1), original
 
 
-
 VARIANT = re.compile(r'^ladder_add_variant\((\S+) (\S+) "[^"]*"\)$')
-
 
 
 def build_copies(a, stage, copies):
@@ -179,16 +171,13 @@ def build_copies(a, stage, copies):
     return [a.build / "try" / "bin" / t for t in targets]
 
 
-
 def variant_target(stage, name, value=None):
     text = name if value is None else f"{name}_{value}"
     return f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', text)}"
 
 
-
 def patch_target(stage, patch):
     return variant_target(stage, pathlib.Path(patch).stem)
-
 
 
 def build_variants(a, stage, name, values):
@@ -203,12 +192,10 @@ def build_variants(a, stage, name, values):
     return build_copies(a, stage, copies), original
 
 
-
 def shown(path):
     """A path as a page or message shows it: relative to the repository when it is inside it."""
     path = pathlib.Path(path)
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
-
 
 
 def build_patch_variant(a, stage, patch_path):
@@ -217,7 +204,6 @@ def build_patch_variant(a, stage, patch_path):
     say(f"ladder: building {stage} with {shown(patch_path)}")
     note = f"a copy of {stage} with {pathlib.Path(patch_path).name} applied (./ladder try)"
     return build_copies(a, stage, [(patch_target(stage, patch_path), variant, note)])[0]
-
 
 
 def try_base_args(a, stage):
@@ -233,7 +219,6 @@ def try_patch(a, stage, patch_path):
     name = pathlib.Path(patch_path).stem
     runs = [("as in the file", binary(a.build, stage), []), (f"{name} (the patch)", str(exe), [])]
     return run_variants(a, stage, name, runs, patch=shown(patch_path))
-
 
 
 def run_variants(a, stage, name, runs, **meta):
@@ -252,12 +237,10 @@ def run_variants(a, stage, name, runs, **meta):
     return 0 if all_pass(rows) else 1
 
 
-
 def experiments():
     """Every experiment kept as a patch: docs/experiments/<stage>/<name>.patch -> [(stage, path)]."""
     base = ROOT / "docs" / "experiments"
     return [(p.parent.name, p) for p in sorted(base.glob("*/*.patch"))] if base.exists() else []
-
 
 
 def try_lines(rows, is_gemm):
@@ -273,7 +256,6 @@ def try_lines(rows, is_gemm):
              fmt_num(r["pct_peak"], ".1f"), f"{base[r['regime']] / float(r['ms_median']):.2f}", fmt_num(r["x_cub"], ".2f")]
             for r in rows]
     return ["variant", "regime", "grid", "check", "ms", "GB/s", "% peak", "x file", "x CUB"], body
-
 
 
 def print_try(stage, name, rows, is_gemm):
