@@ -296,7 +296,13 @@ def run(stage, entry, root=None, **options):
     threads = 1
     for d in str(dict(opts).get("block", 32)).split(","):
         threads *= int(d)
-    return _parse(stage, entry, threads, _run(executable(stage, root), stage, entry, opts))
+    return _trace(executable(stage, root), stage, entry, threads, opts)
+
+
+@functools.lru_cache(maxsize=256)
+def _trace(exe, stage, entry, threads, opts):
+    """The run's trace, parsed once (callers read a Trace and change none of it)."""
+    return _parse(stage, entry, threads, _run(exe, stage, entry, opts))
 
 
 def kernel_entries(stage, root=None):

@@ -99,9 +99,9 @@ def lost_lines(dst, new):
     return problems
 
 
-CHECKS = [["scripts.make_docs", "--check"], ["tests.test_runner", "describe"], ["tests.test_runner", "stage_roles"],
-          ["tests.test_runner", "arguments"], ["tests.check_stage_diffs"], ["tests.check_saved_sass", "{new}"],
-          ["tests.check_thread_models", "--stage={new}"]]
+CHECKS = [["scripts.make_docs", "--check"], ["tests.test_runner", "describe", "{new}"],
+          ["tests.test_runner", "stage_roles"], ["tests.test_runner", "arguments"], ["tests.check_stage_diffs"],
+          ["tests.check_saved_sass", "{new}"], ["tests.check_thread_models", "--stage={new}"]]
 
 
 def checks(dst, new):

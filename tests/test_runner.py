@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Tests of the runner behind ./ladder (scripts/ladder.py, scripts/runner/), each a CTest test runner.<name>:
 
-  test_runner describe        each program's --describe is what the build kept, and is true: every option's default,
-                              range ends and listed values are accepted by the program and the values just outside a
-                              range refused; ./ladder refuses a bad stage option in the program's own words
+  test_runner describe [P..]  each program's (or only P's) --describe is what the build kept, and is true: every
+                              option's default, range ends and listed values are accepted by the program and the
+                              values just outside a range refused; ./ladder refuses a bad stage option in the
+                              program's own words
   test_runner stage_roles     the roles read from --describe are consistent (one combine stage, defaults first) and
                               no runner module names a stage
   test_runner test_command    ./ladder test: ctest's listing and the skipped tests' reasons, both on stdout
@@ -58,9 +59,9 @@ def edge_cases(o):
     return cases
 
 
-def describe():
+def describe(*only):
     problems, checked = [], 0
-    for program in programs():
+    for program in only or programs():
         live = subprocess.run([stages.binary(stages.build_dir(), program), "--describe"], capture_output=True,
                               text=True, check=True).stdout
         if json.loads(live) != stages.describe(program):

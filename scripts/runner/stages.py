@@ -39,9 +39,15 @@ def use_build(path):
 
 
 def ladder_stages():
-    """Every stage, in order: the folders named NN_name that hold a CMakeLists.txt (CMake finds them the same way)."""
-    return sorted(p.name for p in ROOT.iterdir()
-                  if STAGE_FOLDER.match(p.name) and (p / "CMakeLists.txt").is_file())
+    """Every stage, in order: the folders named NN_name that hold a CMakeLists.txt (CMake finds them the same way).
+    Looked up again whenever the project's top folder changes (a folder added or removed)."""
+    return list(_stage_folders(ROOT.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _stage_folders(_mtime):
+    return tuple(sorted(p.name for p in ROOT.iterdir()
+                        if STAGE_FOLDER.match(p.name) and (p / "CMakeLists.txt").is_file()))
 
 
 def stage_file(stage):
