@@ -360,7 +360,7 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
                                        program));
   CommonText common;
   GemmText text;
-  out.reps = 20;
+  out.reps = 10;  // launches of milliseconds each: their spread (ms_min..ms_max in every row) shows what 10 give
   out.warmup = 3;
   add_gemm_options(cli, text);
   add_run_options(cli, out, common,
