@@ -33,7 +33,7 @@ from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_chart
 from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_literals, lint_rendered, lint_template,
                              outside_code)
 from .docsgen.compare import distinct
-from .docsgen.glossary import check_structure, pages
+from .docsgen.glossary import check_structure, layout_problems, pages
 from .docsgen.links import check_links, check_paths
 from .docsgen.render import render, render_text
 from .runner.stages import reduce_stages
@@ -94,6 +94,7 @@ def self_test():
     planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `tests/check_sass.py` says."})
+    planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")

@@ -45,7 +45,7 @@ def add_stage(dst):
     source = dst / new / stage_file(last).name
     source.write_text(source.read_text().replace(f'"{last}"', f'"{new}"'))
     template = (dst / "docs" / "templates" / "stages" / f"{last}.md").read_text()  # its pictures stay the last's
-    template = template.replace(f'"{last}"', f'"{new}"').replace(f"# {last}:", f"# {new}:", 1)
+    template = template.replace(f'"{last}"', f'"{new}"')  # the layout writes the title from the page's name
     (dst / "docs" / "templates" / "stages" / f"{new}.md").write_text(template)
     return new
 

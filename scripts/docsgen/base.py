@@ -13,6 +13,7 @@ from ..runner.stages import combines, reduce_stages
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TEMPLATES = DOCS / "templates"
+LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own
 IMG = DOCS / "img"
 
 

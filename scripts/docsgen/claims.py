@@ -5,7 +5,7 @@ import tempfile
 
 
 from . import synthetic_gpu
-from .base import DocsError, f, meta, ROOT, rows, state, TEMPLATES, use_results
+from .base import DocsError, f, LAYOUTS, meta, ROOT, rows, state, TEMPLATES, use_results
 from .compare import said_phrases
 from .glossary import pages
 from .render import PLACEHOLDER, render
@@ -125,6 +125,8 @@ def check_claims(rendered):
     second GPU."""
     problems = []
     facts = hardware_literals()
+    for layout in sorted(LAYOUTS.glob("*.md")):  # what every page of a kind shares, linted once
+        problems += lint_template(layout.relative_to(ROOT), layout.read_text(), facts)
     for out, template in pages().items():
         rel = template.relative_to(ROOT)
         problems += lint_template(rel, template.read_text(), facts)

@@ -2,7 +2,7 @@
 import re
 
 from ..runner.stages import ladder_stages
-from .base import CHARTS, DOCS, docs_path, DocsError, IMG, LADDER_VIEWS, REQUIRED, ROOT, rows, TEMPLATES
+from .base import CHARTS, DOCS, docs_path, DocsError, IMG, LADDER_VIEWS, LAYOUTS, REQUIRED, ROOT, rows, TEMPLATES
 
 
 GLOSSARY_ENTRY = re.compile(r'<a id="([^"]+)"></a>(?:\*\*([^*]+)\*\*|`([^`]+)`)')
@@ -88,7 +88,17 @@ def autolink(text, rel):
 def pages():
     """Output path -> template. README.md renders to the top of the repository, the rest into docs/."""
     return {(ROOT / "README.md" if t.name == "README.md" and t.parent == TEMPLATES else DOCS / t.relative_to(TEMPLATES)): t
-            for t in sorted(TEMPLATES.rglob("*.md"))}
+            for t in sorted(TEMPLATES.rglob("*.md")) if LAYOUTS not in t.parents}
+
+
+STAGE_LAYOUT = '{% extends "_layouts/stage.md" %}'
+
+
+def layout_problems(templates):
+    """{name: text} of stage page templates: those that do not extend the stage layout (a page of its own shape
+    would lose the sections in their order, the next-rung link and the folded evidence)."""
+    return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
+            for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
 
 
 def check_structure():
@@ -96,6 +106,8 @@ def check_structure():
     for stage in ladder_stages():
         if not (TEMPLATES / "stages" / f"{stage}.md").exists():
             problems.append(f"stage {stage} has no page (docs/templates/stages/{stage}.md)")
+    problems += layout_problems({str(t.relative_to(ROOT)): t.read_text()
+                                 for t in sorted((TEMPLATES / "stages").glob("*.md"))})
     for name in list(REQUIRED) + list(LADDER_VIEWS):
         try:
             rows(name)

@@ -60,14 +60,14 @@ def template_helper(fn):
 
 def jinja_environment():
     """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
-    nothing is escaped, and an unknown name is an error, not an empty string."""
+    nothing is escaped, an unknown name is an error, not an empty string, and {% extends %} finds the layouts."""
     try:
         import jinja2
     except ImportError:
         raise DocsError("the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2); ./ladder "
                         "installs it unless LADDER_NO_INSTALL=1") from None
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, autoescape=False)
+                             keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
     helpers = {**HELPERS, "combine_stage": combine_stage, "patch_target": patch_target, "race_example": race_example,
                "tolerance_note": tolerance_note, "tree_degrees": tree_degrees, "worst_step": worst_step,
                "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}

@@ -23,6 +23,12 @@ def next_rung(stage):
 
 
 @helper
+def previous_rung(stage):
+    """The rung before the stage (the one its diff is taken from)."""
+    return ladder_stages()[ladder_stages().index(stage) - 1]
+
+
+@helper
 def link(stage):
     prefix = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
     return f"[{stage}]({prefix}{stage}.md)"
