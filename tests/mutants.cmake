@@ -17,7 +17,7 @@ function(ladder_plant name stage file)
   set(out ${out} PARENT_SCOPE)
 endfunction()
 
-function(ladder_mutant name stage file expect args)
+function(ladder_mutant name stage file expect args gpu)
   ladder_plant(${name} ${stage} ${file})
   # A bug only the machine code shows (expect sass) is caught on the CPU: the copy, made in every build (a quick text
   # copy), is all its test needs, and no program is built.
@@ -53,12 +53,9 @@ function(ladder_mutant name stage file expect args)
   endif()
   set_tests_properties(mutant.${name} PROPERTIES FIXTURES_REQUIRED ladder_mutants
                        SKIP_REGULAR_EXPRESSION "SKIPPED: |no usable GPU")
-  # racecheck's verdict rests on the tool, run with --no-shared-poison; the others' on the stage's own checks
-  if(expect STREQUAL "racecheck")
-    ladder_gpu_lock(mutant.${name} SHARED)
-  else()
-    ladder_gpu_lock(mutant.${name} ALONE)
-  endif()
+  # racecheck's verdict rests on the tool, run with --no-shared-poison; the others' on the stage's own checks of
+  # their own buffers, except where the bug reads shared memory it never wrote (gpu ALONE, scripts/mutants.py: fill)
+  ladder_gpu_lock(mutant.${name} ${gpu})
   set_property(GLOBAL APPEND PROPERTY LADDER_MUTANTS_TESTED mutant_${name})
 endfunction()
 
