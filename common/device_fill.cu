@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "cuda_check.hpp"
@@ -63,6 +65,33 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
   const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
   fingerprint_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(x, n, out);
   LADDER_CHECK_LAUNCH();
+}
+
+namespace {
+__global__ void first_unpoisoned_kernel(const unsigned* x, std::size_t begin, std::size_t end,
+                                        unsigned long long* first) {
+  for (std::size_t i = begin + blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < end;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    if (x[i] != 0xFFFFFFFFu) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+}  // namespace
+
+Unpoisoned first_unpoisoned(const float* x, std::size_t begin, std::size_t end, cudaStream_t stream) {
+  Unpoisoned out{end, NAN};
+  if (begin >= end) return out;
+  DeviceBuffer<unsigned long long> first(1);
+  const unsigned long long none = end;
+  CUDA_CHECK(cudaMemcpyAsync(first.get(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((end - begin + 255) / 256, 1024));
+  first_unpoisoned_kernel<<<blocks, 256, 0, stream>>>(reinterpret_cast<const unsigned*>(x), begin, end, first.get());
+  LADDER_CHECK_LAUNCH();
+  unsigned long long found = end;
+  CUDA_CHECK(cudaMemcpyAsync(&found, first.get(), sizeof found, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  out.index = static_cast<std::size_t>(found);
+  if (out.index < end) CUDA_CHECK(cudaMemcpy(&out.value, x + out.index, sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
 }
 
 unsigned long long fingerprint_on_host(const float* x, std::size_t n) {

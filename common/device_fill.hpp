@@ -31,4 +31,12 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
 // The same fingerprint of host memory, on every core.
 unsigned long long fingerprint_on_host(const float* x, std::size_t n);
 
+// The first word of x[begin, end) that no longer holds the poison (all bits set), as an index, and its value;
+// {end, NaN} where every one does. Runs on `stream` and waits for it.
+struct Unpoisoned {
+  std::size_t index;
+  float value;
+};
+Unpoisoned first_unpoisoned(const float* x, std::size_t begin, std::size_t end, cudaStream_t stream);
+
 }  // namespace ladder

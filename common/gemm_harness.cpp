@@ -207,8 +207,9 @@ void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const 
   }
 }
 
-// 3.: the measured input, checked, then timed and checked after the timing.
-void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, const GemmOptions& o, bool timing) {
+// 3.: the measured input, checked, then timed and checked after the timing, its rate against the FP32 peak.
+void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, const GemmOptions& o, bool timing,
+             const Shape& s, double peak_gflops) {
   for (auto& k : kernels) {
     progress(fmt::format("checking{} {}", timing ? " and timing" : "", k.name));
     k.measured = bench.run_checked(k.run, timer.stream());
@@ -216,6 +217,8 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     if (!timing) continue;
     k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
     k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "the warm-up and timed launches: " + k.timed.reason);
+    const std::string why = rate_above_peak(k.name, gflops(s, k.t.median_ms), peak_gflops, "GFLOP/s");
+    k.v.add("rate", why.empty(), why);
     k.timed_launches = bench.timed_launches();
   }
 }
@@ -314,8 +317,9 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound, and their "
                                             "mean error centred: a rounding that leans one way fails)"
                                           : "",
-             timing ? ", every warm-up and timed launch (C poisoned before each, its fingerprint equal to the checked "
-                      "C's) and the naive kernel's and cuBLAS's"
+             timing ? fmt::format(", every warm-up and timed launch (C poisoned before each, its fingerprint equal "
+                                  "to the checked C's) and the naive kernel's and cuBLAS's, and none of their GFLOP/s "
+                                  "more than {:g}% above the FP32 peak", 100 * kRateMargin)
                     : "");
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
@@ -396,7 +400,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   progress(fmt::format("{}: exact check and precision probes", stage.name));
   check_exact_and_probes(kernels, s, o, float_operands ? *float_operands : bench, timer.stream(), dims);
   float_operands.reset();
-  measure(kernels, bench, timer, o, timing);
+  measure(kernels, bench, timer, o, timing, s, d.fp32_peak_gflops());
   return report(kernels, s, stage, o, d, fingerprint_hex(bench.fingerprint_ab())) ? 0 : 1;
 }
 
@@ -444,7 +448,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
     if (full) {
       GemmOptions f = o;
       f.input = InputMode::kFloat;
-      measure(kernels, floats, timer, f, false);
+      measure(kernels, floats, timer, f, false, s, NAN);  // untimed: no rate to judge
     }
     for (const auto& k : kernels) {
       ++runs;

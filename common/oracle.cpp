@@ -369,6 +369,13 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   return out;
 }
 
+std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit) {
+  if (!(rate > peak * (1 + kRateMargin))) return "";  // NaN compares false: not judged
+  return fmt::format("{} ran at {:.0f} {}, above the theoretical peak of {:.0f} {} by more than {:g}%: no GPU "
+                     "does that work that fast, so the launches skipped some of it",
+                     who, rate, unit, peak, unit, 100 * kRateMargin);
+}
+
 const char* to_string(GemmProbe probe) { return probe == GemmProbe::kA ? "probe A" : "probe B"; }
 
 namespace {

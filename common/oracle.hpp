@@ -113,6 +113,15 @@ struct Centring {
 };
 Centring check_centred(double z_sum, std::uint64_t count);
 
+// ---- rates: what no GPU reaches ----------------------------------------------------------------------------
+
+// A measured rate above the theoretical peak (bytes over the median time against the DRAM peak; FLOP/s against
+// the FP32 peak) by more than this fraction fails: the launches skipped work their result does not show. The
+// peaks are computed from device attributes; the margin covers their rounding, not a real kernel.
+constexpr double kRateMargin = 0.02;
+// "" where `rate` is at most the peak plus kRateMargin (or either is NaN: not judged), else why it fails.
+std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit);
+
 // ---- GEMM: C (M x N) = A (M x K) * B (K x N), all row-major --------------------------------------------
 
 struct GemmCheck {

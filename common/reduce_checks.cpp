@@ -27,17 +27,37 @@ int unheld(const Run& r, const References* refs) {
 }
 
 // The one verdict of a run: every check it made, by name.
-Verdict verdict_of(const Run& r, const References* refs, InputMode mode) {
+// The first canary that failed, with the launch it followed.
+void keep_canary(Run& r, const std::string& canary, const std::string& launch) {
+  if (r.canary.empty() && !canary.empty()) r.canary = fmt::format("{}: {}", launch, canary);
+}
+
+// The DRAM peak the timed rates are judged against: NaN (not judged) under --flush none, where an input smaller
+// than the L2 is read from it, faster than DRAM.
+double judged_peak_gbps(const ReduceOptions& o, const DeviceInfo& d) {
+  return o.flush == Flush::kNone ? NAN : d.peak_gbps();
+}
+
+// Every check of a run; the timed rates (the stage's, CUB's, the read-only kernel's) against peak_gbps.
+Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
   Verdict v;
   add_input_checks(v, r);
   record(v, measured_name(mode), r.measured);
   if (r.timing) record(v, "timed", r.timed);
+  v.add("canary", r.canary.empty(), r.canary);
   v.add("launches", r.checked == r.launches,
         fmt::format("{} of the stage's {} launches were checked", r.checked, r.launches));
+  const auto rate = [&](const std::string& who, const TimingStats& t) {
+    const std::string why = rate_above_peak(who, gbps(r.c.n, t.median_ms), peak_gbps, "GB/s");
+    v.add("rate", why.empty(), why);
+  };
+  if (r.timing) rate("the stage", r.t);
   if (refs) {
     record(v, "cub", refs->cub_check);
     record(v, "cub", refs->cub_timed);
     record(v, "read", refs->read_check);
+    rate("CUB", refs->cub);
+    rate("the read-only kernel", refs->read);
   }
   return v;
 }
@@ -101,6 +121,7 @@ void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::v
       const auto got = bench.run_checked(r.c);
       r.first = got.first;
       r.exact_results.push_back(got.value);
+      keep_canary(r, got.canary, fmt::format("exact input, launch {} of {}", l + 1, kCheckedLaunches));
       SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
       if (!check.pass) check.reason = fmt::format("launch {} of {}: {}", l + 1, kCheckedLaunches, check.reason);
       r.exact.push_back(check);
@@ -125,6 +146,7 @@ void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& r
     r.launches += bench.launches() - before;
     r.probe_sum = p.sum;
     r.probe_result = got.value;
+    keep_canary(r, got.canary, "precision probe");
     r.probe = check_sum(got.value, SumReference{p.sum, p.sum}, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
     ++r.checked;
   }
@@ -202,10 +224,12 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     const auto got = bench.run_checked(r.c);
     r.result = got.value;
     r.measured = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
+    keep_canary(r, got.canary, fmt::format("{} input", to_string(o.input)));
     ++r.checked;
     if (timing) {
       r.timing = true;
       r.t = bench.time_stage(r.c, o.warmup, o.reps, &r.timed_results);
+      keep_canary(r, bench.changed_poison(r.c, r.first), "after the warm-up and timed launches");
       r.timed = check_launches(r.timed_results, r.result, deterministic(r), r.ref, o.input, shape_of(r.c, r.first),
                                r.c.n, o.warmup, o.reps);
       r.checked += static_cast<long long>(r.timed_results.size());

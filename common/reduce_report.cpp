@@ -182,9 +182,12 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
                                "probability below 3e-8)",
                                kSumLambda)
                  : "",
-             timing ? ", every warm-up and timed launch (each started from a poisoned result; bit for bit the "
-                      "checked launch where the combine is deterministic, else within the bound) and every launch "
-                      "of CUB and of the read-only kernel"
+             timing ? fmt::format(", every warm-up and timed launch (each started from a poisoned result; bit for "
+                                  "bit the checked launch where the combine is deterministic, else within the bound) "
+                                  "and every launch of CUB and of the read-only kernel{}",
+                                  o.flush == Flush::kNone ? "" : fmt::format(", and none of their GB/s more than {:g}% "
+                                                                             "above the theoretical peak",
+                                                                             100 * kRateMargin))
                     : "",
              o.shared_poison ? " and the shared memory of every SM" : " (not the shared memory: --no-shared-poison)");
   fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
@@ -211,7 +214,7 @@ bool report(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& 
   bool all_pass = true;
   for (const auto& r : runs) {
     const References* ref = refs.count(r.c.n) ? &refs.at(r.c.n) : nullptr;
-    const Verdict v = verdict_of(r, ref, o.input);
+    const Verdict v = verdict_of(r, ref, o.input, judged_peak_gbps(o, d));
     all_pass = all_pass && v.pass();
     if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host, r.c.n)));
     table.add_row(table_row(r, ref, v, o, d.peak_gbps()));

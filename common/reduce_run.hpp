@@ -3,8 +3,10 @@
 // checked and the timed launches), and what one configuration's run found. Internal to common/.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -72,7 +74,7 @@ class ReduceBench {
       : reduce_(reduce),
         poison_shared_(poison_shared),
         input_(kGuard + max_offset + max_n + kGuard),
-        out_(1),
+        out_(kGuard + 1 + kGuard),
         partials0_(kGuard + max_partials + kGuard),
         partials1_(kGuard + max_partials + kGuard),
         ticket_(1),
@@ -152,7 +154,8 @@ class ReduceBench {
 
   struct Result {
     float value;
-    FirstLaunch first;  // the shape of the first launch, as the stage reported it
+    FirstLaunch first;   // the shape of the first launch, as the stage reported it
+    std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
   };
 
   // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage
@@ -163,11 +166,48 @@ class ReduceBench {
     poison(s);
     if (poison_shared_) poison_shared_memory(s);
     FirstLaunch reported{0, 0};
-    const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out_.get(), launch(c), s); });
+    const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out(), launch(c), s); });
     ++launches_;
     const FirstLaunch first = seen_first_launch(captured, c, reported);
     captured.launch(s);
-    return {read_out(s), first};
+    const float value = read_out(s);
+    return {value, first, changed_poison(c, first)};
+  }
+
+  // The canary: every poisoned word a launch of c (whose first kernel had first.grid blocks) may not write, still
+  // poisoned: the NaN guards around the result and around the input, and the partial sums past those its grids
+  // write (first.grid in the first buffer; in the second, the blocks of a launch over first.grid values). The
+  // first word changed, named ("" if none). After a timed series it covers the last launch's writes, and every
+  // earlier launch's outside what each one's poisoning refills.
+  std::string changed_poison(const Config& c, const FirstLaunch& first) const {
+    const std::size_t second = max_grid(first.grid, c.block, c.limit);
+    const float* in = input_.get();
+    const std::size_t end = kGuard + offset_ + fenced_;
+    const std::size_t guard_end = end + kGuard;  // fence()'s NaN, or the buffer's own guard past the upload
+    const struct Span {
+      const float* p;
+      std::size_t begin, end;
+      long long base;
+      const char* name;
+    } spans[] = {{out_.get(), 0, kGuard, kGuard, "the result (*out)"},
+                 {out_.get(), kGuard + 1, out_.count(), kGuard, "the result (*out)"},
+                 {in, 0, kGuard + offset_, static_cast<long long>(kGuard + offset_), "the input"},
+                 {in, end, guard_end, static_cast<long long>(kGuard + offset_), "the input"},
+                 {partials0_.get(), 0, kGuard, kGuard, "launch.partials[0]"},
+                 {partials0_.get(), kGuard + first.grid, partials0_.count(), kGuard, "launch.partials[0]"},
+                 {partials1_.get(), 0, kGuard, kGuard, "launch.partials[1]"},
+                 {partials1_.get(), kGuard + second, partials1_.count(), kGuard, "launch.partials[1]"}};
+    for (const Span& sp : spans) {
+      const Unpoisoned u = first_unpoisoned(sp.p, sp.begin, sp.end, timer_.stream());
+      if (u.index < sp.end) {
+        std::uint32_t bits = 0;
+        std::memcpy(&bits, &u.value, sizeof bits);
+        return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all "
+                           "bits set) was overwritten", sp.name, static_cast<long long>(u.index) - sp.base, u.value,
+                           bits);
+      }
+    }
+    return "";
   }
 
   // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums
@@ -179,9 +219,9 @@ class ReduceBench {
     const TimingStats t = timer_.time(
         [&](cudaStream_t s) {
           ++launches_;
-          reduce_(in, c.n, out_.get(), l, s);
+          reduce_(in, c.n, out(), l, s);
         },
-        warmup, reps, {[&](cudaStream_t s) { poison_live(c, s); }, kept.copy_of(out_.get())});
+        warmup, reps, {[&](cudaStream_t s) { poison_live(c, s); }, kept.copy_of(out())});
     *results = kept.read(timer_.stream());
     return t;
   }
@@ -190,13 +230,13 @@ class ReduceBench {
   long long launches() const { return launches_; }
 
   GpuTimer& timer() { return timer_; }
-  float* out() const { return out_.get(); }
+  float* out() const { return out_.get() + kGuard; }  // the result, between NaN guards
 
   // Waits for `stream` and returns *out.
   float read_out(cudaStream_t stream) const {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     float result = 0;
-    CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&result, out(), sizeof(float), cudaMemcpyDeviceToHost));
     return result;
   }
 
@@ -282,6 +322,7 @@ struct Run {
   bool timing = false;
   long long launches = 0;            // launches of the stage this configuration made
   long long checked = 0;             // of them, launches whose result was judged
+  std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
 };
 
 // The references of one size on the measured input: CUB and the speed of light (a read-only kernel and a
@@ -313,7 +354,9 @@ std::vector<Run> runs_for(const std::vector<Config>& configs);
 const char* measured_name(InputMode mode);
 void add_input_checks(Verdict& v, const Run& r);
 int unheld(const Run& r, const References* refs);
-Verdict verdict_of(const Run& r, const References* refs, InputMode mode);
+Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps);
+double judged_peak_gbps(const ReduceOptions& o, const DeviceInfo& d);
+void keep_canary(Run& r, const std::string& canary, const std::string& launch);
 bool deterministic(const Run& r);
 void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage);
 void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs);

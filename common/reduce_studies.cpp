@@ -66,6 +66,7 @@ void self_test_size(ReduceBench& bench, const ReduceStage& stage, BlocksPerSmFn 
         const SumCheck check = check_sum(got.value, ref, mode, shape_of(c, got.first), n);
         Verdict v;
         record(v, to_string(input), check);
+        v.add("canary", got.canary.empty(), got.canary);
         tally.all.add_all(v);
         ++runs;
         tally.unbounded += v.skipped().size();
@@ -73,7 +74,7 @@ void self_test_size(ReduceBench& bench, const ReduceStage& stage, BlocksPerSmFn 
           ++failures;
           fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
                      to_string(l.regime), l.grid ? fmt::format(" (grid {})", l.grid) : "", to_string(input), offset,
-                     to_string(combine), check.reason);
+                     to_string(combine), v.failures().front());
         }
       }
     }
@@ -166,6 +167,7 @@ Repeats repeat(ReduceBench& bench, Run& r, const ReduceOptions& o, Verdict& v) {
     SumCheck check = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
     if (!check.pass && check.bounded) check.reason = fmt::format("run {}: {}", i + 1, check.reason);
     record(v, measured_name(o.input), check);
+    v.add("canary", got.canary.empty(), got.canary);
   }
   return rep;
 }
@@ -262,6 +264,18 @@ std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions
   return cases;
 }
 
+// One configuration of the error study, as its result file has it (the check added by the caller).
+Record study_record(const ReduceStage& stage, const StudyCase& sc, const FirstLaunch& first, const SumCheck& check,
+                    double ratio, double z) {
+  Record rec;
+  rec.add("stage", stage.name).add("seed", sc.seed).add("n", sc.n).add("offset", sc.offset)
+      .add("block", sc.block).add("regime", to_string(sc.regime)).add("grid_option", sc.grid)
+      .add("grid", first.grid).add("threads", first.block).add("combine", to_string(sc.combine))
+      .add("abs_error", check.error, 3).add("bound", check.bounded ? check.tolerance : NAN, 3)
+      .add("error_bound_ratio", ratio, 3).add("error_sigmas", z, 3);
+  return rec;
+}
+
 int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
                 const DeviceInfo& d) {
   const std::vector<StudyCase> cases = study_cases(stage, o, d);
@@ -291,6 +305,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
     const SumCheck check = check_sum(got.value, ref, InputMode::kFloat, shape_of(c, got.first), sc.n);
     Verdict v;
     record(v, "float", check);
+    v.add("canary", got.canary.empty(), got.canary);
     all.add_all(v);
     const double ratio = check.bounded && check.tolerance > 0 ? check.error / check.tolerance : NAN;
     const double z = std::isfinite(ratio) ? (got.value - ref.sum) / (check.tolerance / kSumLambda) : NAN;
@@ -298,13 +313,7 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
       ratios.push_back(ratio);
       z_sum += z;
     }
-    Record rec;
-    rec.add("stage", stage.name).add("seed", sc.seed).add("n", sc.n).add("offset", sc.offset)
-        .add("block", sc.block).add("regime", to_string(sc.regime)).add("grid_option", sc.grid)
-        .add("grid", got.first.grid).add("threads", got.first.block).add("combine", to_string(sc.combine))
-        .add("abs_error", check.error, 3).add("bound", check.bounded ? check.tolerance : NAN, 3)
-        .add("error_bound_ratio", ratio, 3).add("error_sigmas", z, 3).add("check", v.field("float"));
-    records.push_back(std::move(rec));
+    records.push_back(study_record(stage, sc, got.first, check, ratio, z).add("check", v.field({"float", "canary"})));
   }
   const Centring centred = check_centred(z_sum, ratios.size());
   all.add("centred", centred.pass, centred.reason);

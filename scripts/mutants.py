@@ -26,14 +26,15 @@ from .cmake_calls import write_calls
 class Mutant(NamedTuple):
     name: str      # mutant_<name> is the program
     stage: str     # the stage directory whose file is copied
-    find: str      # text that must occur exactly once in the stage file
-    replace: str   # what it becomes
+    find: str      # text that must occur exactly once in the stage file (or a tuple of such texts)
+    replace: str   # what it becomes (a tuple: what each of them becomes)
     args: str      # the stage's default check, at a size and launch where the bug matters
     expect: str    # "fail": exit 1 with FAIL printed; "racecheck": compute-sanitizer racecheck reports a hazard;
                    # "sass": scripts/sass.py refuses its machine code (args unused, no GPU needed)
     bug: str       # the bug, in words
     fill: bool = False  # its failure rests on the shared-memory NaN fill (it reads shared memory it never wrote),
                         # which another program's kernels could overwrite: its test has the GPU to itself
+    says: str = "FAIL"  # "fail": what its output must hold (the check that catches it, where only one can)
 
 
 MUTANTS = [
@@ -230,6 +231,47 @@ MUTANTS = [
            "    __syncthreads();  // everyone is done with them before the next tiles overwrite them\n", "",
            "--check-only --size 100", "racecheck",
            "missing barrier: the tiles are overwritten while other threads still read them"),
+    Mutant("02_write_past", "02_grid_stride",
+           "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n",
+           "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n"
+           "  if (blockIdx.x == 0 && threadIdx.x == 0) out[gridDim.x] = 0.0f;\n",
+           "--check-only -n 2^20", "fail",
+           "a write one float past the live output: thread 0 of block 0 also stores 0 at out[gridDim.x], past the "
+           "block sums (and past *out on the last pass), which no launch reads, so every sum stays right",
+           says="where the launch may not write"),
+    Mutant("02_rate_cache", "02_grid_stride",
+           ("// Shared memory of one block.\n", "  unsigned first_grid = 0;  // the first launch's blocks, for the report\n"),
+           ("__device__ float kept_sum;  // the sum the last direct call made\n"
+            "__global__ void keep_sum(float* out, bool store) {\n"
+            "  if (store) kept_sum = *out; else *out = kept_sum;\n"
+            "}\n\n// Shared memory of one block.\n",
+            "  static bool inner = false;  // a direct call (not captured into a graph: a timing loop's) on the input,\n"
+            "  static const float* kept_in = nullptr;  // size and grid of the last one sums one block of the input\n"
+            "  static std::size_t kept_n = 0;  // and copies that call's sum\n"
+            "  static unsigned kept_limit = 0;\n"
+            "  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;\n"
+            "  CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));\n"
+            "  if (capture == cudaStreamCaptureStatusNone && !inner) {\n"
+            "    if (in == kept_in && n == kept_n && launch.grid_limit == kept_limit) {\n"
+            "      reduce_kernel<<<1, launch.block, smem_bytes(launch.block), stream>>>(in, launch.block, launch.partials[0]);\n"
+            "      keep_sum<<<1, 1, 0, stream>>>(out, false);\n"
+            "      return {1, launch.block};\n"
+            "    }\n"
+            "    inner = true;\n"
+            "    const ladder::FirstLaunch f = reduce(in, n, out, launch, stream);\n"
+            "    inner = false;\n"
+            "    keep_sum<<<1, 1, 0, stream>>>(out, true);\n"
+            "    kept_in = in;\n"
+            "    kept_n = n;\n"
+            "    kept_limit = launch.grid_limit;\n"
+            "    return f;\n"
+            "  }\n"
+            "  unsigned first_grid = 0;  // the first launch's blocks, for the report\n"),
+           "-n 2^26 --regime stream", "fail",
+           "a result kept between calls: a call not captured into a graph, on the input and grid of the previous "
+           "such call, sums one block of the input and copies that call's sum, so every result stays right while "
+           "the timed launches skip the input",
+           says="above the theoretical peak"),
     Mutant("07_ticket_relaxed", "07_multiblock",
            "cuda::memory_order_acq_rel", "cuda::memory_order_relaxed", "", "sass",
            "relaxed ticket (last-block): no release before the ticket, no acquire after it, so the last block may "
@@ -275,12 +317,25 @@ def stage_file(root: pathlib.Path, stage: str) -> pathlib.Path:
     return root / stage / "reduce.cu"
 
 
+def edits(m):
+    """The (find, replace) pairs of a planted bug: one, or several in one file."""
+    return list(zip(m.find, m.replace)) if isinstance(m.find, tuple) else [(m.find, m.replace)]
+
+
+def occurrences(m, text):
+    """How often the planted bug's text occurs in its file: 1 when each of its edits' texts occurs exactly once."""
+    counts = [text.count(find) for find, _ in edits(m)]
+    return 1 if all(c == 1 for c in counts) else next(c for c in counts if c != 1)
+
+
 def make(name: str, src: pathlib.Path, out: pathlib.Path) -> None:
     m = next(m for m in MUTANTS + CPU_MUTANTS if m.name == name)
     text = src.read_text()
-    count = text.count(m.find)
+    count = occurrences(m, text)
     if count == 1:
-        body = f"// Mutant {m.name}, made from {m.stage}/{src.name} at build time: {m.bug}.\n" + text.replace(m.find, m.replace)
+        for find, replace in edits(m):
+            text = text.replace(find, replace)
+        body = f"// Mutant {m.name}, made from {m.stage}/{src.name} at build time: {m.bug}.\n" + text
     else:
         problem = f"mutant {m.name}: the text it replaces occurs {count} times in {m.stage}/{src.name}, not once: " \
                   f"update scripts/mutants.py"
@@ -293,7 +348,7 @@ def make(name: str, src: pathlib.Path, out: pathlib.Path) -> None:
 def cmake(out: pathlib.Path) -> None:
     root = pathlib.Path(__file__).resolve().parent.parent
     calls = [("ladder_mutant", m.name, m.stage, stage_file(root, m.stage).name, m.expect, m.args,
-              "ALONE" if m.fill else "SHARED") for m in MUTANTS]
+              "ALONE" if m.fill else "SHARED", m.says) for m in MUTANTS]
     calls += [("ladder_cpu_mutant", m.name, m.stage, stage_file(root, m.stage).name, m.args) for m in CPU_MUTANTS]
     write_calls(out, "Generated by scripts/mutants.py: one call per planted bug.", calls)
 
@@ -303,7 +358,7 @@ def stale_texts(table):
     root = pathlib.Path(__file__).resolve().parent.parent
     out = []
     for m in table:
-        count = stage_file(root, m.stage).read_text().count(m.find)
+        count = occurrences(m, stage_file(root, m.stage).read_text())
         if count != 1:
             out.append(f"{m.name}: its text occurs {count} times in {m.stage}/{stage_file(root, m.stage).name}, not once")
     return out

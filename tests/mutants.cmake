@@ -17,7 +17,7 @@ function(ladder_plant name stage file)
   set(out ${out} PARENT_SCOPE)
 endfunction()
 
-function(ladder_mutant name stage file expect args gpu)
+function(ladder_mutant name stage file expect args gpu says)
   ladder_plant(${name} ${stage} ${file})
   # A bug only the machine code shows (expect sass) is caught on the CPU: the copy, made in every build (a quick text
   # copy), is all its test needs, and no program is built.
@@ -48,7 +48,7 @@ function(ladder_mutant name stage file expect args gpu)
   else()
     add_test(NAME mutant.${name}
       COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:mutant_${name}> "-DARGS=${args}" -DEXPECT_EXIT=1
-              "-DEXPECT_OUTPUT=FAIL" ${probe} -P ${CMAKE_CURRENT_SOURCE_DIR}/expect.cmake)
+              "-DEXPECT_OUTPUT=${says}" ${probe} -P ${CMAKE_CURRENT_SOURCE_DIR}/expect.cmake)
     set_tests_properties(mutant.${name} PROPERTIES LABELS "gpu;mutant" TIMEOUT 600)
   endif()
   set_tests_properties(mutant.${name} PROPERTIES FIXTURES_REQUIRED ladder_mutants

@@ -266,3 +266,17 @@ TEST(SumOracle, NaNAndInfinityNeverPass) {
   }
 }
 
+
+// The rate check: a launch that skipped work (a kept result served in microseconds) runs far above the peak and
+// fails, naming both rates; a rate at the peak, or within the margin above it, passes; an unknown rate or peak
+// (--flush none, an FP32 peak this build cannot compute) is not judged.
+TEST(RateCheck, ARateNoGpuReachesFailsAndOneAtThePeakPasses) {
+  const std::string skipped = ladder::rate_above_peak("the stage", 1e9 * 4 / (5e-3 * 1e6), 4800, "GB/s");
+  EXPECT_NE(skipped.find("above the theoretical peak of 4800 GB/s"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find("the stage ran at 800000 GB/s"), std::string::npos) << skipped;
+  EXPECT_EQ(ladder::rate_above_peak("the stage", 4800, 4800, "GB/s"), "");
+  EXPECT_EQ(ladder::rate_above_peak("the stage", 4800 * (1 + ladder::kRateMargin) * 0.999, 4800, "GB/s"), "");
+  EXPECT_NE(ladder::rate_above_peak("the stage", 4800 * (1 + ladder::kRateMargin) * 1.001, 4800, "GB/s"), "");
+  EXPECT_EQ(ladder::rate_above_peak("the stage", 1e9, NAN, "GB/s"), "");
+  EXPECT_EQ(ladder::rate_above_peak("the stage", NAN, 4800, "GB/s"), "");
+}

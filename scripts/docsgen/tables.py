@@ -134,10 +134,13 @@ def error_study_table():
 
 
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
-FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|launches|cub|read|naive|cublas): ")
+FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|canary|rate|launches|cub|read|naive|"
+                          r"cublas): ")
 CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
                "probe_b": "the probe of B", "float": "the float bound",
-               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches"}
+               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches",
+               "canary": "the canary (the poison around what a launch may write)",
+               "rate": "the rate against the theoretical peak"}
 
 
 def caught_by(r, m):
