@@ -68,30 +68,36 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
 }
 
 namespace {
-__global__ void first_unpoisoned_kernel(const unsigned* x, std::size_t begin, std::size_t end,
-                                        unsigned long long* first) {
-  for (std::size_t i = begin + blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < end;
+struct PoisonSpans {
+  PoisonSpan span[kMaxPoisonSpans];
+};
+
+// blockIdx.y picks the span; its blocks stride over it and keep the smallest index of a changed word.
+__global__ void first_unpoisoned_kernel(PoisonSpans spans, unsigned long long* first) {
+  const PoisonSpan s = spans.span[blockIdx.y];
+  const auto* words = reinterpret_cast<const unsigned*>(s.p);
+  for (std::size_t i = s.begin + blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < s.end;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    if (x[i] != 0xFFFFFFFFu) atomicMin(first, static_cast<unsigned long long>(i));
+    if (words[i] != 0xFFFFFFFFu) atomicMin(&first[blockIdx.y], static_cast<unsigned long long>(i));
   }
 }
 }  // namespace
 
-Unpoisoned first_unpoisoned(const float* x, std::size_t begin, std::size_t end, cudaStream_t stream) {
-  Unpoisoned out{end, NAN};
-  if (begin >= end) return out;
-  DeviceBuffer<unsigned long long> first(1);
-  const unsigned long long none = end;
-  CUDA_CHECK(cudaMemcpyAsync(first.get(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((end - begin + 255) / 256, 1024));
-  first_unpoisoned_kernel<<<blocks, 256, 0, stream>>>(reinterpret_cast<const unsigned*>(x), begin, end, first.get());
+void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
+                      cudaStream_t stream) {
+  PoisonSpans all{};
+  std::size_t longest = 1;
+  for (int k = 0; k < count; ++k) {
+    all.span[k] = spans[k];
+    found[k] = spans[k].end;
+    longest = std::max(longest, spans[k].end > spans[k].begin ? spans[k].end - spans[k].begin : 0);
+  }
+  CUDA_CHECK(cudaMemcpyAsync(scratch, found, count * sizeof *found, cudaMemcpyHostToDevice, stream));
+  const dim3 grid(static_cast<unsigned>(std::min<std::size_t>((longest + 255) / 256, 256)), count);
+  first_unpoisoned_kernel<<<grid, 256, 0, stream>>>(all, scratch);
   LADDER_CHECK_LAUNCH();
-  unsigned long long found = end;
-  CUDA_CHECK(cudaMemcpyAsync(&found, first.get(), sizeof found, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(found, scratch, count * sizeof *found, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  out.index = static_cast<std::size_t>(found);
-  if (out.index < end) CUDA_CHECK(cudaMemcpy(&out.value, x + out.index, sizeof(float), cudaMemcpyDeviceToHost));
-  return out;
 }
 
 unsigned long long fingerprint_on_host(const float* x, std::size_t n) {

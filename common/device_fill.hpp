@@ -31,12 +31,16 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
 // The same fingerprint of host memory, on every core.
 unsigned long long fingerprint_on_host(const float* x, std::size_t n);
 
-// The first word of x[begin, end) that no longer holds the poison (all bits set), as an index, and its value;
-// {end, NaN} where every one does. Runs on `stream` and waits for it.
-struct Unpoisoned {
-  std::size_t index;
-  float value;
+// Stretches of device memory that must still hold the poison (all bits set): p[begin, end) each.
+struct PoisonSpan {
+  const float* p;
+  std::size_t begin, end;
 };
-Unpoisoned first_unpoisoned(const float* x, std::size_t begin, std::size_t end, cudaStream_t stream);
+constexpr int kMaxPoisonSpans = 8;
+// For each of spans[0, count) (count <= kMaxPoisonSpans), the index of its first word that no longer holds the
+// poison, or its end where every one does: one kernel over all of them, its answers in `scratch` (count words of
+// device memory), copied to found[0, count). Runs on `stream` and waits for it.
+void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
+                      cudaStream_t stream);
 
 }  // namespace ladder

@@ -181,31 +181,31 @@ class ReduceBench {
   // earlier launch's outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
     const std::size_t second = max_grid(first.grid, c.block, c.limit);
-    const float* in = input_.get();
-    const std::size_t end = kGuard + offset_ + fenced_;
-    const std::size_t guard_end = end + kGuard;  // fence()'s NaN, or the buffer's own guard past the upload
-    const struct Span {
-      const float* p;
-      std::size_t begin, end;
-      long long base;
-      const char* name;
-    } spans[] = {{out_.get(), 0, kGuard, kGuard, "the result (*out)"},
-                 {out_.get(), kGuard + 1, out_.count(), kGuard, "the result (*out)"},
-                 {in, 0, kGuard + offset_, static_cast<long long>(kGuard + offset_), "the input"},
-                 {in, end, guard_end, static_cast<long long>(kGuard + offset_), "the input"},
-                 {partials0_.get(), 0, kGuard, kGuard, "launch.partials[0]"},
-                 {partials0_.get(), kGuard + first.grid, partials0_.count(), kGuard, "launch.partials[0]"},
-                 {partials1_.get(), 0, kGuard, kGuard, "launch.partials[1]"},
-                 {partials1_.get(), kGuard + second, partials1_.count(), kGuard, "launch.partials[1]"}};
-    for (const Span& sp : spans) {
-      const Unpoisoned u = first_unpoisoned(sp.p, sp.begin, sp.end, timer_.stream());
-      if (u.index < sp.end) {
-        std::uint32_t bits = 0;
-        std::memcpy(&bits, &u.value, sizeof bits);
-        return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all "
-                           "bits set) was overwritten", sp.name, static_cast<long long>(u.index) - sp.base, u.value,
-                           bits);
-      }
+    const std::size_t end = kGuard + offset_ + fenced_;  // the input's last element + 1; NaN follows it
+    const PoisonSpan spans[] = {{out_.get(), 0, kGuard},
+                                {out_.get(), kGuard + 1, out_.count()},
+                                {input_.get(), 0, kGuard + offset_},
+                                {input_.get(), end, end + kGuard},
+                                {partials0_.get(), 0, kGuard},
+                                {partials0_.get(), kGuard + first.grid, partials0_.count()},
+                                {partials1_.get(), 0, kGuard},
+                                {partials1_.get(), kGuard + second, partials1_.count()}};
+    const char* names[] = {"the result (*out)", "the result (*out)", "the input", "the input",
+                           "launch.partials[0]", "launch.partials[0]", "launch.partials[1]", "launch.partials[1]"};
+    const std::size_t zero[] = {kGuard, kGuard, kGuard + offset_, kGuard + offset_, kGuard, kGuard, kGuard, kGuard};
+    constexpr int kSpans = sizeof spans / sizeof spans[0];
+    static_assert(kSpans <= kMaxPoisonSpans, "one scan covers every span");
+    unsigned long long found[kSpans];
+    first_unpoisoned(spans, kSpans, canary_.get(), found, timer_.stream());
+    for (int k = 0; k < kSpans; ++k) {
+      if (found[k] >= spans[k].end) continue;
+      float value = 0;
+      std::uint32_t bits = 0;
+      CUDA_CHECK(cudaMemcpy(&value, spans[k].p + found[k], sizeof value, cudaMemcpyDeviceToHost));
+      std::memcpy(&bits, &value, sizeof bits);
+      const long long index = static_cast<long long>(found[k]) - static_cast<long long>(zero[k]);
+      return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
+                         "set) was overwritten", names[k], index, value, bits);
     }
     return "";
   }
@@ -294,6 +294,7 @@ class ReduceBench {
   bool poison_shared_;
   DeviceBuffer<float> input_, out_, partials0_, partials1_;
   DeviceBuffer<unsigned> ticket_;
+  DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
   GpuTimer timer_;
   const float* host_ = nullptr;  // what upload() copied, for fence() to put back
   std::uint64_t uploaded_ = 0, fenced_ = 0;
