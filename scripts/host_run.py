@@ -100,6 +100,7 @@ def device_code(text, path):
         host_only = "<<<" in item or "CUDA_CHECK" in item or re.search(r"\bint main\(", item)
         wanted = re.search(r"__(device|global)__|^constexpr |^using |smem_bytes\(", item, re.M)
         if wanted and not host_only:
+            refuse_unmodelled(item, number, path)
             keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names))}')
     return "\n".join(keep)
 
@@ -173,6 +174,27 @@ def ladder_enums():
     header = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()
     enums = re.findall(r"^enum class \w+ \{.*?\};", header, re.M | re.S)
     return "namespace ladder {\n" + "\n".join(enums) + "\n}  // namespace ladder\n"
+
+
+# What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
+UNMODELLED = re.compile(r"\b(cooperative_groups|cg::\w+|thread_block_tile|tiled_partition|this_thread_block|"
+                        r"__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm)\b")
+
+
+class HostRunUnmodelled(HostRunError):
+    """A file using something the host run does not model: not a failure of the file, a check not run."""
+
+
+def refuse_unmodelled(item, first_line, path):
+    """Raises HostRunUnmodelled naming the first use, in one item of device code, of what the host run does not
+    model, with the file, the line and the line itself."""
+    blanked = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), item)  # comments out, lines kept
+    for offset, line in enumerate(blanked.split("\n")):
+        found = UNMODELLED.search(line)
+        if found:
+            where = f"{path}:{first_line + offset}: `{item.split(chr(10))[offset].strip()}`"
+            raise HostRunUnmodelled(f"the host run does not model `{found.group(1)}` ({where}); the GPU checks "
+                                    "still run")
 
 
 def program(text, path):

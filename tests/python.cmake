@@ -29,6 +29,9 @@ set_tests_properties(configure_flags PROPERTIES TIMEOUT 300)
 ladder_python_test(docs_check scripts.make_docs --check)
 ladder_python_test(docs_claims_catch_planted scripts.make_docs --self-test)
 set_tests_properties(docs_check docs_claims_catch_planted PROPERTIES SKIP_RETURN_CODE 77 COST 35)
+# The intrinsics readers reach for, run by the host run or refused by name (tests/check_host_intrinsics.py).
+ladder_python_test(host_intrinsics tests.check_host_intrinsics)
+set_tests_properties(host_intrinsics PROPERTIES COST 20)
 # A stage is a folder and a page template: tried on a scratch copy of the project (tests/check_add_stage.py).
 ladder_python_test(add_stage tests.check_add_stage)
 set_tests_properties(add_stage PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 COST 100)

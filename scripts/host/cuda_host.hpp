@@ -65,7 +65,9 @@ struct Fiber {
   unsigned tid = 0;
   Wait wait = Wait::kNone;
   unsigned mask = 0, phase = 0, seq = 0;
-  int kind = 0, arg = 0, width = 32;  // a shuffle's kind (0 down, 1 up, 2 xor, 3 idx), delta or lane, width
+  int kind = 0, arg = 0, width = 32;  // a shuffle's kind (0 down, 1 up, 2 xor, 3 idx; 4 ballot, 5 reduce_add),
+                                      // its delta or lane, its width
+  unsigned uvalue = 0, uresult = 0;   // a ballot's predicate, a __reduce_add_sync's value, and their result
   int barrier_line = 0;               // the line of the __syncthreads() it waits at
   float value = 0.0f, result = 0.0f;
   bool seen = false;  // first: the value of its first shared store or shuffle (what it brings to the block's sum)
@@ -167,11 +169,20 @@ inline bool resolve_warp(unsigned w) {
     if (!f) continue;  // past the end of a block smaller than a warp: an inactive lane, as on the GPU
     if (f->wait == Wait::kDone) fail("warp %u: lane %u has exited, but the mask of a warp operation names it", w, l);
     if (f->wait != first->wait || f->mask != first->mask) return false;  // not there yet
+    if (f->wait == Wait::kShuffle && (f->kind >= 4 || first->kind >= 4) && f->kind != first->kind)
+      fail("warp %u: lanes %u and %u wait at different warp operations (a vote or reduction and another)", w,
+           first->tid % kWarp, l);
   }
   for (unsigned l = 0; l < kWarp; ++l) {
     Fiber* f = lanes[l];
     if (!(first->mask >> l & 1u) || !f) continue;
-    if (f->wait == Wait::kShuffle) {
+    if (f->wait == Wait::kShuffle && f->kind >= 4) {  // a vote or a reduction over the lanes of the mask
+      f->uresult = 0;
+      for (unsigned k = 0; k < kWarp; ++k) {
+        if (!(first->mask >> k & 1u) || !lanes[k]) continue;
+        f->uresult += f->kind == 4 ? (lanes[k]->uvalue != 0u) << k : lanes[k]->uvalue;
+      }
+    } else if (f->wait == Wait::kShuffle) {
       const int width = f->width, base = static_cast<int>(l) / width * width, in = static_cast<int>(l) - base;
       int src = f->kind == 0   ? in + f->arg
                 : f->kind == 1 ? in - f->arg
@@ -312,6 +323,18 @@ inline float __shfl_sync(unsigned mask, float v, int lane, int width = 32) {
   return ladder_shuffle(mask, v, 3, lane, width);
 }
 
+// A vote (kind 4: bit k set where lane k's value is not 0) or a sum (kind 5) over the lanes of the mask.
+inline unsigned ladder_warp_unsigned(unsigned mask, unsigned v, int kind) {
+  ladder_host::Fiber& f = ladder_host::self();
+  f.mask = mask;
+  f.uvalue = v;
+  f.kind = kind;
+  ladder_host::yield(ladder_host::Wait::kShuffle);
+  return f.uresult;
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate) { return ladder_warp_unsigned(mask, predicate != 0, 4); }
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v) { return ladder_warp_unsigned(mask, v, 5); }
+
 struct alignas(16) float4 {  // copying one out of a global region is a logged 128-bit load
   float x = 0, y = 0, z = 0, w = 0;
   float4() = default;
@@ -361,6 +384,47 @@ inline float __ldcg(const float* p) {
   return *p;
 }
 
+// The other loads and stores with a cache hint, and the atomics readers reach for: on the host every thread runs
+// alone until it yields, so each is its plain operation. What their hints and scopes mean on a GPU (a non-coherent
+// read of what another block wrote, an atomic of block scope across blocks) is the machine-code check's
+// (scripts/sass.py), not the host run's.
+inline float __ldg(const float* p) { return *p; }
+inline float __ldcs(const float* p) { return *p; }
+inline float __ldca(const float* p) { return *p; }
+inline float __ldlu(const float* p) { return *p; }
+inline float4 __ldg(const float4* p) { return *p; }
+inline float4 __ldcg(const float4* p) { return *p; }
+inline float4 __ldcs(const float4* p) { return *p; }
+inline void __stcg(float* p, float v) { *p = v; }
+inline void __stcs(float* p, float v) { *p = v; }
+inline void __stwt(float* p, float v) { *p = v; }
+inline float atomicAdd_block(float* p, float v) { return atomicAdd(p, v); }
+inline float atomicAdd_system(float* p, float v) { return atomicAdd(p, v); }
+template <typename T>
+T ladder_exchange(T* p, T v) {
+  const T old = *p;
+  *p = v;
+  return old;
+}
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return ladder_exchange(p, *p + v); }
+inline int atomicAdd(int* p, int v) { return ladder_exchange(p, *p + v); }
+inline unsigned atomicAdd_block(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+inline unsigned atomicAdd_system(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+inline float atomicExch(float* p, float v) { return ladder_exchange(p, v); }
+inline unsigned atomicExch(unsigned* p, unsigned v) { return ladder_exchange(p, v); }
+inline int atomicExch(int* p, int v) { return ladder_exchange(p, v); }
+inline unsigned atomicCAS(unsigned* p, unsigned compare, unsigned v) {
+  return ladder_exchange(p, *p == compare ? v : *p);
+}
+inline int atomicCAS(int* p, int compare, int v) { return ladder_exchange(p, *p == compare ? v : *p); }
+inline unsigned atomicInc(unsigned* p, unsigned limit) { return ladder_exchange(p, *p >= limit ? 0u : *p + 1); }
+inline unsigned atomicDec(unsigned* p, unsigned limit) {
+  return ladder_exchange(p, *p == 0 || *p > limit ? limit : *p - 1);
+}
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline void __threadfence_system() {}
+
 namespace cuda {
 enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block, thread_scope_thread };
 enum memory_order { memory_order_relaxed, memory_order_consume, memory_order_acquire, memory_order_release,
@@ -388,6 +452,9 @@ class atomic_ref {  // fetch_add logs the ticket it hands out, its order and sco
     ref_ = old + v;
     return old;
   }
+  T load(memory_order = memory_order_seq_cst) const { return ref_; }
+  void store(T v, memory_order = memory_order_seq_cst) const { ref_ = v; }
+  T exchange(T v, memory_order = memory_order_seq_cst) const { return ladder_exchange(&ref_, v); }
 
  private:
   T& ref_;

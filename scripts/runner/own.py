@@ -95,6 +95,8 @@ def host_runs(stage, text, repeat, not_it):
     with host_run.stage_text(stage, text):
         try:
             found = host_checks.gemm_problems(stage) if role(stage) == "gemm" else host_checks.sum_problems(stage)
+        except host_run.HostRunUnmodelled as e:
+            return Check(name, NOT_RUN, str(e), repeat)
         except host_run.HostRunError as e:
             found = [str(e)]
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
