@@ -33,19 +33,26 @@ class HostRunError(Exception):
 
 
 @contextlib.contextmanager
-def stage_text(stage, text):
+def stage_text(stage, text, shown_as=None):
     """Within the block, host runs read a copy of the stage's directory and common/ in which the stage file holds
-    text: a reader's version of it, or a planted drift."""
+    text: a reader's version of it, or a planted drift. shown_as: the file the messages name (the reader's), where
+    the text came from one."""
     global ROOT
     with tempfile.TemporaryDirectory() as tmp:
         for part in (stage, "common"):
             shutil.copytree(pathlib.Path(ROOT) / part, pathlib.Path(tmp) / part)
         stage_path(stage, tmp).write_text(text)
         saved, ROOT = ROOT, pathlib.Path(tmp)
+        if shown_as:
+            SHOWN_AS[stage] = str(shown_as)
         try:
             yield
         finally:
             ROOT = saved
+            SHOWN_AS.pop(stage, None)
+
+
+SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text() holds a reader's file
 
 
 def stage_path(stage, root=None):
@@ -227,9 +234,10 @@ def _build(source):
 def executable(stage, root=None):
     path = stage_path(stage, root)
     text = path.read_text()
-    exe, errors = _build(program(text, f"{stage}/{path.name}"))
+    shown = SHOWN_AS.get(stage, f"{stage}/{path.name}")
+    exe, errors = _build(program(text, shown))
     if exe is None:
-        raise HostRunError(f"{stage}: its device code does not build on the host:\n{errors}")
+        raise HostRunError(f"{shown}: its device code does not build on the host:\n{errors}")
     return exe
 
 
@@ -307,7 +315,7 @@ def _run(exe, stage, entry, options):
     if done.returncode:
         why = done.stderr.strip() or (f"killed by signal {-done.returncode} (a read or write outside its memory)"
                                       if done.returncode < 0 else f"exit status {done.returncode}")
-        raise HostRunError(f"{stage} ({entry}, {' '.join(args[2:])}): {why}")
+        raise HostRunError(f"{SHOWN_AS.get(stage, stage)} ({entry}, {' '.join(args[2:])}): {why}")
     return done.stdout
 
 

@@ -117,13 +117,15 @@ template <typename T, std::size_t... Dims>
 View<T, Dims...> shared(const char* name, int line = __builtin_LINE()) {  // one array per declaration: name and line
   Shared& s = run().shared;
   const std::string key = std::string(name) + ":" + std::to_string(line);
+  // A scalar's reads and writes have no index to carry their line: its messages name the line declaring it.
   for (const auto& a : s.arrays)
-    if (a.first == key) return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T));
+    if (a.first == key)
+      return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T), line);
   const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
   s.bytes.resize(offset + bytes, 0xff);
   s.written.resize(offset + bytes, 0);
   s.arrays.emplace_back(key, offset);
-  return View<T, Dims...>(name, offset, offset + bytes);
+  return View<T, Dims...>(name, offset, offset + bytes, line);
 }
 
 // `extern __shared__ T name[];` becomes `auto name = ladder_host::dynamic_shared<T>("name");`: the bytes the launch

@@ -84,15 +84,15 @@ def not_this_stage(stage, text):
     return None
 
 
-def host_runs(stage, text, repeat, not_it):
-    """The file's kernels on the host, in a copy of the project with the stage file replaced; not_it: why the file is
-    not a version of the stage (not_this_stage), or None."""
+def host_runs(stage, text, repeat, not_it, path):
+    """The file's kernels (read from path) on the host, in a copy of the project with the stage file replaced, the
+    messages naming path; not_it: why the file is not a version of the stage (not_this_stage), or None."""
     what = "C equals the product, at edge shapes and either thread order" if role(stage) == "gemm" else \
         "every element added once, at awkward sizes, every input offset, either thread order and a second launch"
     name = f"host run: {what}"
     if not_it:
         return Check(name, FAIL, not_it, repeat)
-    with host_run.stage_text(stage, text):
+    with host_run.stage_text(stage, text, path.resolve()):
         try:
             found = host_checks.gemm_problems(stage) if role(stage) == "gemm" else host_checks.sum_problems(stage)
         except host_run.HostRunUnmodelled as e:
@@ -178,7 +178,7 @@ def try_file(a, stage, path):
     copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
     repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
     not_it = not_this_stage(stage, text)
-    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat, not_it)]
+    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat, not_it, path)]
     gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
     if not_it:  # nothing more to learn from running it as this stage
         return report(stage, path, checks + [Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", "")])
