@@ -16,6 +16,7 @@
                               they are (all of them, since docs_check holds them current)
   test_runner gpu_slots       the test gpu_slots_in_force passes with a GPU slot and fails without one (a ctest that
                               ignored the build's spec file, planted)
+  test_runner why_failed      ./ladder try's line for a failed GPU check: the first that says why, whoever printed it
 (python3 -m tests.test_runner CASE, from the repository's root.)
 """
 import json
@@ -27,7 +28,7 @@ import sys
 import tempfile
 
 from scripts import ladder
-from scripts.runner import stages, tries
+from scripts.runner import own, stages, tries
 from scripts.runner.reader import diff_pair
 from scripts.runner.stages import UsageProblem
 
@@ -219,10 +220,32 @@ def gpu_slots():
     return problems, 2
 
 
+def why_failed():
+    """./ladder try's line for a failed GPU check is the first that says why, whoever printed it: the harness refusing
+    the run (its own "program: FAIL: ..." line, which the report once missed), a check's FAIL line, the sanitizer's
+    first report, an error, or else the last line printed; never "no FAIL line"."""
+    refused = ("try_07_own: n = 1024, block 256: checking\ntry_07_own: FAIL: n = 1024, block 256, stream regime, atomic: "
+               "the stage launched 0 kernels whose first argument is the input")
+    cases = [(refused, 1, "FAIL: n = 1024, block 256, stream regime, atomic: the stage launched 0 kernels"),
+             ("   n  regime\n  FAIL n = 4097, block 512: canary: the result (*out)[1] holds 0", 1,
+              "FAIL n = 4097, block 512: canary"),
+             ("========= Invalid __global__ read of size 4 bytes\n=========     at reduce_kernel", 99,
+              "compute-sanitizer: Invalid __global__ read of size 4 bytes"),
+             ("try_02_own: error: out of host memory", 2, "error: out of host memory"),
+             ("checking\nterminate called after throwing an instance of 'std::logic_error'", 134,
+              "exit status 134: terminate called after throwing an instance of 'std::logic_error'")]
+    problems = []
+    for text, status, want in cases:
+        got = own.why_failed(text, status)
+        if not got.startswith(want):
+            problems.append(f"why_failed for exit {status} gave {got!r}; want it to begin {want!r}")
+    return problems, len(cases)
+
+
 def main(argv):
     tests = {"describe": describe, "stage_roles": stage_roles, "test_command": test_command,
              "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments,
-             "gpu_slots": gpu_slots}
+             "gpu_slots": gpu_slots, "why_failed": why_failed}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import host_checks, host_run
 from ..cli import say
-from .stages import ROOT, StageError, binary, role, sanitizer, stage_file
+from .stages import ROOT, StageError, binary, combines, regime_args, role, sanitizer, stage_file
 from .tries import build_copies, run_variants, shown, variant_target
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
@@ -102,14 +102,17 @@ def host_runs(stage, text, repeat, not_it, path):
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
 
 
-# What a failed run printed that says why: compute-sanitizer's first report, or the stage's first FAIL line.
+# What a failed run printed that says why: compute-sanitizer's first report, the stage's first FAIL line (a check's,
+# or the harness refusing the run: "program: FAIL: ..."), its error, or else the last line it printed.
 SANITIZER_REPORT = re.compile(r"^=+ +((?:Invalid|Race|Barrier|Error|Warning|Program hit).*)$", re.M)
-STAGE_FAILURE = re.compile(r"^\s*(FAIL\b.*)$", re.M)
+STAGE_FAILURE = re.compile(r"^(?:[\w.-]+: )?\s*((?:FAIL|error)\b.*)$", re.M)
 
 
 def why_failed(text, status):
     found = (SANITIZER_REPORT.search(text) if status == 99 else None) or STAGE_FAILURE.search(text)
-    line = found.group(1).strip() if found else f"exit status {status}, no FAIL line (run the command to see it)"
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    line = found.group(1).strip() if found else (f"exit status {status}: {last}" if last else
+                                                 f"exit status {status}, and it printed nothing")
     return ("compute-sanitizer: " if status == 99 else "") + line[:300]
 
 
@@ -126,7 +129,10 @@ def gpu_checks(exe, stage):
     if probe.returncode == 77:
         return [], False
     checks = []
-    runs = [("the default run's checks", [], None), ("--self-test full", ["--self-test", "full"], None)]
+    every = [] if role(stage) != "reduce" else [
+        *regime_args(stage), *(["--combine", ",".join(combines(stage))] if len(combines(stage)) > 1 else [])]
+    runs = [("the default run's checks, every regime and combine", every, None),
+            ("--self-test full", ["--self-test", "full"], None)]
     found = sanitizer()  # as the stages' own sanitizer tests run it (cmake/Ladder.cmake)
     for tool in found.tools:
         runs.append((f"compute-sanitizer --tool {tool}", found.args,
