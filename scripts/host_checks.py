@@ -7,14 +7,27 @@ of their own, run side by side.
 """
 import concurrent.futures
 import os
+import random
 
 from . import host_run
 from .runner.stages import regimes
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
 SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up
-# (offset, threads last to first, launches): every alignment, the other thread order, a second launch
-ORDERS = [(o, 0, 1) for o in range(4)] + [(1, 1, 1), (0, 0, 2)]
+# (offset, threads last to first, launches, blocks): every alignment, the other thread order, a second launch, and
+# the blocks run last to first and in a seeded shuffle (a GPU runs them in any order, so a sum that needs block 0 to
+# run first is wrong there)
+ORDERS = [(o, 0, 1, "") for o in range(4)] + [(1, 1, 1, ""), (0, 0, 2, ""), (0, 0, 1, "last first"),
+                                             (0, 0, 1, "shuffled")]
+
+
+def block_order(blocks, grid, n):
+    """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
+    if blocks == "last first":
+        return list(range(grid - 1, -1, -1))
+    if blocks == "shuffled":
+        return random.Random(grid * 1000003 + n).sample(range(grid), grid)
+    return []
 
 
 def side_by_side(runs):
@@ -36,24 +49,28 @@ def sum_launches(stage):
                 grid = 1
             elif tree_only:
                 grid = -(-n // block)
-            out += [(entry, block, grid, n, *order) for order in ORDERS]
+            out += [(entry, block, grid, n, *order) for order in ORDERS if grid > 1 or not order[3]]
     return out
 
 
 def sum_problems(stage):
     host_run.executable(stage)  # built once, before the runs
     launches = sum_launches(stage)
-    traces = side_by_side([(l, lambda l=l: host_run.run(stage, l[0], block=l[1], grid=l[2], n=l[3], offset=l[4],
-                                                       reverse=l[5], launches=l[6], quiet=1)) for l in launches])
+    def one(entry, block, grid, n, offset, reverse, launches_, blocks):
+        order = block_order(blocks, grid, n)
+        return host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
+                            launches=launches_, quiet=1, **({"order": order} if order else {}))
+    traces = side_by_side([(l, lambda l=l: one(*l)) for l in launches])
     out, seen = [], set()
-    for entry, block, grid, n, offset, reverse, launches_ in launches:
-        t = traces[(entry, block, grid, n, offset, reverse, launches_)]
+    for entry, block, grid, n, offset, reverse, launches_, blocks in launches:
+        t = traces[(entry, block, grid, n, offset, reverse, launches_, blocks)]
         got = (t.results[("out", 0)] if entry in ("atomic", "last-block", "one-block")
                else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
         if got != n * (n + 1) / 2 and (entry, block, grid, n) not in seen:
             seen.add((entry, block, grid, n))  # the first failing order of each launch
             order = (", threads run last to first" if reverse else "") + (
-                ", the second of two launches" if launches_ > 1 else "")
+                ", the second of two launches" if launches_ > 1 else "") + (
+                f", blocks run {blocks} ({','.join(map(str, block_order(blocks, grid, n)))})" if blocks else "")
             out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}{order}: the host "
                        f"run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
     return out
