@@ -21,6 +21,10 @@ ORDERS = [(o, 0, 1, "") for o in range(4)] + [(1, 1, 1, ""), (0, 0, 2, ""), (0, 
                                              (0, 0, 1, "shuffled")]
 
 
+# The kernels that write one result, *out (the others write one partial sum per block): out holds exactly that.
+ONE_RESULT = ("atomic", "last-block", "one-block")
+
+
 def block_order(blocks, grid, n):
     """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
     if blocks == "last first":
@@ -59,12 +63,13 @@ def sum_problems(stage):
     def one(entry, block, grid, n, offset, reverse, launches_, blocks):
         order = block_order(blocks, grid, n)
         return host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
-                            launches=launches_, quiet=1, **({"order": order} if order else {}))
+                            launches=launches_, quiet=1, outs=1 if entry in ONE_RESULT else 0,
+                            **({"order": order} if order else {}))
     traces = side_by_side([(l, lambda l=l: one(*l)) for l in launches])
     out, seen = [], set()
     for entry, block, grid, n, offset, reverse, launches_, blocks in launches:
         t = traces[(entry, block, grid, n, offset, reverse, launches_, blocks)]
-        got = (t.results[("out", 0)] if entry in ("atomic", "last-block", "one-block")
+        got = (t.results[("out", 0)] if entry in ONE_RESULT
                else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
         if got != n * (n + 1) / 2 and (entry, block, grid, n) not in seen:
             seen.add((entry, block, grid, n))  # the first failing order of each launch

@@ -204,6 +204,10 @@ KERNEL_DRIFTS += [
     ("01 storing only non-zero values", "01_naive", lambda t: t.replace(
         "  smem[tid] = v;\n", "  if (v != 0.0f) smem[tid] = v;\n", 1)),
     ("06's tail reading one element too many", "06_float4", lambda t: t.replace("if (tid < tail)", "if (tid <= tail)")),
+    ("02 writing one float past its block sums", "02_grid_stride", lambda t: t.replace(
+        "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n",
+        "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n"
+        "  if (blockIdx.x == 0 && threadIdx.x == 0) out[gridDim.x] = 0;\n", 1)),
     ("07's atomic combine needing block 0 first", "07_multiblock", lambda t: t.replace(
         "    if (threadIdx.x == 0) atomicAdd(out, sum);  // *out was zeroed before the launch\n",
         "    if (threadIdx.x == 0) {  // block 0 sets *out, the others add to it\n"

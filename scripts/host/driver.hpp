@@ -1,7 +1,7 @@
 // The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
 //
 //   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1] [reverse=1]
-//       [launches=N] [quiet=1]
+//       [launches=N] [quiet=1] [outs=N]
 //
 // A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
@@ -54,6 +54,7 @@ struct Options {
   int m = 0, k = 0;
   bool readers = false, quiet = false;
   int launches = 1;
+  std::size_t outs = 0;  // the results the kernel writes to out: 1, or 0 for one per block
 };
 
 inline Options parse(int argc, char** argv) {
@@ -74,6 +75,7 @@ inline Options parse(int argc, char** argv) {
     else if (key == "reverse") run().reverse = value == "1";
     else if (key == "launches") o.launches = std::stoi(value);
     else if (key == "quiet") o.quiet = value == "1";
+    else if (key == "outs") o.outs = std::stoul(value);
     else fail("unknown option '%s'", key.c_str());
   }
   o.grid.resize(2, 1);
@@ -130,7 +132,7 @@ inline int run_readers(const Entry& entry, Args& args, const Options& o, float* 
   std::FILE* quiet = std::fopen("/dev/null", "w");
   for (std::size_t e = 0; e < o.n; ++e) {
     for (std::size_t i = 0; i < o.n; ++i) in[i] = i == e ? 1.0f : 0.0f;
-    std::fill(out.begin(), out.end(), 0.0f);
+    std::fill(out.begin(), out.end(), 0.0f);  // guards too: a readers run looks at first values, not at writes
     std::fill(partials.begin(), partials.end(), NAN);
     ticket = 0;
     r.log = quiet;
@@ -150,31 +152,42 @@ inline int run_readers(const Entry& entry, Args& args, const Options& o, float* 
   return 0;
 }
 
-// A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed.
+// The NaN past a buffer the launch may write only up to `count`: a write past it is found afterwards.
+inline void check_guard(const char* name, const std::vector<float>& v, std::size_t count) {
+  for (std::size_t i = count; i < v.size(); ++i)
+    if (!std::isnan(v[i]))
+      fail("the kernel writes %s[%zu], past the %zu elements the launch may write", name, i, count);
+}
+
+// A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed. out holds exactly the
+// results the launch writes (outs=1, or one per block), partials one per block, each followed by NaN.
 inline int run_reduce(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
   const unsigned blocks = o.grid[0] * o.grid[1];
+  const std::size_t outs = o.outs ? o.outs : blocks, guard = 64;
   std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
   float* in = &storage[0].x + o.offset;
   std::fill(&storage[0].x, &storage[0].x + 4 * storage.size(), NAN);  // a read outside [in, in + n) makes a NaN
-  std::vector<float> out(blocks, 0.0f), partials(blocks, NAN);
+  std::vector<float> out(outs + guard, NAN), partials(blocks + guard, NAN);
   unsigned ticket = 0;
   r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
-               {"out", reinterpret_cast<const char*>(out.data()), out.size() * 4},
-               {"partials", reinterpret_cast<const char*>(partials.data()), partials.size() * 4},
+               {"out", reinterpret_cast<const char*>(out.data()), outs * 4},
+               {"partials", reinterpret_cast<const char*>(partials.data()), blocks * 4},
                {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
   r.watched = "partials";
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
   if (o.readers) return run_readers(entry, args, o, in, out, partials, ticket);
   for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
   for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
-    std::fill(out.begin(), out.end(), 0.0f);  // as the launcher's memset before an atomic launch
-    std::fill(partials.begin(), partials.end(), NAN);
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(outs), 0.0f);  // as the launcher's memset
+    std::fill(partials.begin(), partials.begin() + blocks, NAN);
     run_blocks(entry, args, o);
   }
-  print_region("out", out.data(), out.size());
-  print_region("partials", partials.data(), partials.size());
+  check_guard("out", out, outs);
+  check_guard("partials", partials, blocks);
+  print_region("out", out.data(), outs);
+  print_region("partials", partials.data(), blocks);
   logf("R ticket 0 %u\n", ticket);
   return 0;
 }
