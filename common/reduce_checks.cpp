@@ -26,7 +26,6 @@ int unheld(const Run& r, const References* refs) {
   return n;
 }
 
-// The one verdict of a run: every check it made, by name.
 // The first canary that failed, with the launch it followed.
 void keep_canary(Run& r, const std::string& canary, const std::string& launch) {
   if (r.canary.empty() && !canary.empty()) r.canary = fmt::format("{}: {}", launch, canary);
@@ -38,7 +37,8 @@ double judged_peak_gbps(const ReduceOptions& o, const DeviceInfo& d) {
   return o.flush == Flush::kNone ? NAN : d.peak_gbps();
 }
 
-// Every check of a run; the timed rates (the stage's, CUB's, the read-only kernel's) against peak_gbps.
+// The one verdict of a run: every check it made, by name; the timed rates (the stage's, CUB's, the read-only
+// kernel's) against peak_gbps.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
   Verdict v;
   add_input_checks(v, r);

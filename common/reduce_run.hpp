@@ -180,21 +180,24 @@ class ReduceBench {
   // first word changed, named ("" if none). After a timed series it covers the last launch's writes, and every
   // earlier launch's outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
-    const std::size_t second = max_grid(first.grid, c.block, c.limit);
-    const std::size_t end = kGuard + offset_ + fenced_;  // the input's last element + 1; NaN follows it
-    const PoisonSpan spans[] = {{out_.get(), 0, kGuard},
-                                {out_.get(), kGuard + 1, out_.count()},
-                                {input_.get(), 0, kGuard + offset_},
-                                {input_.get(), end, end + kGuard},
-                                {partials0_.get(), 0, kGuard},
-                                {partials0_.get(), kGuard + first.grid, partials0_.count()},
-                                {partials1_.get(), 0, kGuard},
-                                {partials1_.get(), kGuard + second, partials1_.count()}};
-    const char* names[] = {"the result (*out)", "the result (*out)", "the input", "the input",
-                           "launch.partials[0]", "launch.partials[0]", "launch.partials[1]", "launch.partials[1]"};
-    const std::size_t zero[] = {kGuard, kGuard, kGuard + offset_, kGuard + offset_, kGuard, kGuard, kGuard, kGuard};
-    constexpr int kSpans = sizeof spans / sizeof spans[0];
+    // Each buffer: its element 0 (past its leading NaN), the elements the launch may write from there, its end.
+    const std::size_t in0 = kGuard + offset_;
+    const struct {
+      const float* p;
+      std::size_t zero, live, end;
+      const char* name;
+    } buffers[] = {{out_.get(), kGuard, 1, out_.count(), "the result (*out)"},
+                   {input_.get(), in0, fenced_, in0 + fenced_ + kGuard, "the input"},  // fence()'s NaN after it
+                   {partials0_.get(), kGuard, first.grid, partials0_.count(), "launch.partials[0]"},
+                   {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(),
+                    "launch.partials[1]"}};
+    constexpr int kSpans = 2 * sizeof buffers / sizeof buffers[0];  // before and after what each may hold
     static_assert(kSpans <= kMaxPoisonSpans, "one scan covers every span");
+    PoisonSpan spans[kSpans];
+    for (int k = 0; k < kSpans; ++k) {
+      const auto& b = buffers[k / 2];
+      spans[k] = k % 2 == 0 ? PoisonSpan{b.p, 0, b.zero} : PoisonSpan{b.p, b.zero + b.live, b.end};
+    }
     unsigned long long found[kSpans];
     first_unpoisoned(spans, kSpans, canary_.get(), found, timer_.stream());
     for (int k = 0; k < kSpans; ++k) {
@@ -203,9 +206,9 @@ class ReduceBench {
       std::uint32_t bits = 0;
       CUDA_CHECK(cudaMemcpy(&value, spans[k].p + found[k], sizeof value, cudaMemcpyDeviceToHost));
       std::memcpy(&bits, &value, sizeof bits);
-      const long long index = static_cast<long long>(found[k]) - static_cast<long long>(zero[k]);
+      const long long index = static_cast<long long>(found[k]) - static_cast<long long>(buffers[k / 2].zero);
       return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
-                         "set) was overwritten", names[k], index, value, bits);
+                         "set) was overwritten", buffers[k / 2].name, index, value, bits);
     }
     return "";
   }
