@@ -31,6 +31,11 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
 // The same fingerprint of host memory, on every core.
 unsigned long long fingerprint_on_host(const float* x, std::size_t n);
 
+// NaN floats before and after each buffer a launch reads or writes (256 bytes each, so the buffer keeps its
+// alignment): a kernel that reads past either end adds a NaN, which never passes a check, and one that writes
+// there changes the poison, which the canary (harness.hpp's changed_poison) sees.
+constexpr std::size_t kGuard = 64;
+
 // Stretches of device memory that must still hold the poison (all bits set): p[begin, end) each.
 struct PoisonSpan {
   const float* p;

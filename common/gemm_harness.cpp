@@ -9,10 +9,14 @@
 //      equal to the checked C's: each kernel here (cuBLAS too: its documentation promises bitwise the same
 //      results run to run on one GPU) gives the same bits every launch; the C of the last launch is also copied
 //      back and compared bit for bit.
+// A, B, C and the probes' selection matrices sit between NaN guards (kGuard floats each side): a read past one
+// makes a NaN in C, and after every checked launch and each timed series the canary demands that every guard
+// still holds its NaN (a store past C, or into an operand, fails it, naming the buffer and the index).
 // The verdict of a variant is a Verdict (verdict.hpp) holding every one of those checks and the references'.
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,27 +66,29 @@ class GemmBench {
         host_b_(host_floats(s.k * s.n, option)),
         host_c_(host_floats(s.m * s.n, option)),
         host_again_(host_floats(s.m * s.n, option)),
-        a_(s.m * s.k),
-        b_(s.k * s.n),
-        c_(s.m * s.n),
+        a_(kGuard + s.m * s.k + kGuard),
+        b_(kGuard + s.k * s.n + kGuard),
+        c_(kGuard + s.m * s.n + kGuard),
         poison_shared_(poison_shared) {
     generate_input(seed, 1, mode, host_a_.get(), s.m * s.k);
     generate_input(seed, 2, mode, host_b_.get(), s.k * s.n);
-    CUDA_CHECK(cudaMemcpy(a_.get(), host_a_.get(), a_.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b_.get(), host_b_.get(), b_.bytes(), cudaMemcpyHostToDevice));
+    a_.poison(nullptr);  // the guards
+    b_.poison(nullptr);
+    CUDA_CHECK(cudaMemcpy(a(), host_a_.get(), s.m * s.k * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b(), host_b_.get(), s.k * s.n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
   }
 
-  // A, B, C, and the probes' selection matrices (K x N and M x K).
+  // A, B, C, and the probes' selection matrices (K x N and M x K), each between its guards.
   static std::size_t device_bytes(const Shape& s) {
-    return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n) * sizeof(float);
+    return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n + 10 * kGuard) * sizeof(float);
   }
 
   // Poisons C, runs, copies C back (it stays in host_c_) and checks it against the CPU oracle.
   GemmCheck run_checked(const GemmRun& run, cudaStream_t stream) {
-    launch_into(run, a_.get(), b_.get(), host_c_.get(), stream);
+    launch_into(run, a(), b(), host_c_.get(), stream);
     const DeviceBuffer<unsigned long long> print(1);
-    fingerprint_on_device(c_.get(), c_.count(), print.get(), stream);
+    fingerprint_on_device(c(), s_.m * s_.n, print.get(), stream);
     CUDA_CHECK(cudaMemcpyAsync(&checked_print_, print.get(), sizeof checked_print_, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
@@ -90,7 +96,7 @@ class GemmBench {
 
   // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
   GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
-    launch_into(run, a_.get(), b_.get(), host_again_.get(), stream);
+    launch_into(run, a(), b(), host_again_.get(), stream);
     return same_as_checked(host_again_.get());
   }
 
@@ -98,14 +104,15 @@ class GemmBench {
   GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
     const std::uint64_t rows = probe == GemmProbe::kA ? s_.k : s_.m, cols = probe == GemmProbe::kA ? s_.n : s_.k;
     if (!selection_ || selection_probe_ != probe) {
-      selection_ = std::make_unique<DeviceBuffer<float>>(rows * cols);
-      CUDA_CHECK(cudaMemsetAsync(selection_->get(), 0, selection_->bytes(), stream));  // before the scatter, in order
+      selection_ = std::make_unique<DeviceBuffer<float>>(kGuard + rows * cols + kGuard);
+      selection_->poison(stream);  // the guards; in stream order before the zeros and the scatter
+      CUDA_CHECK(cudaMemsetAsync(selection(), 0, rows * cols * sizeof(float), stream));
       const auto ones = selection_ones(probe, s_.m, s_.n, s_.k);
-      scatter(selection_->get(), ones, std::vector<float>(ones.size(), 1.0f), stream);
+      scatter(selection(), ones, std::vector<float>(ones.size(), 1.0f), stream);
       selection_probe_ = probe;
     }
-    const float* A = probe == GemmProbe::kA ? a_.get() : selection_->get();
-    const float* B = probe == GemmProbe::kA ? selection_->get() : b_.get();
+    const float* A = probe == GemmProbe::kA ? a() : selection();
+    const float* B = probe == GemmProbe::kA ? selection() : b();
     launch_into(run, A, B, host_again_.get(), stream);
     return check_gemm_probe(probe, probe == GemmProbe::kA ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m,
                             s_.n, s_.k);
@@ -116,12 +123,13 @@ class GemmBench {
   TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
     const Kept<unsigned long long> kept(warmup, reps);
     const TimingStats t = timer.time(
-        [&](cudaStream_t st) { run(a_.get(), b_.get(), c_.get(), st); }, warmup, reps,
+        [&](cudaStream_t st) { run(a(), b(), c(), st); }, warmup, reps,
         {[&](cudaStream_t st) { c_.poison(st); },
-         [&](cudaStream_t st, int l) { fingerprint_on_device(c_.get(), c_.count(), kept.slot(l), st); }});
+         [&](cudaStream_t st, int l) { fingerprint_on_device(c(), s_.m * s_.n, kept.slot(l), st); }});
     launches_ = kept.launches();
     const std::vector<unsigned long long> prints = kept.read(timer.stream());
-    CUDA_CHECK(cudaMemcpy(host_again_.get(), c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
+    keep_canary(timer.stream());
+    CUDA_CHECK(cudaMemcpy(host_again_.get(), c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
     *after = same_as_checked(host_again_.get());
     for (std::size_t l = 0; l < prints.size() && after->pass; ++l) {
       if (prints[l] == checked_print_) continue;
@@ -134,6 +142,9 @@ class GemmBench {
   }
   int timed_launches() const { return launches_; }
 
+  // The first change to the guards since the last call (see keep_canary), and forgets it: "" if none.
+  std::string take_canary() { return std::exchange(canary_found_, ""); }
+
   std::uint64_t fingerprint_ab() const {
     return fingerprint(host_a_.get(), s_.m * s_.k) ^ (fingerprint(host_b_.get(), s_.k * s_.n) * 3);
   }
@@ -142,10 +153,29 @@ class GemmBench {
   void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
     c_.poison(stream);
     if (poison_shared_) poison_shared_memory(stream);
-    run(A, B, c_.get(), stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemcpy(host, c_.get(), c_.bytes(), cudaMemcpyDeviceToHost));
+    run(A, B, c(), stream);
+    keep_canary(stream);
+    CUDA_CHECK(cudaMemcpy(host, c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
   }
+
+  // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its
+  // NaN (C's are poisoned again before each launch, the others only when made).
+  void keep_canary(cudaStream_t stream) {
+    std::vector<Guarded> buffers = {{a_.get(), kGuard, s_.m * s_.k, a_.count(), "A"},
+                                    {b_.get(), kGuard, s_.k * s_.n, b_.count(), "B"},
+                                    {c_.get(), kGuard, s_.m * s_.n, c_.count(), "C"}};
+    if (selection_) {
+      buffers.push_back({selection_->get(), kGuard, selection_->count() - 2 * kGuard, selection_->count(),
+                         "the probe's selection matrix"});
+    }
+    const std::string changed = changed_poison(buffers, canary_.get(), stream);  // waits for the stream
+    if (canary_found_.empty()) canary_found_ = changed;
+  }
+
+  float* a() const { return a_.get() + kGuard; }
+  float* b() const { return b_.get() + kGuard; }
+  float* c() const { return c_.get() + kGuard; }
+  float* selection() const { return selection_->get() + kGuard; }
 
   GemmCheck same_as_checked(const float* again) const {
     GemmCheck same;
@@ -171,6 +201,8 @@ class GemmBench {
   bool poison_shared_;                   // NaN in every SM's shared memory before each checked launch
   unsigned long long checked_print_ = 0;  // the fingerprint of the last checked C
   int launches_ = 0;                     // of the last timed series
+  DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
+  std::string canary_found_;             // the first changed guard not yet taken
 };
 
 // One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
@@ -185,6 +217,12 @@ struct Kernel {
   int timed_launches = 0;  // warm-ups and timed repetitions, each checked by its fingerprint
 };
 
+// The canary of k's launches on `bench` since the last look: every NaN guard still NaN.
+void add_canary(Kernel& k, GemmBench& bench, const std::string& launches) {
+  const std::string changed = bench.take_canary();
+  k.v.add("canary", changed.empty(), changed.empty() ? "" : launches + ": " + changed);
+}
+
 // 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the
 // self-test), and the probes on every kernel.
 void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const GemmOptions& o,
@@ -198,11 +236,13 @@ void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const 
       const GemmCheck again = exact_bench.run_again(k.run, stream);
       k.v.add("exact", again.pass, again.pass ? "" : fmt::format("launch {}: {}", l + 1, again.reason));
     }
+    add_canary(k, exact_bench, "the exact input");
   }
   for (auto probe : {GemmProbe::kA, GemmProbe::kB}) {
     for (auto& k : kernels) {
       const GemmCheck c = float_bench.run_probe(k.run, probe, stream);
       k.v.add(probe == GemmProbe::kA ? "probe_a" : "probe_b", c.pass, c.reason);
+      add_canary(k, float_bench, probe == GemmProbe::kA ? "the probe of A" : "the probe of B");
     }
   }
 }
@@ -214,9 +254,11 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     progress(fmt::format("checking{} {}", timing ? " and timing" : "", k.name));
     k.measured = bench.run_checked(k.run, timer.stream());
     k.v.add(o.input == InputMode::kFloat ? "float" : "exact", k.measured.pass, k.measured.reason);
+    add_canary(k, bench, fmt::format("the {} input", to_string(o.input)));
     if (!timing) continue;
     k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
     k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "the warm-up and timed launches: " + k.timed.reason);
+    add_canary(k, bench, "the warm-up and timed launches");
     const std::string why = rate_above_peak(k.name, gflops(s, k.t.median_ms), peak_gflops, "GFLOP/s");
     k.v.add("rate", why.empty(), why);
     k.timed_launches = bench.timed_launches();
@@ -312,7 +354,7 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              "sums are exact in float: a wrong element of C fails it, and several in one row of a sampled check slip "
              "through with probability at most 2^-16), probes (A times a selection matrix and a selection matrix "
              "times B, with full-mantissa float A and B: C must be their selected elements bit for bit, so a TF32, "
-             "bf16 or fp16 read fails){}{}\n",
+             "bf16 or fp16 read fails), the canary (the NaN guards around A, B and C unchanged after every launch){}{}\n",
              kCheckedLaunches,
              o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound, and their "
                                             "mean error centred: a rounding that leans one way fails)"

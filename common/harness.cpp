@@ -1,8 +1,11 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <new>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
+#include "device_fill.hpp"
 #include "gpu_clocks.hpp"
 #include "l2_flush.hpp"
 
@@ -153,6 +157,29 @@ void warn_about_clocks(const char* program, const std::vector<TimingStats>& seri
 void progress(const std::string& line) {
   static const bool tty = isatty(fileno(stderr)) != 0;
   if (tty) fmt::print(stderr, "{}\n", line);
+}
+
+std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long long* scratch, cudaStream_t stream) {
+  PoisonSpan spans[kMaxPoisonSpans] = {};
+  const int count = 2 * static_cast<int>(buffers.size());  // before and after what each may hold
+  if (count > kMaxPoisonSpans) throw std::logic_error("changed_poison(): more buffers than one scan covers");
+  for (int k = 0; k < count; ++k) {
+    const Guarded& b = buffers[k / 2];
+    spans[k] = k % 2 == 0 ? PoisonSpan{b.p, 0, b.zero} : PoisonSpan{b.p, b.zero + b.live, b.end};
+  }
+  unsigned long long found[kMaxPoisonSpans];
+  first_unpoisoned(spans, count, scratch, found, stream);
+  for (int k = 0; k < count; ++k) {
+    if (found[k] >= spans[k].end) continue;
+    float value = 0;
+    std::uint32_t bits = 0;
+    CUDA_CHECK(cudaMemcpy(&value, spans[k].p + found[k], sizeof value, cudaMemcpyDeviceToHost));
+    std::memcpy(&bits, &value, sizeof bits);
+    const long long index = static_cast<long long>(found[k]) - static_cast<long long>(buffers[k / 2].zero);
+    return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
+                       "set) was overwritten", buffers[k / 2].name, index, value, bits);
+  }
+  return "";
 }
 
 }  // namespace ladder

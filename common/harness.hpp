@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
 #include "device.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -60,6 +62,18 @@ Verdict held_verdict(int unheld_repetitions);
 // One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU
 // throttled (power, thermal or hardware slowdown), or a stream hold timed out.
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
+
+// A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end)
+// hold the poison (NaN, all bits set), which must still be there afterwards. name: how messages call element 0.
+struct Guarded {
+  const float* p;
+  std::size_t zero, live, end;
+  const char* name;
+};
+// The canary: the first word of the poison around buffers (at most kMaxPoisonSpans / 2 of them) that a launch
+// changed, named with its index from element 0 and its value; "" if every one still holds the poison. One kernel
+// scans them all, its answers in `scratch` (kMaxPoisonSpans words of device memory); waits for `stream`.
+std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long long* scratch, cudaStream_t stream);
 
 // A progress line on stderr, only when stderr is a terminal (a person is waiting).
 void progress(const std::string& line);

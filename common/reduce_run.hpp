@@ -33,9 +33,6 @@ constexpr unsigned kSelfTestMaxOffset = 3;
 constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
 constexpr int kStudyMaxLog2 = 24;
 constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
-// NaN floats before and after the input (256 bytes each, so the input keeps its alignment): a kernel that
-// reads past either end of [in, in + n) adds a NaN, and NaN never passes a check.
-constexpr std::size_t kGuard = 64;
 // Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch
 // left behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the
 // third launch on; every warm-up and timed launch is checked too.
@@ -180,37 +177,13 @@ class ReduceBench {
   // first word changed, named ("" if none). After a timed series it covers the last launch's writes, and every
   // earlier launch's outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
-    // Each buffer: its element 0 (past its leading NaN), the elements the launch may write from there, its end.
-    const std::size_t in0 = kGuard + offset_;
-    const struct {
-      const float* p;
-      std::size_t zero, live, end;
-      const char* name;
-    } buffers[] = {{out_.get(), kGuard, 1, out_.count(), "the result (*out)"},
-                   {input_.get(), in0, fenced_, in0 + fenced_ + kGuard, "the input"},  // fence()'s NaN after it
-                   {partials0_.get(), kGuard, first.grid, partials0_.count(), "launch.partials[0]"},
-                   {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(),
-                    "launch.partials[1]"}};
-    constexpr int kSpans = 2 * sizeof buffers / sizeof buffers[0];  // before and after what each may hold
-    static_assert(kSpans <= kMaxPoisonSpans, "one scan covers every span");
-    PoisonSpan spans[kSpans];
-    for (int k = 0; k < kSpans; ++k) {
-      const auto& b = buffers[k / 2];
-      spans[k] = k % 2 == 0 ? PoisonSpan{b.p, 0, b.zero} : PoisonSpan{b.p, b.zero + b.live, b.end};
-    }
-    unsigned long long found[kSpans];
-    first_unpoisoned(spans, kSpans, canary_.get(), found, timer_.stream());
-    for (int k = 0; k < kSpans; ++k) {
-      if (found[k] >= spans[k].end) continue;
-      float value = 0;
-      std::uint32_t bits = 0;
-      CUDA_CHECK(cudaMemcpy(&value, spans[k].p + found[k], sizeof value, cudaMemcpyDeviceToHost));
-      std::memcpy(&bits, &value, sizeof bits);
-      const long long index = static_cast<long long>(found[k]) - static_cast<long long>(buffers[k / 2].zero);
-      return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
-                         "set) was overwritten", buffers[k / 2].name, index, value, bits);
-    }
-    return "";
+    const std::size_t in0 = kGuard + offset_;  // fence()'s NaN follows the input
+    return ladder::changed_poison(
+        {{out_.get(), kGuard, 1, out_.count(), "the result (*out)"},
+         {input_.get(), in0, fenced_, in0 + fenced_ + kGuard, "the input"},
+         {partials0_.get(), kGuard, first.grid, partials0_.count(), "launch.partials[0]"},
+         {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
+        canary_.get(), timer_.stream());
   }
 
   // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums

@@ -231,6 +231,36 @@ MUTANTS = [
            "    __syncthreads();  // everyone is done with them before the next tiles overwrite them\n", "",
            "--check-only --size 100", "racecheck",
            "missing barrier: the tiles are overwritten while other threads still read them"),
+    Mutant("08_store_rows", "08_gemm_tiled",
+           "if (row < M && col < N) C[std::size_t(row) * N + col] = sum;",
+           "if (col < N) C[std::size_t(row) * N + col] = sum;",
+           "--check-only --size 100", "fail",
+           "the row guard of the store dropped: the threads of the last row of blocks past row M - 1 store their "
+           "sums (0) after the end of C, which nothing reads, so every element of C stays right (M = 100)",
+           says="where the launch may not write"),
+    Mutant("08_rate_copy", "08_gemm_tiled",
+           ("          cudaStream_t stream) {\n  if (launch.tile == 16) {", "  LADDER_CHECK_LAUNCH();\n}\n\nint main"),
+           ("          cudaStream_t stream) {\n"
+            "  static const float *kept_a = nullptr, *kept_b = nullptr;  // a 'result cache': the same operands and\n"
+            "  static int kept_m = 0, kept_n = 0, kept_k = 0;  // shape as the last call get the C it made, copied\n"
+            "  static float* kept_c = nullptr;\n"
+            "  const std::size_t bytes = std::size_t(M) * N * sizeof(float);\n"
+            "  if (A == kept_a && B == kept_b && M == kept_m && N == kept_n && K == kept_k) {\n"
+            "    CUDA_CHECK(cudaMemcpyAsync(C, kept_c, bytes, cudaMemcpyDeviceToDevice, stream));\n"
+            "    return;\n"
+            "  }\n"
+            "  if (launch.tile == 16) {",
+            "  LADDER_CHECK_LAUNCH();\n"
+            "  CUDA_CHECK(cudaFree(kept_c));\n"
+            "  CUDA_CHECK(cudaMalloc(&kept_c, bytes));\n"
+            "  CUDA_CHECK(cudaMemcpyAsync(kept_c, C, bytes, cudaMemcpyDeviceToDevice, stream));\n"
+            "  kept_a = A, kept_b = B, kept_m = M, kept_n = N, kept_k = K;\n"
+            "}\n\nint main"),
+           "--size 1024 --pad off --reps 3 --warmup 1", "fail",
+           "a result cache that keeps C right: called again with the operands and shape of the last call, the "
+           "launcher copies that call's C instead of computing it, so every timed launch gives the checked C's bits "
+           "at a rate no GPU reaches",
+           says="above the theoretical peak"),
     Mutant("02_write_past", "02_grid_stride",
            "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n",
            "  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n"

@@ -156,7 +156,8 @@ inline int run_readers(const Entry& entry, Args& args, const Options& o, float* 
 inline void check_guard(const char* name, const std::vector<float>& v, std::size_t count) {
   for (std::size_t i = count; i < v.size(); ++i)
     if (!std::isnan(v[i]))
-      fail("the kernel writes %s[%zu], past the %zu elements the launch may write", name, i, count);
+      fail("the kernel writes %s[%zu], past the %zu element%s the launch may write", name, i, count,
+           count == 1 ? "" : "s");
 }
 
 // A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed. out holds exactly the
