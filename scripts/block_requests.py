@@ -247,8 +247,7 @@ def profiled_entry(row):
     template = re.search(r"reduce_kernel<(\d+)>", row["kernel"])
     if not template:
         return default_entry(row["stage"])
-    names = re.findall(r"^\s+k(\w+),", host_run.ladder_enums().split("enum class Combine", 1)[1].split("};")[0], re.M)
-    return re.sub(r"(?<!^)([A-Z])", r"-\1", names[int(template.group(1))]).lower()
+    return host_run.combine_names()[int(template.group(1))]
 
 
 def predicated_warps(row):

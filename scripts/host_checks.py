@@ -10,7 +10,7 @@ import os
 import random
 
 from . import host_run
-from .runner.stages import regimes
+from .runner.stages import combines, regimes
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
 SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up
@@ -58,6 +58,12 @@ def sum_launches(stage):
 
 
 def sum_problems(stage):
+    """The kernels' runs (kernel_problems), then, where they passed, the launcher's (launcher_problems), which a
+    launcher the host run cannot build refuses by name (HostRunUnmodelled)."""
+    return kernel_problems(stage) or launcher_problems(stage)
+
+
+def kernel_problems(stage):
     host_run.executable(stage)  # built once, before the runs
     launches = sum_launches(stage)
     def one(entry, block, grid, n, offset, reverse, launches_, blocks):
@@ -81,20 +87,67 @@ def sum_problems(stage):
     return out
 
 
+# The launcher's runs (in[i] = i % CYCLE + 1, so every sum is a whole number below 2^24, exact in any order): with
+# blocks of 64, sizes around each power of two and a block; with blocks of 1024, each multiple of 512 and the size
+# past it (07's one-block path at each thread count it picks, and the first size that needs the next).
+CYCLE = 1024
+LAUNCHER_SIZES = [(64, n) for n in (1, 33, 64, 65, 1000, 1025, 1029, 4097)] + [
+    (1024, n) for k in range(1, 33) for n in (512 * k, 512 * k + 1)]
+GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every thread loop
+
+
+def launcher_runs(stage):
+    """(block, n, combine, regime, blocks) of each run of the stage's launcher: blocks of 64 in every combine, regime
+    and block order; blocks of 1024 (the sizes of one block's reach) first to last, in the default regime and
+    combine, and in the others at the largest of those sizes and the next."""
+    out = []
+    for block, n in LAUNCHER_SIZES:
+        for combine in combines(stage):
+            if block == 64:
+                out += [(block, n, combine, regime, order) for regime in regimes(stage) for order in (0, 1, 2)]
+            elif combine == combines(stage)[0] or n > 512 * 31 + 1:
+                out.append((block, n, combine, regimes(stage)[0], 0))
+    return out
+
+
+def launcher_problems(stage):
+    """The stage's own launcher on the host (runtime.hpp): every combine and regime, block orders, the sizes of
+    LAUNCHER_SIZES; its launches get exactly the dynamic shared memory they ask for, and buffers exactly the sizes
+    the harness gives."""
+    host_run.executable(stage, launcher=True)
+    names = host_run.combine_names()
+    runs = launcher_runs(stage)
+
+    def one(block, n, combine, regime, order):
+        return host_run.run(stage, "launcher", block=block, grid=-(-n // block), n=n, combine=names.index(combine),
+                            limit=GRID_LIMIT[regime], blocks=order, cycle=CYCLE, outs=1, quiet=1)
+    traces = side_by_side([(r, lambda r=r: one(*r)) for r in runs])
+    out, seen = [], set()
+    for block, n, combine, regime, order in runs:
+        got, want = traces[(block, n, combine, regime, order)].results[("out", 0)], sum(
+            i % CYCLE + 1 for i in range(n))
+        if got != want and (block, n, combine, regime) not in seen:
+            seen.add((block, n, combine, regime))
+            blocks = ("", ", blocks run last to first", ", blocks shuffled")[order]
+            out.append(f"{stage} (its launcher), block {block}, n = {n}, {combine}, {regime} regime{blocks}: the host "
+                       f"run sums {got:.9g}, the input {want}")
+    return out
+
+
 # (m, n, k): one tile, edges in every dimension, several steps along K
 GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
 
 
 def gemm_problems(stage):
-    """Every tiled kernel's C against the product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
+    """Every tiled variant's C, made by the stage's own launcher (which sizes the grid and block), against the
+    product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
     text = host_run.stage_path(stage).read_text()
-    host_run.executable(stage)
+    host_run.executable(stage, launcher=True)
     runs = []
     for tile, pad in host_run.tiles(text):
         for m, n, k in GEMM_SHAPES:
-            block, grid = host_run.gemm_launch(text, tile, m, n, k)  # as the file's launcher sizes them
-            runs += [((tile, pad, m, n, k, reverse), lambda a=(tile, pad, m, n, k, block, grid, reverse): host_run.run(
-                stage, f"tiled-{a[0]}-{a[1]}", block=a[5], grid=a[6], n=a[3], m=a[2], k=a[4], reverse=a[7], quiet=1))
+            runs += [((tile, pad, m, n, k, reverse), lambda a=(tile, pad, m, n, k, reverse): host_run.run(
+                stage, "launcher", tile=a[0], pad=a[1], m=a[2], n=a[3], k=a[4], reverse=a[5], quiet=1))
                 for reverse in (0, 1)]
     traces = side_by_side(runs)
     out, seen = [], set()

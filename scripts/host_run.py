@@ -4,12 +4,12 @@ The stage file's device code (its kernels, device functions, constants and `usin
 after scripts/host/cuda_host.hpp, which runs every thread of a block as a fiber and logs each shared-memory
 access, shuffle, float4 load, atomic and ticket. Only `__shared__` declarations are rewritten, into arrays that
 log. `#line` keeps the stage file's line numbers, so every logged access names the line of the stage file that
-made it. The host functions (the launcher, main) are left out: which kernels there are, and the tile sizes of
-08, are read from the stage file itself (entries()).
+made it. Which kernels there are, and the tile sizes of 08, are read from the stage file itself (entries()). The
+host functions but main (the launcher, blocks_per_sm) are pasted too, each `<<<...>>>` launch rewritten for
+scripts/host/runtime.hpp, so the entry "launcher" runs the launches the stage's own launcher makes.
 
   run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)
 """
-import ast
 import contextlib
 import functools
 import hashlib
@@ -100,16 +100,64 @@ def _shared_pointers(item, names):
     return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head, count=0) + item[len(head):]
 
 
-def device_code(text, path):
-    """The stage's device code, kernels and what they use, with #line so logged lines are the stage file's."""
+def device_code(text, path, launcher=False):
+    """The stage's device code, kernels and what they use, with #line so logged lines are the stage file's; with
+    launcher, its host functions too (main left out), each launch rewritten for runtime.hpp."""
     keep, names = [], [m.group(3) for m in SHARED.finditer(text)]
     for number, item in top_level_items(text):
-        host_only = "<<<" in item or "CUDA_CHECK" in item or re.search(r"\bint main\(", item)
+        if re.search(r"\bint main\(", item):
+            continue
+        host_only = "<<<" in item or "CUDA_CHECK" in item
         wanted = re.search(r"__(device|global)__|^constexpr |^using |smem_bytes\(", item, re.M)
-        if wanted and not host_only:
+        if launcher and (host_only or not wanted):
+            keep.append(f'#line {number} "{path}"\n{host_launches(item)}')
+        elif wanted and not host_only:
             refuse_unmodelled(item, number, path)
             keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names))}')
     return "\n".join(keep)
+
+
+def _closing(text, start):
+    """The index just past the bracket that closes the one at text[start]."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    raise HostRunError("the host run cannot find the end of a launch's arguments")
+
+
+def _top_level_split(text):
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return parts + [text[start:].strip()]
+
+
+LAUNCH = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
+
+
+def host_launches(item):
+    """A host function with each `kernel<<<grid, block[, smem[, stream]]>>>(args)` as
+    `ladder_host::launch(grid, block[, smem[, stream]], [&] { kernel(args); })` (runtime.hpp)."""
+    while (m := LAUNCH.search(item)):
+        end = _closing(item, m.end() - 1)
+        config = _top_level_split(m.group(2))
+        call = f"{m.group(1)}{item[m.end() - 1:end]}"
+        item = f"{item[:m.start()]}ladder_host::launch({', '.join(config)}, [&] {{ {call}; }}){item[end:]}"
+    return item
+
+
+def launcher_name(text):
+    """The launcher main() hands to the harness: run_reduce_stage's or run_gemm_stage's fourth argument."""
+    m = re.search(r"\brun_(?:reduce|gemm)_stage\(", COMMENT.sub("", text))
+    if not m:
+        return None
+    args = _top_level_split(COMMENT.sub("", text)[m.end():_closing(COMMENT.sub("", text), m.end() - 1) - 1])
+    return args[3] if len(args) > 3 and re.fullmatch(r"\w+", args[3]) else None
 
 
 def entries(text):
@@ -133,54 +181,24 @@ def tiles(text):
     return [tuple(map(int, t)) for t in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text))]
 
 
-DIM3 = re.compile(r"dim3\s+(block|grid)\(([^;]*)\);")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
-def _evaluate(node, names):
-    """A dim3 argument: whole numbers, kTile, M, N, K, block.x / block.y, + - * / % and parentheses, as C++ evaluates
-    them on non-negative ints (division truncates)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in names:
-        return names[node.id]
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in names:
-        return names[f"{node.value.id}.{node.attr}"]
-    ops = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
-           ast.Div: lambda x, y: int(x / y), ast.Mod: lambda x, y: x % y}
-    if isinstance(node, ast.BinOp) and type(node.op) in ops:
-        return ops[type(node.op)](_evaluate(node.left, names), _evaluate(node.right, names))
-    raise HostRunError(f"the host run cannot evaluate `{ast.unparse(node)}` in a dim3 of the launcher: it knows whole "
-                       "numbers, kTile, M, N, K, block.x, block.y and + - * / %")
+def combine_names():
+    """The Combine enum's values in order, as the options name them: relaunch, atomic, two-pass, last-block."""
+    enum = ladder_types().split("enum class Combine", 1)[1].split("};")[0]
+    return [re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower() for name in re.findall(r"^\s+k(\w+),", enum, re.M)]
 
 
-def gemm_launch(text, tile, m, n, k):
-    """08's block and grid for one tile and shape, from the launcher's own `dim3 block(...)` and `dim3 grid(...)`
-    (comments left out; the grid may use block.x and block.y)."""
-    found = dict(DIM3.findall(COMMENT.sub("", text)))
-    if set(found) != {"block", "grid"}:
-        raise HostRunError("the host run finds no `dim3 block(...)` and `dim3 grid(...)` in the launcher")
-    names = {"kTile": tile, "M": m, "N": n, "K": k}
-
-    def dims(expr):
-        try:
-            tree = ast.parse(f"({expr},)", mode="eval").body
-        except SyntaxError:
-            raise HostRunError(f"the host run cannot read `dim3 ({expr})` in the launcher") from None
-        try:
-            return [_evaluate(e, names) for e in tree.elts]
-        except ZeroDivisionError:
-            raise HostRunError(f"`dim3 ({expr})` divides by zero") from None
-    block = dims(found["block"])
-    names.update({"block.x": block[0], "block.y": block[1] if len(block) > 1 else 1})
-    return block, dims(found["grid"])
-
-
-def ladder_enums():
-    """The enums of common/reduce_stage.hpp the kernels name (Combine), pasted as they are."""
-    header = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()
-    enums = re.findall(r"^enum class \w+ \{.*?\};", header, re.M | re.S)
-    return "namespace ladder {\n" + "\n".join(enums) + "\n}  // namespace ladder\n"
+def ladder_types():
+    """What the kernels and launchers name of common/reduce_stage.hpp and gemm_stage.hpp (Combine, ReduceLaunch,
+    FirstLaunch, GemmLaunch, ceil_div), pasted as they are."""
+    found = []
+    for header in ("reduce_stage.hpp", "gemm_stage.hpp"):
+        text = (pathlib.Path(ROOT) / "common" / header).read_text()
+        found += re.findall(r"^(?:enum class|struct) (?!\w*Stage\b)\w+ \{.*?^\};|^template <typename T>\n__host__ __device__ "
+                            r"constexpr T ceil_div.*?$", text, re.M | re.S)
+    return "namespace ladder {\n" + "\n".join(found) + "\n}  // namespace ladder\n"
 
 
 # What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
@@ -204,13 +222,20 @@ def refuse_unmodelled(item, first_line, path):
                                     "still run")
 
 
-def program(text, path):
-    table = ",\n    ".join(
-        f'{{"{name}", [](ladder_host::Args& a) {{ {call}; }}, [](unsigned b) -> std::size_t {{ (void)b; return {smem}; }},'
-        f' {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text))
-    return (f'#include "cuda_host.hpp"\n{ladder_enums()}{device_code(text, path)}\n'
+def program(text, path, launcher=True):
+    """The host run's program: the kernels as entries, and (launcher) the entry "launcher", the stage's own."""
+    table = [f'{{"{name}", [](ladder_host::Args& a) {{ {call}; }}, [](unsigned b) -> std::size_t {{ (void)b; return '
+             f'{smem}; }}, {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text)]
+    name = launcher_name(text) if launcher else None
+    if name:
+        gemm = "true" if "run_gemm_stage" in text else "false"
+        call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm == "true"
+                else f"a.first = {name}(a.in, a.n, a.out, a.launch, nullptr)")
+        table.append(f'{{"launcher", [](ladder_host::Args& a) {{ {call}; }}, nullptr, {gemm}}}')
+    return (f'#include "cuda_host.hpp"\n#include "runtime.hpp"\n{ladder_types()}{device_code(text, path, bool(name))}\n'
             f'#include "driver.hpp"\n'
-            f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    {table}}});\n}}\n")
+            f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    "
+            f"{','.join(chr(10) + '    ' + t for t in table).lstrip()}}});\n}}\n")
 
 
 @functools.lru_cache(maxsize=None)
@@ -231,13 +256,26 @@ def _build(source):
     return exe, ""
 
 
-def executable(stage, root=None):
+def executable(stage, root=None, launcher=False):
+    """The stage's host-run program, with its launcher where that builds on the host (else the kernels alone);
+    launcher=True: the launcher is needed, and HostRunUnmodelled says why it is not there."""
     path = stage_path(stage, root)
     text = path.read_text()
     shown = SHOWN_AS.get(stage, f"{stage}/{path.name}")
     exe, errors = _build(program(text, shown))
+    if exe is None and launcher_name(text):
+        kernels, _ = _build(program(text, shown, launcher=False))
+        if kernels is not None and not launcher:
+            return kernels
+        if kernels is not None:
+            why = next((line for line in errors.splitlines() if "error" in line), "").strip()
+            raise HostRunUnmodelled(f"the host run cannot run the launcher of {shown} on the host ({why}); the GPU "
+                                    "checks still run")
     if exe is None:
         raise HostRunError(f"{shown}: its device code does not build on the host:\n{errors}")
+    if launcher and not launcher_name(text):
+        raise HostRunUnmodelled(f"the host run finds no launcher handed to the harness in {shown}'s main(); the GPU "
+                                "checks still run")
     return exe
 
 
@@ -326,7 +364,7 @@ def run(stage, entry, root=None, **options):
     threads = 1
     for d in str(dict(opts).get("block", 32)).split(","):
         threads *= int(d)
-    return _trace(executable(stage, root), stage, entry, threads, opts)
+    return _trace(executable(stage, root, entry == "launcher"), stage, entry, threads, opts)
 
 
 @functools.lru_cache(maxsize=256)

@@ -213,6 +213,14 @@ KERNEL_DRIFTS += [
         "    if (threadIdx.x == 0) {  // block 0 sets *out, the others add to it\n"
         "      if (blockIdx.x == 0) *out = sum; else atomicAdd(out, sum);\n    }\n", 1)),
 ]
+# The launcher's own drifts: the host run goes through the launcher (scripts/host/runtime.hpp)
+KERNEL_DRIFTS += [
+    ("07's two-pass second launch with 1024 threads and the first's shared memory", "07_multiblock", lambda t: t.replace(
+        "<<<1, launch.block, smem, stream>>>(launch.partials[0], grid, out", "<<<1, 1024, smem, stream>>>("
+        "launch.partials[0], grid, out", 1)),
+    ("07's one-block launch with half the threads it needs", "07_multiblock", lambda t: t.replace(
+        "4 * kOneBlockLoads), 32) * 32);", "4 * kOneBlockLoads), 32) * 16);", 1)),
+]
 COMMENT_ONLY = ("comments added to 03's block_reduce, on a line of their own and after the code", "03_padding",
                 lambda t: t.replace("  smem[padded(tid)] = v;\n", "  // each thread stores its value first\n"
                                     "  smem[padded(tid)] = v;  // one word per thread\n", 1))

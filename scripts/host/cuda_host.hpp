@@ -358,6 +358,16 @@ struct alignas(16) float4 {  // copying one out of a global region is a logged 1
   }
 };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline unsigned __float_as_uint(float v) {
+  unsigned u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
 
 template <typename T>
 T min(T a, T b) {

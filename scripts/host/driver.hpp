@@ -1,9 +1,14 @@
 // The main() of a host run: which kernel, on which launch and input; the log goes to stdout (cuda_host.hpp).
 //
 //   run ENTRY [grid=X[,Y]] [block=X[,Y]] [n=N] [offset=F] [order=B,B,...] [m=M] [k=K] [readers=1] [reverse=1]
-//       [launches=N] [quiet=1] [outs=N]
+//       [launches=N] [quiet=1] [outs=N] [combine=C] [limit=L] [blocks=O] [tile=T] [pad=P] [cycle=C]
 //
-// A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24) from `offset` floats past a 16-byte
+// ENTRY "launcher" is the stage's own launcher (runtime.hpp runs the launches it makes), called with block, limit
+// (the grid limit), combine (an index into Combine) and two partial-sum buffers of grid floats each, or for GEMM with
+// tile and pad; blocks=0, 1 or 2 runs every launch's blocks first to last, last to first or shuffled. The other
+// entries are one kernel each, launched with grid and block.
+//
+// A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24; cycle=C: i % C + 1) from `offset` floats past a 16-byte
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
 // A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
@@ -28,6 +33,9 @@ struct Args {
   const float *A = nullptr, *B = nullptr;
   float* C = nullptr;
   int M = 0, N = 0, K = 0;
+  ladder::ReduceLaunch launch{};  // the launcher's
+  ladder::GemmLaunch gemm{};
+  ladder::FirstLaunch first{};    // what it returned
 };
 
 struct Entry {
@@ -54,7 +62,11 @@ struct Options {
   int m = 0, k = 0;
   bool readers = false, quiet = false;
   int launches = 1;
+  std::size_t cycle = 0;
   std::size_t outs = 0;  // the results the kernel writes to out: 1, or 0 for one per block
+  unsigned combine = 0, limit = 2147483647u;
+  int tile = 16;
+  bool pad = false;
 };
 
 inline Options parse(int argc, char** argv) {
@@ -76,6 +88,12 @@ inline Options parse(int argc, char** argv) {
     else if (key == "launches") o.launches = std::stoi(value);
     else if (key == "quiet") o.quiet = value == "1";
     else if (key == "outs") o.outs = std::stoul(value);
+    else if (key == "combine") o.combine = static_cast<unsigned>(std::stoul(value));
+    else if (key == "limit") o.limit = static_cast<unsigned>(std::stoul(value));
+    else if (key == "blocks") launch_order().blocks = std::stoi(value);
+    else if (key == "tile") o.tile = std::stoi(value);
+    else if (key == "cycle") o.cycle = std::stoull(value);
+    else if (key == "pad") o.pad = value == "1";
     else fail("unknown option '%s'", key.c_str());
   }
   o.grid.resize(2, 1);
@@ -91,15 +109,20 @@ inline void print_region(const char* name, const float* p, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) logf("R %s %zu %.9g\n", name, i, static_cast<double>(p[i]));
 }
 
+// One kernel's blocks in o.order, or the launcher, which makes its own launches.
 inline void run_blocks(const Entry& e, Args& args, const Options& o) {
   Run& r = run();
-  r.grid = {o.grid[0], o.grid[1], 1};
-  r.block = {o.block[0], o.block[1], 1};
-  r.shared.dynamic_bytes = e.dynamic_smem(o.block[0] * o.block[1]);
-  r.body = [&] { e.call(args); };
   std::FILE* log = r.log;
   if (o.quiet) r.log = nullptr;
-  for (unsigned b : o.order) run_block({b % o.grid[0], b / o.grid[0], 0});
+  if (e.dynamic_smem == nullptr) {
+    e.call(args);
+  } else {
+    r.grid = {o.grid[0], o.grid[1], 1};
+    r.block = {o.block[0], o.block[1], 1};
+    r.shared.dynamic_bytes = e.dynamic_smem(o.block[0] * o.block[1]);
+    r.body = [&] { e.call(args); };
+    for (unsigned b : o.order) run_block({b % o.grid[0], b / o.grid[0], 0});
+  }
   r.log = log;
 }
 
@@ -110,13 +133,15 @@ inline int run_gemm(const Entry& entry, const Options& o) {
   const int m = o.m, n = static_cast<int>(o.n), k = o.k;
   // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
   const std::size_t guard = 64, a_size = std::size_t(m) * k, b_size = std::size_t(k) * n, c_size = std::size_t(m) * n;
-  std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + guard, NAN);
+  // C's NaN covers 32 rows past it as well: a last row of tiles that stores without its row guard stays in it
+  std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + 32 * std::size_t(n) + guard, NAN);
   for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
   for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
   r.regions = {{"A", reinterpret_cast<const char*>(A.data()), a_size * 4},
                {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
                {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
   args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
+  args.gemm = {o.tile, o.pad};
   run_blocks(entry, args, o);
   for (std::size_t i = c_size; i < C.size(); ++i)
     if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
@@ -161,7 +186,9 @@ inline void check_guard(const char* name, const std::vector<float>& v, std::size
 }
 
 // A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed. out holds exactly the
-// results the launch writes (outs=1, or one per block), partials one per block, each followed by NaN.
+// results the launch writes (outs=1, or one per block), partials one per block (the launcher: two such buffers),
+// each followed by NaN. Before each launch of a kernel out is 0 (as the launcher's memset leaves it); before each
+// call of the launcher it is NaN, as are the partials, as the harness leaves them.
 inline int run_reduce(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
@@ -170,23 +197,30 @@ inline int run_reduce(const Entry& entry, const Options& o) {
   std::vector<float4> storage(o.n / 4 + o.offset / 4 + 4);  // 16-byte aligned, as a device allocation is
   float* in = &storage[0].x + o.offset;
   std::fill(&storage[0].x, &storage[0].x + 4 * storage.size(), NAN);  // a read outside [in, in + n) makes a NaN
-  std::vector<float> out(outs + guard, NAN), partials(blocks + guard, NAN);
+  std::vector<float> out(outs + guard, NAN), partials(blocks + guard, NAN), partials1(blocks + guard, NAN);
+  const bool launcher = entry.dynamic_smem == nullptr;
   unsigned ticket = 0;
   r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
                {"out", reinterpret_cast<const char*>(out.data()), outs * 4},
                {"partials", reinterpret_cast<const char*>(partials.data()), blocks * 4},
+               {"partials1", reinterpret_cast<const char*>(partials1.data()), blocks * 4},
                {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
   r.watched = "partials";
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
+  args.launch = {o.block[0], o.limit, static_cast<ladder::Combine>(o.combine), {partials.data(), partials1.data()},
+                 &ticket};
   if (o.readers) return run_readers(entry, args, o, in, out, partials, ticket);
-  for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>(i + 1);
+  for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>((o.cycle ? i % o.cycle : i) + 1);
   for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
-    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(outs), 0.0f);  // as the launcher's memset
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(outs), launcher ? NAN : 0.0f);
     std::fill(partials.begin(), partials.begin() + blocks, NAN);
+    std::fill(partials1.begin(), partials1.begin() + blocks, NAN);
     run_blocks(entry, args, o);
   }
   check_guard("out", out, outs);
-  check_guard("partials", partials, blocks);
+  check_guard(launcher ? "launch.partials[0]" : "partials", partials, blocks);
+  check_guard("launch.partials[1]", partials1, blocks);
+  if (launcher) logf("R first 0 %u\nR first 1 %u\n", args.first.grid, args.first.block);
   print_region("out", out.data(), outs);
   print_region("partials", partials.data(), blocks);
   logf("R ticket 0 %u\n", ticket);

@@ -87,9 +87,10 @@ def not_this_stage(stage, text):
 def host_runs(stage, text, repeat, not_it, path):
     """The file's kernels (read from path) on the host, in a copy of the project with the stage file replaced, the
     messages naming path; not_it: why the file is not a version of the stage (not_this_stage), or None."""
-    what = "C equals the product, at edge shapes and either thread order" if role(stage) == "gemm" else \
+    what = "C equals the product, made by the file's launcher at edge shapes, either thread order" \
+        if role(stage) == "gemm" else \
         "every element added once, at awkward sizes, every input offset, either thread order, three block orders " \
-        "and a second launch"
+        "and a second launch, and through the file's launcher with the shared memory and buffers it asks for"
     name = f"host run: {what}"
     if not_it:
         return Check(name, FAIL, not_it, repeat)

@@ -1,0 +1,108 @@
+// The CUDA runtime a stage's launcher calls, on the host, so a host run can go through the launcher itself and see
+// the launches it makes: host_run.py rewrites each `kernel<<<grid, block, smem, stream>>>(args);` into
+// `ladder_host::launch(grid, block, smem, [&] { kernel(args); });`, which runs the launch's blocks one after
+// another in the order the run asks for (launch_order()), with exactly the dynamic shared memory the launch asked
+// for: a block that reaches past it fails, naming the line. Memsets and copies act on the host's buffers.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <random>
+
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  operator uint3() const { return uint3{x, y, z}; }
+};
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+enum cudaError_t { cudaSuccess = 0 };
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice,
+                      cudaMemcpyDefault };
+
+inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind, cudaStream_t = nullptr) {
+  std::memmove(to, from, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes); }
+inline cudaError_t cudaMemcpy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(to, from, bytes, kind);
+}
+template <typename T>
+cudaError_t cudaMalloc(T** p, std::size_t bytes) {
+  *p = static_cast<T*>(std::malloc(bytes));
+  return cudaSuccess;
+}
+inline cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+inline cudaError_t cudaPeekAtLastError() { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone, cudaStreamCaptureStatusActive,
+                               cudaStreamCaptureStatusInvalidated };
+// A host run is never captured into a graph: what a launcher does outside a capture (a timing loop's calls) is what
+// it runs.
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
+  *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize, cudaFuncAttributePreferredSharedMemoryCarveout };
+template <typename Kernel>
+cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int) {
+  return cudaSuccess;
+}
+// The host run chooses the grid limit itself, so what a launcher asks of the occupancy API matters only there.
+template <typename Kernel>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, int, std::size_t) {
+  *blocks = 1;
+  return cudaSuccess;
+}
+#define CUDA_CHECK(call) ((void)(call))
+#define LADDER_CHECK_LAUNCH() ((void)0)
+
+namespace ladder_host {
+
+struct LaunchOrder {
+  int blocks = 0;  // 0: first to last; 1: last to first; 2: a shuffle seeded by the launch's number and grid
+  int count = 0;   // launches made so far
+};
+inline LaunchOrder& launch_order() {
+  static LaunchOrder o;
+  return o;
+}
+
+// One launch: its blocks in the run's order, each with `smem` bytes of dynamic shared memory. Logs "K number
+// blocks threads smem".
+inline void launch(dim3 grid, dim3 block, std::size_t smem, std::function<void()> body) {
+  Run& r = run();
+  LaunchOrder& o = launch_order();
+  const unsigned blocks = grid.x * grid.y * grid.z, threads = block.x * block.y * block.z;
+  if (blocks == 0 || threads == 0 || threads > 1024)
+    fail("launch %d asks for %u blocks of %u threads: a GPU refuses it", o.count + 1, blocks, threads);
+  r.grid = grid;
+  r.block = block;
+  r.shared.dynamic_bytes = smem;
+  r.body = std::move(body);
+  logf("K %d %u %u %zu\n", o.count, blocks, threads, smem);
+  std::vector<unsigned> order(blocks);
+  std::iota(order.begin(), order.end(), 0u);
+  if (o.blocks == 1) std::reverse(order.begin(), order.end());
+  if (o.blocks == 2) std::shuffle(order.begin(), order.end(), std::mt19937(1000003u * o.count + blocks));
+  for (unsigned b : order) run_block({b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)});
+  ++o.count;
+}
+inline void launch(dim3 grid, dim3 block, std::function<void()> body) { launch(grid, block, 0, std::move(body)); }
+inline void launch(dim3 grid, dim3 block, std::size_t smem, cudaStream_t, std::function<void()> body) {
+  launch(grid, block, smem, std::move(body));
+}
+
+}  // namespace ladder_host
