@@ -77,15 +77,19 @@ def measure_own(a, out):
     return ok
 
 
-def measure_tries_and_mutants(a, out):
-    """The experiments (their verdicts are results the pages show, not the measurement's) and the planted bugs,
-    every one of which must be caught."""
+def measure_tries(a, out):
+    """The experiments: their verdicts are results the pages show, not the measurement's."""
     for stage, spec in try_experiments():
         say(f"== ./ladder try {stage[:2]} {spec}")
         a.stage, a.change = stage, spec
         a.save = str(out)
         if cmd_try(a) != 0:
             say(f"      {stage} with {spec}: a check failed (the page shows which)")
+    return True
+
+
+def measure_mutants(a, out):
+    """The planted bugs, every one of which must be caught."""
     say("== planted bugs: every mutant must be caught")
     rows = mutant_rows(a)
     save(out, "mutants", rows)
@@ -205,7 +209,7 @@ def measure_profile(a, out):
 
 # The parts of ./ladder measure, in the order it runs them; --part runs some of them alone (each writes its own
 # files; meta.json records the commit and date of each part, so a page can say when each was measured).
-PARTS = {"ladder": None, "tries": measure_tries_and_mutants, "own": measure_own, "combines": measure_combines,
+PARTS = {"ladder": None, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own, "combines": measure_combines,
          "handoff": measure_handoff,
          "accuracy": measure_accuracy, "sizes": measure_sizes, "profile": measure_profile}
 
