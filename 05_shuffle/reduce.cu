@@ -10,7 +10,7 @@
 //   are synchronised by the instruction itself (the mask 0xffffffff names all 32 lanes, which all take
 //   part). The block needs one __syncthreads() instead of one per tree step, and almost nothing goes
 //   through shared memory any more: one store per warp and one load per lane of warp 0, so the bank
-//   conflicts the tree had are gone, and the few the counters still show are those of these accesses.
+//   conflicts the tree had are gone (docs/stages/05_shuffle.md counts what remains).
 //
 // What to look for
 //   Compare both regimes with 04 (--regime stream,tree): the tree is a small part of the stream regime's

@@ -21,8 +21,8 @@
 //   - The default is atomic; it is not bitwise reproducible (see below). last-block and two-pass are.
 //
 // Why it should help
-//   Relaunching costs a launch per level, each a few microseconds during which the GPU mostly waits; at
-//   small n that is a share of the time worth saving (docs/stages/07_multiblock.md measures it). last-block
+//   Relaunching costs a launch per level, each a few microseconds (an empty launch alone takes about that:
+//   docs/stages/07_multiblock.md measures it); at small n that is a share of the time worth saving. last-block
 //   and atomic need one launch (atomic also a 4-byte memset), and an input one block covers needs one
 //   launch and nothing else.
 //

@@ -220,9 +220,12 @@ def tail_exponent(name):
 
 @helper
 def tail_probability(name):
-    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, as the pages write it: 3.0·10<sup>−8</sup> for lambda = 6."""
-    mantissa, exponent = f"{2 * math.exp(-oracle_constant(name) ** 2 / 2):.1e}".split("e")
-    return f"{mantissa}·10<sup>−{-int(exponent)}</sup>"
+    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits, as the pages write a bound on
+    it: 3.1·10<sup>−8</sup> for lambda = 6 (the value is 3.05·10^-8)."""
+    value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
+    exponent = math.floor(math.log10(value))
+    mantissa = math.ceil(round(value / 10 ** exponent * 10, 9)) / 10
+    return f"{mantissa:.1f}·10<sup>−{-exponent}</sup>"
 
 
 @helper

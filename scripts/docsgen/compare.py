@@ -212,7 +212,7 @@ def combine_tree_table():
 @helper
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
-    return f"{min(vals):.0f}–{max(vals):.0f}%"
+    return f"{min(vals):.1f}–{max(vals):.1f}%"
 
 
 @helper

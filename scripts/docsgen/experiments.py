@@ -191,16 +191,6 @@ def own_cases_table():
     return md_table(["copy of 05", "the report must hold", "exit status"], body, ["---"] * 3)
 
 
-@helper
-def float4_share():
-    """Of the stream-regime time 06 saves over 05, the share that float4 alone (kLoadsInFlight = 1) saves, in %."""
-    data = "try_06_float4_kLoadsInFlight"
-    t05 = f(select("ladder_stream", stage="05_shuffle")["ms_median"])
-    one = f(select(data, variant="kLoadsInFlight = 1", regime="stream")["ms_median"])
-    file = f(select(data, variant=rows(data)[0]["variant"], regime="stream")["ms_median"])
-    return 100 * (t05 - one) / (t05 - file)
-
-
 # docs/results/memcheck.txt: the output of `./ladder measure`'s compute-sanitizer memcheck runs of 06, each run
 # introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line.
 MEMCHECK_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
@@ -274,8 +264,8 @@ def build_time_line():
 
 # The result files whose rows carry the clocks of their timed series (common/gpu_clocks.hpp): every timed study.
 def clocked():
-    return ["ladder", "gemm", "sweep_all", "multiblock", "combine_tree", "flush", "probe_stream", "probe_tree"] + \
-        sorted(p.stem for p in state.results.glob("try_*.csv"))
+    """Every result file (sweep.csv whole, every combine): clock_summary counts the rows that hold a timed series."""
+    return ["sweep_all" if p.stem == "sweep" else p.stem for p in sorted(state.results.glob("*.csv"))]
 
 
 def clock_summary():
