@@ -67,6 +67,10 @@ foreach(stage ${stages})
   set_tests_properties(thread_models.${stage}.drifts PROPERTIES COST 20)
 endforeach()
 ladder_python_test(pictures tests.check_pictures)
+# The charts' layout (no legend over data, no two series alike, no hidden point, no colliding labels), with planted
+# faults (tests/check_charts.py); skipped without matplotlib.
+ladder_python_test(charts tests.check_charts)
+set_tests_properties(charts PROPERTIES SKIP_RETURN_CODE 77)
 # ./ladder try STAGE mine.cu as a reader runs it, with planted bugs: every case with the GPU hidden, then, where
 # there is one, the correct copy on it. The copies are built in this build directory, after the planted-bug
 # programs (the fixture mutants.build builds there too).

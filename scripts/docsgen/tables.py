@@ -304,10 +304,10 @@ def probe_table(regime):
     data = rows(f"probe_{regime}")
     blocks = sorted({int(r["block"]) for r in data})
     body = []
-    for stage in dict.fromkeys(r["stage"] for r in data):
-        by = {int(r["block"]): f(r["gbps"]) for r in data if r["stage"] == stage}
+    for label in dict.fromkeys(row_label(r) for r in data):
+        by = {int(r["block"]): f(r["gbps"]) for r in data if row_label(r) == label}
         best = max(by, key=by.get)
-        body.append([stage, *[f"**{by[b]:.0f}**" if b == best else f"{by[b]:.0f}" for b in blocks]])
+        body.append([label, *[f"**{by[b]:.0f}**" if b == best else f"{by[b]:.0f}" for b in blocks]])
     return md_table(["stage", *[str(b) for b in blocks]], body)
 
 
