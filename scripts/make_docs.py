@@ -34,6 +34,7 @@ from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_lite
                              outside_code)
 from .docsgen.compare import distinct
 from .docsgen.glossary import check_structure, layout_problems, pages
+from .docsgen.lengths import length_problems
 from .docsgen.links import check_links, check_paths
 from .docsgen.render import render, render_text
 from .runner.stages import reduce_stages
@@ -95,6 +96,8 @@ def self_test():
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `tests/check_sass.py` says."})
     planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
+    planted["a stage page too long to read in one sitting"] = length_problems(
+        {"docs/stages/planted.md": "word " * 1001 + "\n" + "| a |\n|---|\n\nx\n\n" * 5})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
@@ -161,7 +164,8 @@ def main():
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
-                 + check_charts(rendered))
+                 + check_charts(rendered)
+                 + length_problems({out.relative_to(ROOT): text for out, text in rendered.items()}))
     for out, text in rendered.items():
         rel = out.relative_to(ROOT)
         if not out.exists():
