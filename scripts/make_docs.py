@@ -32,6 +32,7 @@ from .docsgen.base import (CHARTS, DOCS, DocsError, IMG, meta, NOT_MEASURED, not
 from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
 from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_literals, lint_rendered, lint_template,
                              outside_code)
+from .docsgen.code import code
 from .docsgen.compare import distinct
 from .docsgen.glossary import check_structure, layout_problems, pages
 from .docsgen.lengths import length_problems
@@ -96,12 +97,22 @@ def self_test():
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `tests/check_sass.py` says."})
     planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
+    planted["a sentence quoting code the kernel no longer has"] = quote_problem("05_shuffle", "offset = 8")
     planted["a stage page too long to read in one sitting"] = length_problems(
         {"docs/stages/planted.md": "word " * 1001 + "\n" + "| a |\n|---|\n\nx\n\n" * 5})
     missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
     return 1 if missed else 0
+
+
+def quote_problem(stage, text):
+    """What code() says of a quote the stage's code does not hold ([] if it renders it)."""
+    try:
+        code(stage, text)
+        return []
+    except DocsError as e:
+        return [str(e)]
 
 
 def stage_without_results(real):

@@ -38,6 +38,16 @@ def excerpt(stage, start, end, through=False):
 
 
 @helper
+def code(stage, text):
+    """`text`, a quote of the stage's code: the docs fail to render while the code (comments left out, spaces
+    ignored) does not hold it, so a sentence that quotes a kernel follows the kernel."""
+    source = re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S)
+    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
+        raise DocsError(f"a page quotes `{text}` from {stage}, whose code no longer holds it: update the sentence")
+    return f"`{text}`"
+
+
+@helper
 def img(name, alt):
     return f"![{alt}]({docs_path('img/' + name)})"
 

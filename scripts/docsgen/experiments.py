@@ -296,6 +296,18 @@ def _mhz(values):
 
 
 @helper
+def nvml_memory_clock():
+    """The memory clock NVML read over the timed series beside the attribute the peak is computed from."""
+    s = clock_summary()
+    attribute = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})
+    if not s["series"]:
+        return "The results carry no NVML clock readings: *not measured yet*."
+    same = s["mem"] == set(attribute)
+    return (f"The memory clock NVML read over the timed series ([Clocks](#timing)) was {_mhz(s['mem'])}; the attribute "
+            f"the peak comes from says {', '.join(map(str, attribute))} MHz{': the same' if same else ''}.")
+
+
+@helper
 def peak_line():
     """The theoretical peak and, where the results record them, the attributes it is computed from."""
     r = rows("ladder")[0]
