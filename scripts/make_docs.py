@@ -37,6 +37,7 @@ from .docsgen.compare import distinct
 from .docsgen.glossary import check_structure, layout_problems, pages
 from .docsgen.lengths import length_problems
 from .docsgen.links import check_links, check_paths
+from .docsgen.plumbing import plumbing_problems
 from .docsgen.render import render, render_text
 from .runner.stages import reduce_stages
 
@@ -97,6 +98,8 @@ def self_test():
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `tests/check_sass.py` says."})
     planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
+    planted["a reader's page naming plumbing"] = plumbing_problems(
+        {"docs/stages/planted.md": "Run `./ladder profile` and read `docs/results/ncu.csv`.\n"})
     planted["a sentence quoting code the kernel no longer has"] = quote_problem("05_shuffle", "offset = 8")
     planted["a stage page too long to read in one sitting"] = length_problems(
         {"docs/stages/planted.md": "word " * 1001 + "\n" + "| a |\n|---|\n\nx\n\n" * 5})
@@ -176,7 +179,8 @@ def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
                  + check_charts(rendered)
-                 + length_problems({out.relative_to(ROOT): text for out, text in rendered.items()}))
+                 + length_problems({out.relative_to(ROOT): text for out, text in rendered.items()})
+                 + plumbing_problems({out.relative_to(ROOT): text for out, text in rendered.items()}))
     for out, text in rendered.items():
         rel = out.relative_to(ROOT)
         if not out.exists():

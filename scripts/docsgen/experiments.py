@@ -27,7 +27,7 @@ def experiments_section(stage):
         text = patch.read_text()
         intro, _, diff_text = text.partition("--- ")
         out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
-        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, recorded by `./ladder measure`:\n")
+        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, on the GPU measured here:\n")
         if not measured(f"try_{stage}_{name}"):  # a patch kept before it was measured
             not_measured.add(f"{stage}: the experiment {name}")
             out.append(NOT_MEASURED + " (`./ladder measure` on a GPU)\n")
@@ -223,11 +223,21 @@ def memcheck_line():
                 "`docs/results/memcheck.txt`).")
     errors = sum(e for _, e in runs)
     cmds = "; ".join(f"`{c}`" for c, _ in runs)
+    sizes = ", ".join(re.search(r"-n (\S+)", c).group(1) + (f" at offset {m.group(1)}" if (m := re.search(
+        r"--offset (\d+)", c)) else "") for c, _ in runs)
     if errors == 0:
-        return (f"compute-sanitizer memcheck reports 0 errors (no access outside an allocation, none misaligned) in "
-                f"{cmds}; a read just past either end of the input would meet the NaN guards around it and fail the "
-                f"check ([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
-    return f"compute-sanitizer memcheck reports {errors} errors in {cmds}: see `docs/results/memcheck.txt`."
+        return (f"compute-sanitizer's memcheck reports 0 errors (no access outside an allocation, none misaligned) at "
+                f"n = {sizes} ([method]({docs_path('method.md#profiling-and-sanitizers')}) has the commands); a read "
+                f"just past either end of the input would meet the NaN guards around it and fail the check "
+                f"([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
+    return f"compute-sanitizer's memcheck reports {errors} errors at n = {sizes}: see `docs/results/memcheck.txt`."
+
+
+@helper
+def memcheck_commands():
+    """The memcheck runs of docs/results/memcheck.txt, one command a line, as a code block."""
+    runs = memcheck_runs()
+    return "```\n" + "\n".join(c for c, _ in runs) + "\n```" if runs else "*not measured yet*"
 
 
 @helper

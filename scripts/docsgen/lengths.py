@@ -9,13 +9,18 @@ STAGE_LIMITS = (1000, 4)
 WORD = re.compile(r"[A-Za-z0-9][\w'’.-]*")
 
 
-def prose(text):
-    """(words of prose, open tables) of a rendered page, before its folded evidence."""
+def unfolded(text):
+    """A rendered page before its folded evidence, without what it folds or its code blocks."""
     text = text.split('<a id="evidence"></a>')[0]
     folded = re.compile(r"<details>(?:(?!<details>).)*?</details>", re.S)  # the innermost first: folds nest
     while folded.search(text):
         text = folded.sub("", text)
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
+def prose(text):
+    """(words of prose, open tables) of a rendered page, before its folded evidence."""
+    text = unfolded(text)
     words, tables, in_table = 0, 0, False
     for line in text.splitlines():
         if line.startswith("|"):
