@@ -219,10 +219,8 @@ def memcheck_runs():
 def memcheck_line():
     runs = memcheck_runs()
     if runs is None:
-        return ("compute-sanitizer memcheck on this stage: not measured yet (`./ladder measure` writes "
-                "`docs/results/memcheck.txt`).")
+        return "compute-sanitizer's memcheck on this stage: *not measured yet*."
     errors = sum(e for _, e in runs)
-    cmds = "; ".join(f"`{c}`" for c, _ in runs)
     sizes = ", ".join(re.search(r"-n (\S+)", c).group(1) + (f" at offset {m.group(1)}" if (m := re.search(
         r"--offset (\d+)", c)) else "") for c, _ in runs)
     if errors == 0:
@@ -230,7 +228,8 @@ def memcheck_line():
                 f"n = {sizes} ([method]({docs_path('method.md#profiling-and-sanitizers')}) has the commands); a read "
                 f"just past either end of the input would meet the NaN guards around it and fail the check "
                 f"([over-reads]({docs_path('method.md#what-a-pass-proves')})).")
-    return f"compute-sanitizer's memcheck reports {errors} errors at n = {sizes}: see `docs/results/memcheck.txt`."
+    return (f"compute-sanitizer's memcheck reports {errors} errors at n = {sizes} "
+            f"([method]({docs_path('method.md#profiling-and-sanitizers')}) has the commands).")
 
 
 @helper
