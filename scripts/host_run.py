@@ -117,11 +117,14 @@ def device_code(text, path, launcher=False):
     return "\n".join(keep)
 
 
+BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
 def _closing(text, start):
     """The index just past the bracket that closes the one at text[start]."""
     depth = 0
     for i in range(start, len(text)):
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+        depth += BRACKETS.get(text[i], 0)
         if depth == 0:
             return i + 1
     raise HostRunError("the host run cannot find the end of a launch's arguments")
@@ -130,7 +133,7 @@ def _closing(text, start):
 def _top_level_split(text):
     parts, depth, start = [], 0, 0
     for i, c in enumerate(text):
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(c, 0)
+        depth += BRACKETS.get(c, 0)
         if c == "," and depth == 0:
             parts.append(text[start:i].strip())
             start = i + 1
@@ -153,10 +156,11 @@ def host_launches(item):
 
 def launcher_name(text):
     """The launcher main() hands to the harness: run_reduce_stage's or run_gemm_stage's fourth argument."""
-    m = re.search(r"\brun_(?:reduce|gemm)_stage\(", COMMENT.sub("", text))
+    code = COMMENT.sub("", text)
+    m = re.search(r"\brun_(?:reduce|gemm)_stage\(", code)
     if not m:
         return None
-    args = _top_level_split(COMMENT.sub("", text)[m.end():_closing(COMMENT.sub("", text), m.end() - 1) - 1])
+    args = _top_level_split(code[m.end():_closing(code, m.end() - 1) - 1])
     return args[3] if len(args) > 3 and re.fullmatch(r"\w+", args[3]) else None
 
 
