@@ -1,5 +1,6 @@
 """Accuracy: every stage's float error against n, the CPU's float sums, and the bound the check uses."""
 
+from ..runner.results import relative_error
 from ..runner.stages import combine_stage, reduce_stages
 from .base import helper, f, md_table, NOT_MEASURED, pow2, rows, select
 
@@ -9,21 +10,17 @@ def accuracy_sizes():
     return sorted({int(r["n"]) for r in rows("accuracy")})
 
 
-def rel(err, ref):
-    return f(err) / abs(f(ref))
-
-
 @helper
 def accuracy_series():
     """{name: {n: relative error}} for every stage, CUB and the two CPU float sums."""
     out = {}
     for r in rows("accuracy"):
-        out.setdefault(r["stage"], {})[int(r["n"])] = rel(r["abs_error"], r["reference"])
+        out.setdefault(r["stage"], {})[int(r["n"])] = relative_error(r)
     last = combine_stage()  # CUB is timed in the combine stage's process
-    out["CUB"] = {int(r["n"]): rel(r["cub_abs_error"], r["reference"]) for r in rows("sweep") if r["stage"] == last}
+    out["CUB"] = {int(r["n"]): relative_error(r, "cub_result") for r in rows("sweep") if r["stage"] == last}
     cpu = rows("accuracy_cpu")
-    out["CPU float loop"] = {int(r["n"]): rel(r["float_loop_error"], r["exact"]) for r in cpu}
-    out["CPU Kahan, float"] = {int(r["n"]): rel(r["kahan_float_error"], r["exact"]) for r in cpu}
+    out["CPU float loop"] = {int(r["n"]): relative_error(r, "float_loop", "exact") for r in cpu}
+    out["CPU Kahan, float"] = {int(r["n"]): relative_error(r, "kahan_float", "exact") for r in cpu}
     return out
 
 

@@ -234,6 +234,20 @@ def pow2(n):
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
 
+@helper
+def and_list(items):
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+@helper
+def sizes_of(name, **match):
+    """The sizes n a result file holds, as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
+    return and_list(pow2(n) for n in sorted({int(r["n"]) for r in rows(name)
+                                                if all(str(r[k]) == str(v) for k, v in match.items())}))
+
+
 def docs_path(target):
     """A path under docs/ as the page being rendered links it."""
     return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target

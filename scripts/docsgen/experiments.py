@@ -4,6 +4,7 @@ import re
 
 
 from ..runner.own import CASES, ORIGINAL, STAGE
+from ..runner.results import relative_error
 from ..runner.stages import stage_file
 from ..runner.tries import experiments, patch_target
 from .base import (helper, docs_path, DocsError, f, md_table, measured, meta, NOT_MEASURED, not_measured, NotMeasured, optional,
@@ -117,11 +118,13 @@ def read_grids():
     return ", ".join(sorted({r["read_grid"] for r in optional("handoff_sweep")}, key=int))
 
 
+helper(relative_error)
+
+
 @helper
 def cpu_all_cores_clear():
     """The every-core sum's relative error is below 1e-5 (the single-threaded loop's stall at 2^24 does not reach it)."""
-    r = cpu("all_cores")
-    return f(r["abs_error"]) / abs(f(r["reference"])) < 1e-5
+    return relative_error(cpu("all_cores")) < 1e-5
 
 
 @helper
@@ -334,8 +337,8 @@ def clocks_line():
         return "The results on these pages carry no clock readings: *not measured yet*."
     throttle = (f"{s['throttled']} of them reported throttling ({', '.join(sorted(s['reasons']))})" if s["throttled"]
                 else "none of them reported throttling")
-    return (f"Over the {s['series']} timed series of the stages in the results on these pages (each row's own; the "
-            f"references' series beside them are checked and warned about the same way, not recorded) the SM clock "
+    return (f"Over the {s['series']} timed series of the stages in the results on these pages (one per timed row; the "
+            f"untimed studies' rows have none; the references' series beside them are checked and warned about the same way, not recorded) the SM clock "
             f"read {_mhz(s['sm'])} and the memory clock {_mhz(s['mem'])}; {throttle}.")
 
 

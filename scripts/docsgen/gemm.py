@@ -1,15 +1,37 @@
 """The GEMM rung's tables and numbers: its measured sizes, its profile, and the roofline it shares with the sums."""
 import re
 
+from ..runner.stages import gemm_stage, option
 from .base import f, helper, md_table, meta, rows, select, stage_rows
+from .code import code
 from .compare import ncu_value, profile_table, which
 from .machine_code import sass_lines
 from .small_n import ncu
 
 
+@helper
+def gemm_default(flag, stage=None):
+    """A GEMM stage's default for one of its options (--size, --tile), as its binary describes it."""
+    return option(stage or gemm_stage(), flag)["default"]
+
+
+@helper
+def gemm_other_tiles():
+    """The tile edges the GEMM stage offers besides its default."""
+    tile = option(gemm_stage(), "--tile")
+    return [t for t in tile["values"] if t != tile["default"]]
+
+
+@helper
+def padded(tile):
+    """'16×17': a tile and its padded shape; the docs fail while the stage's code no longer pads it by one."""
+    code(gemm_stage(), f"launch_tiled<{tile}, 1>")
+    return f"{tile}×{int(tile) + 1}"
+
+
 def gemm_name(r):
-    t = int(r["tile"])
-    return f"tiled {t}×{t + 1} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
+    t = r["tile"]
+    return f"tiled {padded(t)} (padded)" if r["pad"] == "true" else f"tiled {t}×{t}"
 
 
 @helper

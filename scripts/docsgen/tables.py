@@ -7,7 +7,7 @@ from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
 from ..runner.stages import all_regimes, combine_stage, gemm_stage, has_stream, ladder_stages, reduce_stages
 from ..runner.tries import try_lines
-from .base import (helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
+from .base import (and_list, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
                    num, optional, oracle_constant, pow2, rows, select, stage_rows, state)
 from .compare import compare_rows, distinct, NOISE, said, which
 from .small_n import time_difference, value_range
@@ -276,6 +276,18 @@ def gbps_cell(v):
     """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
     v = f(v)
     return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
+@helper
+def sweep_reach():
+    """How far the sweep goes for each stage: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
+    top = {}
+    for r in rows("sweep"):
+        top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
+    by_top = {}
+    for stage, n in top.items():
+        by_top.setdefault(n, []).append(stage)
+    return ", ".join(f"up to {pow2(n)} for {and_list(by_top[n])}" for n in sorted(by_top))
 
 
 @helper

@@ -3,7 +3,8 @@ prints, which the docs show too."""
 import statistics
 
 from ..cli import say
-from .results import all_pass, fmt_num, gemm_args, row_label, run_args, run_binary, size_args, table
+from .results import (all_pass, fmt_num, gemm_args, relative_error, row_label, run_args, run_binary, size_args,
+                      table)
 from .stages import (CPU, StageError, all_regimes, combine_stage, combines, gemm_stages, ladder_stages, reduce_stages,
                      regime_args)
 
@@ -47,7 +48,7 @@ def cpu_lines(cpu, ladder):
     copy = by["copy"]
 
     def line(name, threads, r, ms, check=None):
-        error = "-" if r.get("reference") in (None, "") else f"{float(r['abs_error']) / abs(float(r['reference'])):.1e}"
+        error = "-" if r.get("reference") in (None, "") else f"{relative_error(r):.1e}"
         return [name, threads, (check or r["check"]) + ("*" if r.get("float_check") == "skipped" else ""), error, ms]
 
     body = [line("CPU float loop, 1 thread", by["loop"]["threads"], by["loop"], float(by["loop"]["ms_median"])),

@@ -4,6 +4,7 @@ import io
 import json
 import os
 import pathlib
+import struct
 import subprocess
 import time
 
@@ -63,6 +64,13 @@ def gemm_args(a):
 def row_label(r):
     """A result row's name in every table: its stage, with its combine where the stage has several."""
     return r["stage"] if len(combines(r["stage"])) == 1 else f"{r['stage']} ({r['combine']})"
+
+
+def relative_error(r, result="result", reference="reference"):
+    """|result - reference| / |reference|, the result read as the float the stage printed (its shortest decimal
+    names exactly one float); not from abs_error, which the stage rounds to three digits."""
+    value = struct.unpack("f", struct.pack("f", float(r[result])))[0]
+    return abs(value - float(r[reference])) / abs(float(r[reference]))
 
 
 def fmt_num(v, spec):
