@@ -1,6 +1,5 @@
 """The tables the pages show, each built from the result files."""
 import re
-import statistics
 
 from ..mutants import MUTANTS
 from ..runner.results import row_label
@@ -8,7 +7,7 @@ from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
 from ..runner.stages import all_regimes, combine_stage, gemm_stage, has_stream, ladder_stages, reduce_stages
 from ..runner.tries import try_lines
 from .base import (and_list, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
-                   num, optional, oracle_constant, pow2, rows, select, stage_rows, state)
+                   num, optional, pow2, rows, select, stage_rows, state)
 from .compare import compare_rows, distinct, NOISE, said, which
 from .small_n import time_difference, value_range
 
@@ -69,68 +68,6 @@ def try_table(name):
     data = rows(name)
     headers, body = try_lines(data, "gflops" in data[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
-
-
-@helper
-def float_error_table():
-    body = []
-    for r in rows("ladder"):
-        bounded = r["float_check"] != "skipped"
-        body.append([r["stage"], r["regime"], r["combine"], f"{r['grid']} x {r['threads']}", r["abs_error"],
-                     r["bound"] if bounded else "skipped", f"{f(r['error_bound_ratio']):.2g}" if bounded else "",
-                     f"{r['launches_checked']} of {r['launches']}", r["check"]])
-    return md_table(["stage", "regime", "combine", "first launch (blocks x threads)", "abs error", "bound",
-                     "error / bound", "launches checked", "verdict"], body, ["---"] * 4 + ["---:"] * 4 + ["---"])
-
-
-# The error study (--error-study, docs/results/error_bound.csv): the bound against the errors of random
-# configurations. BINS are the edges of the distribution's columns.
-ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]
-
-
-def error_quantile(values, q):
-    ordered = sorted(values)
-    return ordered[int(q * (len(ordered) - 1))]
-
-
-@helper
-def error_study():
-    """Every judged ratio of the study, by stage and in all; and how many configurations were not judged or failed."""
-    data = rows("error_bound")
-    judged = [r for r in data if r["check"] != "skipped"]
-    by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
-    # error_sigmas (each error over its sigma, for the centring test) came with a later harness than some results
-    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s and r.get("error_sigmas")] for s in reduce_stages()}
-    if not any(sigmas.values()):
-        not_measured.add("the error study's signed errors: docs/results/error_bound.csv has no error_sigmas column")
-    every = [v for vals in by_stage.values() for v in vals]
-    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
-            "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
-            "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data), "sigmas": sigmas,
-            "median": error_quantile(every, 0.5), "p99": error_quantile(every, 0.99), "max": max(every),
-            "min": min(every)}
-
-
-@helper
-def error_study_table():
-    """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
-    study = error_study()
-    edges = [0.0] + ERROR_BINS
-    heads = [f"{lo:g} to {hi:g}" for lo, hi in zip(edges, edges[1:])] + [f"over {ERROR_BINS[-1]:g}"]
-    body = []
-    for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
-        if not vals:
-            body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)))
-            continue
-        counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
-        counts.append(sum(v > ERROR_BINS[-1] for v in vals))
-        z = study["sigmas"].get(stage)
-        limit = f"{oracle_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
-        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED
-        body.append([stage, str(len(vals)), *[f"{error_quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
-                     mean_z, *[str(c) for c in counts]])
-    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
-                    body, ["---"] + ["---:"] * (6 + len(heads)))
 
 
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
