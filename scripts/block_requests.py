@@ -94,8 +94,8 @@ def source_lines(stage):
 
 
 def line_of(stage, text):
-    """The number of the one line of the stage file that holds text."""
-    found = [i for i, line in enumerate(source_lines(stage), 1) if text in line]
+    """The number of the one line of the stage file whose code (its comment left out) holds text."""
+    found = [i for i, line in enumerate(source_lines(stage), 1) if text in line.split("//", 1)[0]]
     assert len(found) == 1, f"{stage}: {len(found)} lines hold {text!r}"
     return found[0]
 

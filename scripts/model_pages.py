@@ -167,3 +167,27 @@ def tolerance_note(ncu_rows, source_rows=()):
             f"edits such as 03's padding i / 16, 01's transposed tid, 08's kPad 2, and edits of the analysis such as "
             f"a broadcast counted as a conflict) fails it, or fails the sums or the machine-code checks, with a "
             f"message that names the stage and the line.")
+
+
+
+def gemm_access(stage, texts, op, tile, pad=0):
+    """How warp 0 of gemm_kernel<tile, pad> makes the access `texts` (an array and its indices as the source writes
+    them; a list where a sentence speaks of several at once, which must then agree) in the host run of the source:
+    the distinct words of one request, whether they are consecutive, their span, and the most wavefronts any of
+    its requests takes (1: no conflict)."""
+    found = [_gemm_access(stage, text, op, tile, pad) for text in ([texts] if isinstance(texts, str) else texts)]
+    if any(a != found[0] for a in found):
+        raise br.host_run.HostRunError(f"{stage}: {texts} differ in the host run ({found}); a page speaks of them as one")
+    return found[0]
+
+
+def _gemm_access(stage, text, op, tile, pad):
+    line = br.line_of(stage, text)
+    array = text.split("[", 1)[0]
+    reqs = [r for r in br.gemm_block(stage, tile, pad, compiled=False)
+            if r.line == line and r.array == array and r.op == op and r.warp == 0]
+    if not reqs:
+        raise br.host_run.HostRunError(f"{stage}: the host run made no {op} of {array} at line {line}")
+    words = sorted({w for _, w in reqs[0].lanes})
+    return {"words": len(words), "consecutive": words == list(range(words[0], words[0] + len(words))),
+            "span": words[-1] - words[0] + 1, "degree": max(r.wavefronts() for r in reqs)}

@@ -73,9 +73,10 @@ def gemm_lds(stage, tile, pad):
 
 
 def gemm_steps(stage, variant):
-    """Warp-steps of a profiled tiled GEMM: blocks x 8 warps x K / 16 (16 x 16 tiles, square size)."""
-    size = int(select("ncu", stage=stage, variant=variant)["n_or_size"])
-    return (size // 16) ** 2 * 8 * (size // 16)
+    """Warp-steps of a profiled tiled GEMM (square size, tile x tile blocks): blocks x warps a block x K / tile."""
+    row = select("ncu", stage=stage, variant=variant)
+    size, tile = int(row["n_or_size"]), int(row["block"].strip("()").split(",")[0])
+    return (size // tile) ** 2 * (tile * tile // 32) * (size // tile)
 
 
 @helper

@@ -2,7 +2,7 @@
 import pathlib
 import re
 
-from ..model_pages import race_example, tolerance_note, tree_degrees, worst_step
+from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
 from ..runner.measure import HANDOFF_SIZES
 from ..runner.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages
 from ..runner.tries import patch_target
@@ -69,8 +69,8 @@ def jinja_environment():
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
     helpers = {**HELPERS, "combine_stage": combine_stage, "patch_target": patch_target, "race_example": race_example,
-               "tolerance_note": tolerance_note, "tree_degrees": tree_degrees, "worst_step": worst_step,
-               "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
+               "gemm_access": gemm_access, "tolerance_note": tolerance_note, "tree_degrees": tree_degrees,
+               "worst_step": worst_step, "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
     env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
     env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES)
     return env
