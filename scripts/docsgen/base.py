@@ -203,13 +203,26 @@ def md_table(headers, body, align=None):
 
 
 @helper
-def oracle_constant(name):
-    """A constant of the check, as common/oracle.hpp defines it (constexpr double NAME = VALUE;)."""
-    m = re.search(rf"constexpr double {name} = ([0-9.]+);", (ROOT / "common" / "oracle.hpp").read_text())
+def constant(file, name):
+    """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
+    VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The
+    docs fail to render while the file defines no such constant, so a sentence that states it follows the code."""
+    m = re.search(rf"constexpr [\w: ]+? {name} = ([^;]+);", (ROOT / file).read_text())
     if not m:
-        raise DocsError(f"common/oracle.hpp defines no constexpr double {name}")
-    v = float(m.group(1))
-    return int(v) if v.is_integer() else v
+        raise DocsError(f"{file} defines no constexpr {name}")
+    text = re.sub(r"std::\w+\{(\w+)\}", r"\1", m.group(1))
+    text = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), text)
+    text = re.sub(r"\b(\d+)(?:ull|ul|u|ll)\b", r"\1", text, flags=re.I)
+    if not re.fullmatch(r"[\d.eE+\-*/<> ()]+", text):
+        raise DocsError(f"{file}: {name} = {m.group(1)} is not a number the docs can read")
+    v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
+    return int(v) if float(v).is_integer() else v
+
+
+@helper
+def oracle_constant(name):
+    """A constant of the check, as common/oracle.hpp defines it."""
+    return constant("common/oracle.hpp", name)
 
 
 @helper

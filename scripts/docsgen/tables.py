@@ -4,7 +4,7 @@ import re
 from ..mutants import MUTANTS
 from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
-from ..runner.stages import all_regimes, combine_stage, gemm_stage, has_stream, ladder_stages, reduce_stages
+from ..runner.stages import all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages, reduce_stages
 from ..runner.tries import try_lines
 from .base import (and_list, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
                    num, optional, pow2, rows, select, stage_rows, state)
@@ -442,3 +442,13 @@ def after_copy(stage):
 @helper
 def ms(r):
     return f"{f(r['ms_median']):.3f} ms"
+
+
+@helper
+def flag_list(stage, without=None):
+    """The options `stage --help` lists (the first spelling of each), in its order, as code; with `without`, only
+    those that stage does not list."""
+    def listed(program):
+        return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
+    other = set(listed(without)) if without else set()
+    return [f"`{flag}`" for flag in listed(stage) if flag not in other]
