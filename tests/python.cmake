@@ -17,7 +17,7 @@ ladder_python_test(stage_diffs tests.check_stage_diffs)
 # Every experiment patch applies to its stage file as it is now (and a stale one is refused).
 ladder_python_test(experiments_apply tests.check_experiments)
 # The runner behind ./ladder (tests/test_runner.py says what each checks).
-foreach(case describe stage_roles test_command presets docs_unchanged arguments gpu_slots why_failed)
+foreach(case describe stage_roles test_command presets docs_unchanged arguments gpu_slots why_failed ncu_units)
   ladder_python_test(runner.${case} tests.test_runner ${case})
 endforeach()
 set_tests_properties(runner.describe runner.docs_unchanged PROPERTIES COST 30)

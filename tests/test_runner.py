@@ -17,6 +17,8 @@
   test_runner gpu_slots       the test gpu_slots_in_force passes with a GPU slot and fails without one (a ctest that
                               ignored the build's spec file, planted)
   test_runner why_failed      ./ladder try's line for a failed GPU check: the first that says why, whoever printed it
+  test_runner ncu_units       the profile's reader takes ncu's raw page in base units and refuses a time in
+                              microseconds or bytes in megabytes (what ncu prints unless asked for base units)
 (python3 -m tests.test_runner CASE, from the repository's root.)
 """
 import json
@@ -242,10 +244,28 @@ def why_failed():
     return problems, len(cases)
 
 
+def ncu_units():
+    from scripts.runner.profile import parse_ncu_raw, StageError
+    def page(time_unit, byte_unit):
+        return ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum"\n'
+                f'"","","{time_unit}","{byte_unit}"\n"0","reduce_kernel","31008","67122176"\n')
+    problems = []
+    rows = parse_ncu_raw(page("nsecond", "byte"))
+    if [r["gpu__time_duration.sum"] for r in rows] != ["31008"]:
+        problems.append(f"a page in base units was read as {rows}")
+    for units in (("usecond", "byte"), ("nsecond", "Mbyte"), ("msecond", "Gbyte")):
+        try:
+            parse_ncu_raw(page(*units))
+            problems.append(f"a page in {units} was read without a word")
+        except StageError:
+            pass
+    return problems, 4
+
+
 def main(argv):
     tests = {"describe": describe, "stage_roles": stage_roles, "test_command": test_command,
              "presets": presets, "docs_unchanged": docs_unchanged, "arguments": arguments,
-             "gpu_slots": gpu_slots, "why_failed": why_failed}
+             "gpu_slots": gpu_slots, "why_failed": why_failed, "ncu_units": ncu_units}
     if len(argv) < 2 or argv[1] not in tests:
         print(__doc__, file=sys.stderr)
         return 2

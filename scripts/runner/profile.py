@@ -62,13 +62,21 @@ STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.
 TOP_STALLS = 3
 
 
+# The units ncu.csv keeps, which the pages divide by (ncu scales a metric's unit to its value unless --print-units base).
+BASE_UNITS = {"gpu__time_duration.sum": "nsecond", "dram__bytes_read.sum": "byte"}
+
+
 def parse_ncu_raw(text):
-    """ncu --page raw --csv: a header row, a units row, then one row per profiled kernel -> [{column: value}]."""
+    """ncu --page raw --csv: a header row, a units row, then one row per profiled kernel -> [{column: value}]. A
+    metric of BASE_UNITS in another unit is refused: a microsecond read as a nanosecond is a silent wrong number."""
     lines = [l for l in text.splitlines() if l.startswith('"')]
     if len(lines) < 3:
         return []
     table_rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    header = table_rows[0]
+    header, units = table_rows[0], dict(zip(table_rows[0], table_rows[1]))
+    wrong = {m: units[m] for m, unit in BASE_UNITS.items() if m in units and units[m] != unit}
+    if wrong:
+        raise StageError(f"ncu printed {wrong}, not in {BASE_UNITS} (the export needs --print-units base)")
     return [dict(zip(header, r)) for r in table_rows[2:]]
 
 
@@ -105,7 +113,7 @@ def ncu_command(ncu, cmd, kernel_regex, launch_count=None, report=None):
     """The profile of cmd: printed as the raw page, or with report saved there (-o) for the pages to be read from."""
     sections = [x for s in NCU_SECTIONS for x in ("--section", s)]
     count = ["--launch-count", str(launch_count)] if launch_count else []
-    output = ["-o", str(report)] if report else ["--page", "raw", "--csv"]
+    output = ["-o", str(report)] if report else ["--page", "raw", "--csv", "--print-units", "base"]
     return [ncu, "--clock-control", "none", *sections, "--metrics", ",".join(NCU_METRICS), *output,
             "--kernel-name-base", "demangled", "--kernel-name", f"regex:{kernel_regex}", *count, *cmd]
 
@@ -116,7 +124,8 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "profile.ncu-rep"
         proc = subprocess.run(ncu_command(ncu, cmd, kernel_regex, launch_count, report), capture_output=True, text=True)
-        raw = subprocess.run([ncu, "-i", str(report), "--page", "raw", "--csv", "--kernel-name-base", "demangled"],
+        raw = subprocess.run([ncu, "-i", str(report), "--page", "raw", "--csv", "--print-units", "base",
+                              "--kernel-name-base", "demangled"],
                              capture_output=True, text=True) if report.exists() else proc
         kernels = parse_ncu_raw(raw.stdout)
         if proc.returncode != 0 or not kernels:
