@@ -113,7 +113,8 @@ MUTANTS = [
            "i < n; i += stride) sum += in[i];",
            "i < n; i += stride) sum += __uint_as_float((__float_as_uint(in[i]) + 0x8000u) & 0xffff0000u);",
            "", "fail",
-           "input read as bf16: every element rounded to 8 significant bits before it is added (default run)"),
+           "input read as bf16: every element rounded to 8 significant bits before it is added, and the block sums too, "
+           "which the relaunch passes read through the same loop (default run)"),
     Mutant("06_round_partials", "06_float4",
            "  sum = block_reduce(sum, smem);\n", "  sum = block_reduce(rintf(sum), smem);\n",
            "", "fail",

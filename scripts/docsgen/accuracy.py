@@ -3,7 +3,7 @@ import statistics
 
 from ..runner.results import relative_error
 from ..runner.stages import combine_stage, reduce_stages
-from .base import helper, f, md_table, NOT_MEASURED, not_measured, oracle_constant, pow2, rows, select
+from .base import constant, helper, f, md_table, NOT_MEASURED, not_measured, oracle_constant, pow2, rows, select
 
 
 @helper
@@ -152,6 +152,8 @@ def error_study():
     return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
             "seeds": len({r["seed"] for r in data}), "max_n": max(int(r["n"]) for r in data), "sigmas": sigmas,
+            "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data
+                                                      if int(r["n"]) >= 2 ** constant("common/reduce_run.hpp", "kStudyMaxLog2")})],
             "median": error_quantile(every, 0.5), "p99": error_quantile(every, 0.99), "max": max(every),
             "min": min(every)}
 

@@ -2,6 +2,7 @@
 states a cause only inside {% if condition(...) %} ... {% endif %}, and scripts/docsgen/synthetic_gpu.py makes each false."""
 import re
 
+from ..runner.stages import gemm_stage, option
 from .base import helper, f, md_table, optional, rows, select, TEMPLATES
 from .compare import ncu_value, not_slower, per_block_ns, quicker
 from .small_n import atomic_quicker_up_to, per_block
@@ -162,3 +163,11 @@ def conditions_table():
     body = [[f"`{c.__name__}`", " ".join(c.__doc__.split()).replace("MEMORY_BOUND_PCT %", f"{MEMORY_BOUND_PCT}%")
              .replace("BUSY_PCT %", f"{BUSY_PCT}%"), ", ".join(sorted(uses.get(c.__name__, [])))] for c in CONDITIONS]
     return md_table(["condition", "holds when", "pages"], body, ["---"] * 3)
+
+
+@helper
+def runs_at_defaults():
+    """The ladder's and the GEMM's results were taken at the warm-up and repetition counts the binaries default to."""
+    reduce, gemm = rows("ladder")[0], rows("gemm")[0]
+    return all(r[key] == option(stage, f"--{key}")["default"]
+               for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))

@@ -283,7 +283,7 @@ def clocked():
 def clock_summary():
     """Over every timed series in the results: the SM and memory clocks read at their first and last
     repetitions, how many series reported throttling (and why), and how many stream holds timed out."""
-    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0}
+    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0, "unclocked": 0}
     for name in clocked():
         try:
             data = rows(name)
@@ -291,6 +291,7 @@ def clock_summary():
             continue
         for r in data:
             if not r.get("sm_clock_start_mhz"):
+                s["unclocked"] += bool(r.get("ms_median"))  # a timed row from before the clocks were recorded
                 continue
             s["series"] += 1
             s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
@@ -304,7 +305,7 @@ def clock_summary():
 
 def _mhz(values):
     lo, hi = min(values), max(values)
-    return f"{lo} MHz throughout" if lo == hi else f"between {lo} and {hi} MHz"
+    return f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
 
 
 @helper
@@ -357,7 +358,9 @@ def provenance():
     s = clock_summary()
     clocks = ""
     if s["series"]:
-        clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])} over the timed series"
+        older = f" ({s['unclocked']} older timed rows record none)" if s["unclocked"] else ""
+        clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])}, read at the first and last repetition "
+                  f"of each timed series{older}"
                   + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "
                      f"({', '.join(sorted(s['reasons']))})." if s["throttled"] else "; no throttling reported."))
     profile = m.get("profile")

@@ -80,7 +80,7 @@ GUARDED = [
     ("stages/01_naive.md", "the shared-load wavefronts stay about the same"),
     ("stages/01_naive.md", "the cost is per block, not per step of the tree"),
     ("method.md", "No kernel measured here reads DRAM at the theoretical peak"),
-    ("method.md", "a reference, not a ceiling"),
+    ("method.md", "a reference a stage can reach"),
     ("index.md", "Its step shows where the combine is a larger share of the time"),
     ("accuracy.md", "a correct sum stays inside it with room to spare"),
     ("articles.md", "while two-pass and last-block repeated their bits at every size"),

@@ -6,7 +6,7 @@ from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
 from ..runner.stages import all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages, reduce_stages
 from ..runner.tries import try_lines
-from .base import (and_list, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
+from .base import (and_list, DocsError, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
                    num, optional, pow2, rows, select, stage_rows, state)
 from .compare import compare_rows, distinct, NOISE, said, which
 from .small_n import time_difference, value_range
@@ -112,6 +112,15 @@ def mutant_table():
                      "`" + r["line"].replace("|", "\\|") + "`"])
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
+
+
+@helper
+def mutant_caught_by(name):
+    """The check that caught a planted bug, from mutants.csv ('the exact check'); the docs fail where it got through."""
+    for m, r in mutant_results():
+        if m.name == name and r["verdict"] == "caught":
+            return caught_by(r, m).removeprefix("default check: ")
+    raise DocsError(f"a page says which check caught {name}, which mutants.csv does not record as caught")
 
 
 @helper
@@ -275,8 +284,12 @@ def read_check_line():
     if "read_check" not in data[0]:
         return ("Its verdict in the results on these pages: not measured yet (they predate the `read_check` "
                 "column; `./ladder measure` records it).")
-    passed = sum(r["read_check"] == "PASS" for r in data)
-    return f"In the ladder results it passed in {passed} of {len(data)} runs (`read_check` in `ladder.csv`)."
+    by_process = {}  # each stage's process checks the read-only kernel once; its rows repeat that verdict
+    for r in data:
+        by_process.setdefault(r["stage"], r["read_check"])
+    passed = sum(v == "PASS" for v in by_process.values())
+    return (f"In the ladder results it passed in {passed} of the {len(by_process)} stages' processes (`read_check` in "
+            f"`ladder.csv`).")
 
 
 def flush_rows(n):
