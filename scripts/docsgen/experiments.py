@@ -40,8 +40,9 @@ def experiments_section(stage):
             for r in profiled:
                 regime = r["variant"].split(",")[0]
                 cases += [(stage, regime), (stage, r["variant"])]
-            out.append("The profiler, first launch, the file beside the patch (`./ladder profile` profiles every "
-                       "experiment that `./ladder try` has built):\n")
+            out.append("<details>\n<summary><b>The profiler's rows</b>: first launch, the file beside the patch "
+                       "(open it)</summary>\n\n`./ladder profile` profiles every experiment that `./ladder try` has "
+                       "built:\n")
             out.append(profile_table(cases) + "\n")
             variant = profiled[0]["variant"]
             command = profile_command(stage, variant.split(",")[0]).replace(
@@ -51,6 +52,7 @@ def experiments_section(stage):
                                  "threads on per instruction", "warp instructions"],
                                 [[f"{s} ({v})", ncu(s, v, "divergent"), ncu(s, v, "threads", ".1f"), ncu(s, v, "pred_on", ".1f"),
                                   ncu(s, v, "instructions")] for s, v in cases]) + "\n")
+            out.append("</details>\n")
     return "\n".join(out)
 
 

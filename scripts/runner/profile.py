@@ -63,7 +63,7 @@ TOP_STALLS = 3
 
 
 # The units ncu.csv keeps, which the pages divide by (ncu scales a metric's unit to its value unless --print-units base).
-BASE_UNITS = {"gpu__time_duration.sum": "nsecond", "dram__bytes_read.sum": "byte"}
+BASE_UNITS = {"gpu__time_duration.sum": ("ns", "nsecond"), "dram__bytes_read.sum": ("byte",)}
 
 
 def parse_ncu_raw(text):
@@ -74,7 +74,7 @@ def parse_ncu_raw(text):
         return []
     table_rows = list(csv.reader(io.StringIO("\n".join(lines))))
     header, units = table_rows[0], dict(zip(table_rows[0], table_rows[1]))
-    wrong = {m: units[m] for m, unit in BASE_UNITS.items() if m in units and units[m] != unit}
+    wrong = {m: units[m] for m, unit in BASE_UNITS.items() if m in units and units[m] not in unit}
     if wrong:
         raise StageError(f"ncu printed {wrong}, not in {BASE_UNITS} (the export needs --print-units base)")
     return [dict(zip(header, r)) for r in table_rows[2:]]
