@@ -145,7 +145,7 @@ def stall_value(stage, variant, reason):
 
 @helper
 def largest_step(regime):
-    """The stage with the largest × prev in a regime (02 against 01's only launch in the stream regime)."""
+    """The stage with the largest × prev in a regime (02 in the stream regime against 01's only regime)."""
     best, best_r = None, 0
     for i in range(1, len(reduce_stages())):
         prev = select(f"ladder_{regime}", stage=reduce_stages()[i - 1])

@@ -171,7 +171,7 @@ def mutants_line():
 @helper
 def stage_table(stage):
     """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
-    against 01's one launch, in the tree regime) is marked *, as in ./ladder run's table."""
+    against 01's only regime, tree) is marked *, as in ./ladder run's table."""
     i = reduce_stages().index(stage)
     body, crossed = [], False
     for regime in all_regimes():
@@ -189,7 +189,7 @@ def stage_table(stage):
     table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
                      ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
     if crossed:
-        table += (f"\n\n\\* against {reduce_stages()[0]}'s only launch, in the tree regime: {reduce_stages()[0]} has no loop, so no "
+        table += (f"\n\n\\* against {reduce_stages()[0]}'s only regime, tree: {reduce_stages()[0]} has no loop, so no "
                   f"stream regime.")
     return table
 

@@ -94,7 +94,7 @@ def ladder_lines(rows):
     side. Returns (headers, body, cub) with cells as strings; shared by ./ladder run and the docs.
 
     x prev compares a regime's time with the previous stage's in the same regime; 01 runs only the tree
-    regime (one element per thread), so 02's stream column is compared with 01's one launch, marked '*'."""
+    regime (one element per thread), so 02's stream column is compared with 01's only regime, marked '*'."""
     lines = {}
     for r in rows:
         lines.setdefault((r["stage"], r["combine"]), {})[r["regime"]] = r
