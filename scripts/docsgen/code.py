@@ -3,7 +3,7 @@ import re
 
 from ..runner.reader import stage_diff
 from ..runner.stages import ladder_stages, reduce_stages, sanitizer, stage_file
-from .base import helper, docs_path, DocsError, md_table
+from .base import helper, docs_path, DocsError, md_table, ROOT
 from .tables import link
 
 
@@ -44,6 +44,16 @@ def code(stage, text):
     source = re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S)
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
         raise DocsError(f"a page quotes `{text}` from {stage}, whose code no longer holds it: update the sentence")
+    return f"`{text}`"
+
+
+@helper
+def patch_code(stage, name, text):
+    """`text`, a quote of the lines an experiment's patch adds (spaces ignored); the docs fail while it adds none."""
+    patch = ROOT / "docs" / "experiments" / stage / f"{name}.patch"
+    added = "".join(l[1:] for l in patch.read_text().splitlines() if l.startswith("+") and not l.startswith("+++"))
+    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", added):
+        raise DocsError(f"a page quotes `{text}` from {patch.name}, which does not add it: update the sentence")
     return f"`{text}`"
 
 
