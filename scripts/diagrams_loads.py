@@ -171,7 +171,8 @@ def combine_outcome(svg, combine, t, tickets, grid, at):
         svg.text(left - 8, y + 11, "launch 2", 10, "end", MUTED)
         svg.rect(after, y, 2 * unit, rh - 5, BLUE)
         svg.text(after + 2 * unit + 6, y + 10, "adds out[0..] by index", 9)
-        return "*out = " + " + ".join(f"b{b}" for b in range(grid)) + ", by index: the same order on every run"
+        return (f"*out = the sum of b0 to b{grid - 1}, added in an order fixed by index (float4s, tail, shuffles): the "
+                "same order on every run")
     last = next(b for b, (k, _) in tickets.items() if k == grid - 1)
     read = sorted(e for b, _, region, e in t.cached if b == last)
     svg.text(left - 8, y + 11, f"block {last}", 10, "end", MUTED)

@@ -216,6 +216,8 @@ def constant(file, name):
     m = re.search(rf"constexpr [\w: ]+? {name} = ([^;]+);", (ROOT / file).read_text())
     if not m:
         raise DocsError(f"{file} defines no constexpr {name}")
+    if re.fullmatch(r"k\w+", m.group(1).strip()):  # another constant of the same file: constexpr int kA = kB;
+        return constant(file, m.group(1).strip())
     text = re.sub(r"std::\w+\{(\w+)\}", r"\1", m.group(1))
     text = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), text)
     text = re.sub(r"\b(\d+)(?:ull|ul|u|ll)\b", r"\1", text, flags=re.I)

@@ -39,3 +39,9 @@ def lds_predicated(stage):
 def loads_per_iteration(stage):
     """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
     return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
+
+
+@helper
+def sass_has(stage, text):
+    """Whether the stage's saved machine code holds an instruction containing text ('CCTL.IVALL')."""
+    return any(text in l for l in sass_lines(stage))
