@@ -263,6 +263,12 @@ def and_list(items):
 
 
 @helper
+def rows_values(name, field):
+    """The distinct values of one field of a result file, in numeric order: rows_values("combine_tree", "block")."""
+    return sorted({r[field] for r in rows(name)}, key=float)
+
+
+@helper
 def sizes_of(name, **match):
     """The sizes n a result file holds, as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
     return and_list(pow2(n) for n in sorted({int(r["n"]) for r in rows(name)

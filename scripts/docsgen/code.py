@@ -1,4 +1,5 @@
-"""Code on the pages: stage diffs, excerpts, and the stage list from the stage files."""
+"""Code on the pages: stage diffs, excerpts, the stage list from the stage files, and the build's own settings."""
+import json
 import re
 
 from ..runner.reader import stage_diff
@@ -88,3 +89,23 @@ def sanitizer_runs():
 def sanitizer_args():
     """The arguments a stage is given under compute-sanitizer in its tests."""
     return " ".join(sanitizer().args)
+
+
+@helper
+def default_architectures():
+    """The compute capabilities CMake builds for without a GPU (cmake/CudaArchitectures.cmake), as '7.5, 8.0 and
+    9.0 (plus PTX for newer GPUs)': an entry without -real also embeds PTX."""
+    m = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "([^"]+)"', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
+    archs = m.group(1).split(";")
+    names = [f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs]
+    ptx = " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else ""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) + ptx
+
+
+@helper
+def preset_jobs():
+    """The job count of the build presets (CMakePresets.json), which test_runner presets holds equal."""
+    jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}
+    if len(jobs) != 1:
+        raise DocsError(f"CMakePresets.json's build presets run {sorted(jobs)} jobs: the README says one number")
+    return jobs.pop()
