@@ -395,7 +395,7 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
 
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
   const std::string program = "cpu_baseline";
-  CommandLine cli(program, "cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every core), "
+  CommandLine cli(program, "cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every hardware thread), "
                            "checked like a stage's, and the copy of that input to the GPU, timed");
   std::string sizes = "2^28", input = "float", format = "table";
   cli.sizes(sizes, kWhat);
@@ -410,7 +410,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   cli.whole("--device", out.device, 0, 1023, "I", "CUDA device the input is copied to", kTiming);
   cli.flag("--no-copy", out.no_copy, "Only the CPU sums: no copy to the GPU (needs no GPU)", kModes);
   cli.choice("--format", format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
-  cli.examples({{"", "2^28 floats: one thread, every core, the copy to the GPU"},
+  cli.examples({{"", "2^28 floats: one thread, every hardware thread, the copy to the GPU"},
                 {"-n 2^20..2^28 --threads 4", "several sizes, the all-cores sum on four threads"}});
   cli.set_version(version_text(program));
   cli.set_role("\"role\": \"cpu\"");

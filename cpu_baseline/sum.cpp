@@ -8,7 +8,7 @@
 // What it runs
 //   the float loop    `for (i) sum += x[i]` on one thread, as a first CPU version is written, compiled with the
 //                     project's flags like every stage (the build type's; Release by default);
-//   every core        the same loop over one contiguous chunk per thread (std::thread, one per hardware
+//   every hw thread   the same loop over one contiguous chunk per thread (std::thread, one per hardware
 //                     thread unless --threads), then the chunk sums added in order;
 //   the copy          cudaMemcpy of the input from this ordinary (pageable) host memory to the GPU, then
 //                     cudaDeviceSynchronize (from pageable memory cudaMemcpy may return once the last chunk is
@@ -58,7 +58,7 @@ float sum_loop(const float* x, std::size_t n) {
   return sum;
 }
 
-// The same loop on every core: one contiguous chunk per thread, then the chunk sums in order.
+// The same loop on every hardware thread: one contiguous chunk per thread, then the chunk sums in order.
 float sum_all_cores(const float* x, std::size_t n, unsigned threads) {
   const std::size_t chunk = (n + threads - 1) / threads;
   std::vector<float> partial(threads, 0.0f);
@@ -120,7 +120,7 @@ void add_timing(Record& r, const ladder::TimingStats& t, std::uint64_t n) {
   r.add("gbps", static_cast<double>(n * sizeof(float)) / (t.median_ms * 1e6));
 }
 
-// The two sums of the ladder's input at size n, one thread and every core: the exact input first (both sums checked
+// The two sums of the ladder's input at size n, one thread and every hardware thread: the exact input first (both sums checked
 // against its exact sum), then the float (or exact) input, timed: the first run (a warm-up where there are any) is
 // checked within the sum's bound, and every other must return bitwise its result. The input is made once for both.
 std::vector<Record> sum_rows(const CpuOptions& o, float* host, std::uint64_t n, unsigned cores, ladder::Verdict& all) {
@@ -216,7 +216,7 @@ void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
     const bool copy = row.rfind("copy", 0) == 0;
     const std::string name = copy ? fmt::format("copy to the GPU ({})", row == "copy" ? "pageable" : "pinned")
                              : row == "loop" ? "float loop"
-                                             : "every core";
+                                             : "every hw thread";
     table.add_row({name, field(r, "n"), field(r, "threads"), field(r, "check"),
                    fmt::format("{:.3f}", std::stod(field(r, "ms_median"))),
                    fmt::format("{:.1f}", std::stod(field(r, "gbps"))), copy ? "-" : field(r, "result"),

@@ -7,7 +7,7 @@ from ..runner.own import CASES, ORIGINAL, STAGE
 from ..runner.results import relative_error
 from ..runner.stages import stage_file
 from ..runner.tries import experiments, patch_target
-from .base import (helper, docs_path, DocsError, f, md_table, measured, meta, NOT_MEASURED, not_measured, NotMeasured, optional,
+from .base import (and_list, helper, docs_path, DocsError, f, md_table, measured, meta, NOT_MEASURED, not_measured, NotMeasured, optional,
                    pow2, ROOT, rows, select, state)
 from .compare import compare_rows, distinct, NOISE, profile_command, profile_table, quicker, said
 from .conditions import handoff_by_n
@@ -285,7 +285,7 @@ def clocked():
 def clock_summary():
     """Over every timed series in the results: the SM and memory clocks read at their first and last
     repetitions, how many series reported throttling (and why), and how many stream holds timed out."""
-    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0, "unclocked": 0}
+    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0, "unclocked": {}}
     for name in clocked():
         try:
             data = rows(name)
@@ -293,7 +293,8 @@ def clock_summary():
             continue
         for r in data:
             if not r.get("sm_clock_start_mhz"):
-                s["unclocked"] += bool(r.get("ms_median"))  # a timed row from before the clocks were recorded
+                if r.get("ms_median"):  # a timed row without clocks: the CPU's, or one from before they were recorded
+                    s["unclocked"][name] = s["unclocked"].get(name, 0) + 1
                 continue
             s["series"] += 1
             s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
@@ -360,7 +361,9 @@ def provenance():
     s = clock_summary()
     clocks = ""
     if s["series"]:
-        older = f" ({s['unclocked']} older timed rows record none)" if s["unclocked"] else ""
+        none = s["unclocked"]
+        older = (f" (the {sum(none.values())} timed rows of {and_list(f'{k}.csv' for k in sorted(none))} record none)"
+                 if none else "")
         clocks = (f" SM clock {_mhz(s['sm'])}, memory clock {_mhz(s['mem'])}, read at the first and last repetition "
                   f"of each timed series{older}"
                   + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "

@@ -19,7 +19,7 @@ import shutil
 GPU = {"device": "Example GPU S46", "compute_capability": "8.9", "sms": 46, "l2_bytes": 25165824,
        "peak_gbps": 1008.0, "clock_mhz": 2100, "fp32_lanes_per_sm": 128,
        "mem_clock_mhz": 15750, "bus_width_bits": 256}  # 2 x 15750 MHz x 256 bits / 8 = 1008 GB/s
-CPU = {"cpu": "Example CPU C8", "threads": "8"}  # the host of cpu_baseline's rows: its name and every core
+CPU = {"cpu": "Example CPU C8", "threads": "8"}  # the host of cpu_baseline's rows: its name and its hardware threads
 GPU["fp32_peak_gflops"] = 2.0 * GPU["fp32_lanes_per_sm"] * GPU["sms"] * GPU["clock_mhz"] / 1e3
 # The clocks its timed series report: the SM clock moves during every series, and the size sweep throttles, so
 # the pages' clock sentences take their other branch here.
@@ -39,7 +39,7 @@ RERANK = [({"stage": "03_padding", "regime": "tree"}, 1.30), ({"stage": "04_warp
           ({"file": "combine_tree", "combine": "atomic", "block": "1024"}, 1.5),
           # and tickets cheap: last-block is not the costly combine in the tree regime
           ({"combine": "last-block", "regime": "tree"}, 0.3),
-          # a CPU with little bandwidth: every core is slower than the copy and 01 together
+          # a CPU with little bandwidth: the loop on every hardware thread is slower than the copy and 01 together
           ({"file": "cpu", "row": "all_cores"}, 40.0),
           # and a handoff that gains nothing: slower than atomic at every size of its sweep
           ({"file": "handoff_sweep", "variant": "handoff (the patch)"}, 1.6)]

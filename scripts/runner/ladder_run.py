@@ -25,7 +25,7 @@ def ladder_rows(a):
 
 
 def cpu_rows(a):
-    say(f"[cpu] {CPU}: the CPU's float loop, every core, and the copy of the input to the GPU")
+    say(f"[cpu] {CPU}: the CPU's float loop, on every hardware thread, and the copy of the input to the GPU")
     r, _ = run_binary(a.build, CPU, [*size_args(a), *run_args(a, ("seed", "input", "device"))])
     return r
 
@@ -37,7 +37,7 @@ def cpu_stage_row(ladder, stage):
 
 
 def cpu_lines(cpu, ladder):
-    """The CPU beside the ladder: the loop, every core, the copies, and the first and last reduce stages alone and
+    """The CPU beside the ladder: the loop, on every hardware thread, the copies, and the first and last reduce stages alone and
     after the pageable copy (the two medians added: the kernel cannot start before its input is there). Each sum's
     relative error against the oracle beside its check ('*': its float result was not judged, its bound being too
     loose to say anything; the exact check carried the verdict). Returns (headers, body); shared by ./ladder run and
@@ -52,7 +52,7 @@ def cpu_lines(cpu, ladder):
         return [name, threads, (check or r["check"]) + ("*" if r.get("float_check") == "skipped" else ""), error, ms]
 
     body = [line("CPU float loop, 1 thread", by["loop"]["threads"], by["loop"], float(by["loop"]["ms_median"])),
-            line("CPU float loop, every core", by["all_cores"]["threads"], by["all_cores"],
+            line("CPU float loop, every hardware thread", by["all_cores"]["threads"], by["all_cores"],
                  float(by["all_cores"]["ms_median"])),
             line("copy to the GPU (pageable memory)", "-", copy, float(copy["ms_median"])),
             line("copy to the GPU (pinned memory)", "-", by["copy_pinned"], float(by["copy_pinned"]["ms_median"]))]
