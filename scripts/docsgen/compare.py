@@ -1,7 +1,7 @@
 """Comparisons: the only place a page's comparative words (faster, slower, the same within noise) come from."""
 import statistics
 
-from ..runner.profile import NCU_SHORT, profile_command as command
+from ..runner.profile import NCU_COUNTERS, NCU_SECTIONS, NCU_SHORT, profile_command as command
 from ..runner.stages import reduce_stages
 from .base import helper, DocsError, f, md_table, rows, select
 
@@ -231,3 +231,17 @@ def quicker(a, b):
 def not_slower(a, b):
     """Row a is quicker than row b, or the same within noise."""
     return distinct(a, b) <= 0
+
+
+@helper
+def ncu_sections():
+    return ", ".join(NCU_SECTIONS[:-1]) + " and " + NCU_SECTIONS[-1]
+
+
+@helper
+def ncu_metrics_table():
+    """Every counter ./ladder profile keeps, as ncu.csv's columns and the tables call it, beside its ncu metric."""
+    body = [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS]
+    body.append(["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
+                 "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"])
+    return md_table(["what the pages say", "`ncu` metric"], body, ["---", "---"])

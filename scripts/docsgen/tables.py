@@ -460,7 +460,7 @@ def ms(r):
 
 @helper
 def flag_list(stage, without=None):
-    """The options `stage --help` lists (the first spelling of each), in its order, as code; with `without`, only
+    """The options `stage --help` lists (the long spelling of each), in its order, as code; with `without`, only
     those that stage does not list."""
     def listed(program):
         return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
