@@ -5,7 +5,7 @@ from ..mutants import MUTANTS
 from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
 from ..runner.stages import (all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages, option,
-                             reduce_stages)
+                             reduce_stages, regimes)
 from ..runner.tries import try_lines
 from .base import (and_list, DocsError, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
                    num, optional, pow2, rows, select, stage_rows, state)
@@ -472,3 +472,10 @@ def flag_list(stage, without=None):
 def default_of(program, flag):
     """A program's default for one of its options, as its --describe gives it."""
     return option(program, flag)["default"]
+
+
+@helper
+def stages_with(regime, only=False):
+    """The numbers ('02') of the reduce stages that run a regime (only=True: that regime alone), as their stage files
+    declare them."""
+    return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
