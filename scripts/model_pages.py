@@ -169,7 +169,6 @@ def tolerance_note(ncu_rows, source_rows=()):
             f"message that names the stage and the line.")
 
 
-
 def gemm_access(stage, texts, op, tile, pad=0):
     """How warp 0 of gemm_kernel<tile, pad> makes the access `texts` (an array and its indices as the source writes
     them; a list where a sentence speaks of several at once, which must then agree) in the host run of the source:

@@ -7,7 +7,7 @@ import math
 import pathlib
 import re
 
-from ..runner.stages import combine_stage, combines, reduce_stages
+from ..runner.stages import combine_stage, combines, option, reduce_stages
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -93,6 +93,12 @@ def use_results(directory):
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
 # regime, its one launch, and stands in both; 07 at its default combine, atomic).
 LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
+
+
+@helper
+def default_of(program, flag):
+    """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
+    return option(program, flag)["default"]
 
 
 @helper

@@ -38,24 +38,25 @@ def excerpt(stage, start, end, through=False):
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
 
+def quoted(text, source, whose):
+    """`text` as a page quotes it; the docs fail to render while source (spaces ignored) does not hold it."""
+    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
+        raise DocsError(f"a page quotes `{text}` from {whose}, which no longer holds it: update the sentence")
+    return f"`{text}`"
+
+
 @helper
 def code(stage, text):
-    """`text`, a quote of the stage's code: the docs fail to render while the code (comments left out, spaces
-    ignored) does not hold it, so a sentence that quotes a kernel follows the kernel."""
-    source = re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S)
-    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
-        raise DocsError(f"a page quotes `{text}` from {stage}, whose code no longer holds it: update the sentence")
-    return f"`{text}`"
+    """`text`, a quote of the stage's code (comments left out), so a sentence that quotes a kernel follows it."""
+    return quoted(text, re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S), stage)
 
 
 @helper
 def patch_code(stage, name, text):
-    """`text`, a quote of the lines an experiment's patch adds (spaces ignored); the docs fail while it adds none."""
+    """`text`, a quote of the lines an experiment's patch adds."""
     patch = ROOT / "docs" / "experiments" / stage / f"{name}.patch"
     added = "".join(l[1:] for l in patch.read_text().splitlines() if l.startswith("+") and not l.startswith("+++"))
-    if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", added):
-        raise DocsError(f"a page quotes `{text}` from {patch.name}, which does not add it: update the sentence")
-    return f"`{text}`"
+    return quoted(text, added, f"{patch.name}'s added lines")
 
 
 @helper

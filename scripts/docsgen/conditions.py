@@ -2,8 +2,8 @@
 states a cause only inside {% if condition(...) %} ... {% endif %}, and scripts/docsgen/synthetic_gpu.py makes each false."""
 import re
 
-from ..runner.stages import gemm_stage, option
-from .base import helper, f, md_table, optional, rows, select, TEMPLATES
+from ..runner.stages import gemm_stage
+from .base import default_of, helper, f, md_table, optional, rows, select, TEMPLATES
 from .compare import ncu_value, not_slower, per_block_ns, quicker
 from .small_n import atomic_quicker_up_to, per_block
 
@@ -169,5 +169,5 @@ def conditions_table():
 def runs_at_defaults():
     """The ladder's and the GEMM's results were taken at the warm-up and repetition counts the binaries default to."""
     reduce, gemm = rows("ladder")[0], rows("gemm")[0]
-    return all(r[key] == option(stage, f"--{key}")["default"]
+    return all(r[key] == default_of(stage, f"--{key}")
                for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))

@@ -10,12 +10,6 @@ from .small_n import ncu
 
 
 @helper
-def gemm_default(flag, stage=None):
-    """A GEMM stage's default for one of its options (--size, --tile), as its binary describes it."""
-    return option(stage or gemm_stage(), flag)["default"]
-
-
-@helper
 def gemm_other_tiles():
     """The tile edges the GEMM stage offers besides its default."""
     tile = option(gemm_stage(), "--tile")

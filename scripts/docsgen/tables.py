@@ -4,7 +4,7 @@ import re
 from ..mutants import MUTANTS
 from ..runner.results import row_label
 from ..runner.ladder_run import cpu_lines, cpu_stage_row, ladder_lines
-from ..runner.stages import (all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages, option,
+from ..runner.stages import (all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages,
                              reduce_stages, regimes)
 from ..runner.tries import try_lines
 from .base import (and_list, DocsError, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
@@ -466,12 +466,6 @@ def flag_list(stage, without=None):
         return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
     other = set(listed(without)) if without else set()
     return [f"`{flag}`" for flag in listed(stage) if flag not in other]
-
-
-@helper
-def default_of(program, flag):
-    """A program's default for one of its options, as its --describe gives it."""
-    return option(program, flag)["default"]
 
 
 @helper
