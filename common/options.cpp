@@ -10,7 +10,7 @@
 
 #include "ladder_version.hpp"
 
-// A changed copy of a stage (a planted bug of scripts/mutants.py, a variant built by ./ladder try) links a
+// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a
 // definition of these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says
 // what it is a copy of; a stage itself defines neither, and its --version names the stage.
 extern "C" const char* ladder_program_name() __attribute__((weak));

@@ -1,4 +1,4 @@
-"""The project's Python, one package: the runner behind ./ladder (ladder.py, runner/), the docs builder (make_docs.py,
-docsgen/), the host run of the stages' own kernels (host_run.py and what reads it), the planted bugs (mutants.py) and
-the machine-code rules (sass.py). Run from the repository's root: python3 -m scripts.ladder, python3 -m
-scripts.make_docs; the tests import it as `scripts`."""
+"""The reader's Python, run from the repository's root (python3 -m scripts.ladder): ./ladder's commands (ladder.py;
+run.py: run, diff, test; tries.py: try), the stages and their programs (stages.py), the build (build.py), and what
+judges a stage's code without a GPU or beside one: its kernels run on the host (host_run.py, host_checks.py), the
+rules of its machine code (sass.py) and compute-sanitizer (sanitize.py)."""

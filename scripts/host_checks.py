@@ -1,16 +1,18 @@
-"""Checks of a stage's kernels run on the host (host_run.py) that need no profile and no GPU: every reduce kernel
-adds each element once, and every tiled GEMM's C is the product. tests/check_thread_models.py holds the ladder's
-own stages to them; ./ladder try STAGE mine.cu holds a reader's file to them. The runs of one check are processes
-of their own, run side by side.
+"""Checks of a stage's kernels run on the host (host_run.py), which need no GPU: every reduce kernel and launcher adds
+each element once, and every tiled GEMM's C is the product. The stage's test <stage>.host_run holds the ladder's own
+stages to them; ./ladder try STAGE mine.cu holds a reader's file to them. The runs of one check are processes of their
+own, run side by side.
 
-  sum_problems(stage) / gemm_problems(stage) -> [message naming the stage, the kernel and the launch]
+  problems(stage) -> [message naming the stage, the kernel and the launch]
+  python3 -m scripts.host_checks STAGE     exit 0: none; 1: the problems, printed; 77: what the host run cannot model
 """
 import concurrent.futures
 import os
 import random
+import sys
 
 from . import host_run
-from .runner.stages import combines, regimes
+from .stages import combines, regimes, role
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
 SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up
@@ -161,3 +163,23 @@ def gemm_problems(stage):
                        f"{', threads run last to first' if reverse else ''}: C[{i}][{j}] is "
                        f"{t.results[('C', i * n + j)]:.9g} in the host run, {len(wrong)} of {m * n} wrong")
     return out
+
+
+def problems(stage):
+    return gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage)
+
+
+def main(argv):
+    try:
+        found = problems(argv[0])
+    except host_run.HostRunUnmodelled as e:
+        print(f"SKIPPED: {e}")
+        return 77
+    except host_run.HostRunError as e:
+        found = [str(e)]
+    print("\n".join(found) or f"{argv[0]}: every host run adds each element once (or makes C the product)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,11 +1,6 @@
-"""The command line of ./ladder: one argparse subcommand per command, each with its own options and help.
-
-./ladder (the shell driver) calls this twice: first with --check, which parses the command line and checks what
-needs no build (the command, its directories, the stage names, the change try makes, ncu for profile), then, after
-the build, to run the command. The options passed on to the stage programs are theirs: each program checks them
-(its --describe, after them) before anything runs, so ./ladder states none of their defaults or ranges. The work
-itself lives in scripts/runner/ (see its __init__.py).
-"""
+"""The command line of ./ladder: one argparse subcommand per command, each with its own options and help. Every value
+./ladder can check is checked before anything is installed or built; the options passed on to the stage programs are
+theirs, and each program checks them before anything runs, so ./ladder states none of their defaults or ranges."""
 import argparse
 import os
 import pathlib
@@ -14,9 +9,8 @@ import signal
 import sys
 import tempfile
 
-from .cli import HELP_SHOWN, OneLineParser, say
-from .runner import measure, profile, reader, results, studies, tries
-from .runner.stages import ROOT, NoGpu, StageError, UsageProblem, resolve_stage, use_build
+from . import build, run, tries
+from .stages import ROOT, NoGpu, StageError, UsageProblem, git_commit, resolve_stage, say
 
 DESCRIPTION = """\
 cuda-ladder: a float sum reduction climbed one technique at a time, then a tiled SGEMM.
@@ -26,7 +20,7 @@ The two commands of the README:
   ./ladder test    build, then run every test with CTest (without a GPU the GPU tests report skipped, with why)
 
 ./ladder COMMAND --help gives the options of each command. Results go to stdout; progress, build output and
-errors to stderr."""
+errors to stderr. The maintainers' tools (measure, profile, docs, their tests) are ./maint/do's."""
 
 ENVIRONMENT = """\
 environment:
@@ -42,41 +36,104 @@ exit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GP
 COMMANDS = {
     "run": "build, then run every stage in order on the same input and print one comparison table",
     "test": "build, then run every test with CTest; the skipped tests are listed with the reason",
-    "build": "configure and build the stages and the test helpers, and run nothing",
-    "diff": "the code stage B changes in stage A (adjacent stages are what each page in docs/stages/ shows)",
+    "build": "configure and build the stages, and run nothing",
+    "diff": "the code that changes from stage A to stage B (each page in docs/stages/ shows a stage against the one before it)",
     "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
            "own version of the stage file, through the stage's checks",
-    "docs": "render docs/ from docs/templates/ and docs/results/ (--check compares)",
-    "measure": "everything the docs are built from, written to docs/results/ (needs a GPU)",
-    "profile": "Nsight Compute counters of every stage, the SASS the pages quote, racecheck (needs ncu)",
-    "mutants": "every planted bug of scripts/mutants.py, run as its test runs it, with what the stage printed",
-    "sweep": "GB/s against n for every stage with a stream regime, and CUB",
-    "probe": "GB/s against the block size, 64 to 1024, for every reduce stage",
 }
 EXAMPLES = {
     "run": "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm",
-    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^cli\\.' -V --output-on-failure\n"
+    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^05_shuffle\\.' -V\n"
             "  ./ladder test -- --schedule-random      (everything after -- goes to ctest as it is)",
     "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
     "diff": "./ladder diff 04 05\n  ./ladder diff 01 06      (any two stages of one kind)",
     "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
            "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
            "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)",
-    "sweep": "./ladder sweep --sweep 2^20..2^28",
-    "probe": "./ladder probe --regime tree",
-    "measure": "./ladder measure                    (writes docs/results/; then ./ladder docs)\n"
-               "  ./ladder measure --save /tmp/results --reps 20",
-    "profile": "./ladder profile\n  ./ladder profile --profile-size 2^22 --save /tmp/profile",
-    "mutants": "./ladder mutants\n  ./ladder mutants --save /tmp/mutants",
 }
-# The studies' own sizes (the stages' defaults are theirs: each program's --help and --describe say them).
-PROFILE_SIZE, PROFILE_GEMM, SWEEP = "2^24", "2048", "2^10..2^30"
+def whole(text):
+    """An argparse type for ./ladder's own counts (ctest's -j and --timeout)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 86400:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number from 1 to 86400")
+    return int(text)
+
+
+# ctest's options that ./ladder test passes on, in this order; what follows -- goes to ctest as it is.
+TEST_OPTIONS = [
+    ("-R", dict(metavar="REGEX", help="run only the tests whose names match REGEX")),
+    ("-E", dict(metavar="REGEX", help="leave out the tests whose names match REGEX")),
+    ("-L", dict(metavar="LABEL", help="run only the tests labelled LABEL: cpu or gpu")),
+    ("-LE", dict(metavar="LABEL", help="leave out the tests labelled LABEL")),
+    ("--timeout", dict(metavar="SECONDS", type=whole, help="a time limit for every test")),
+    ("--repeat", dict(metavar="MODE:N", help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
+    ("-V", dict(action="store_true", help="print every test's output")),
+    ("-VV", dict(action="store_true", help="print every test's output and ctest's own steps")),
+    ("-N", dict(action="store_true", help="list the tests, run none")),
+    ("--stop-on-failure", dict(action="store_true", help="stop at the first failure")),
+    ("--rerun-failed", dict(action="store_true", help="run only the tests that failed last time")),
+]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors in the project's one-line form instead of a usage block."""
+
+    def error(self, message):
+        say(f"{'maint' if 'maint' in self.prog else 'ladder'}: error: {message} (see {self.prog} --help)")
+        sys.exit(2)
+
+
+
+def stage_options(p, gemm=True):
+    p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
+    g = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
+    for flag, what in [("--reps", "timed repetitions; the median is reported"), ("--warmup", "untimed runs first"),
+                       ("--seed", "input seed: the same seed gives bitwise the same input everywhere"),
+                       ("--input", "the input that is timed: float or exact"),
+                       ("--flush", "what evicts the input from L2 before each repetition"),
+                       ("--device", "CUDA device index")]:
+        g.add_argument(flag, metavar=flag[2:].upper() if flag != "--seed" else "S", help=what)
+    if gemm:
+        g = p.add_argument_group("the GEMM rung")
+        g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
+        g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
+    p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
+    p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="the result files' format")
+
+
+def parser():
+    p = Parser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
+    cmds = {name: sub.add_parser(name, help=text, description=text, allow_abbrev=False,
+                                 epilog=f"examples:\n  {EXAMPLES[name]}",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+            for name, text in COMMANDS.items()}
+    for name in ("run", "test", "build", "try"):
+        cmds[name].add_argument("--build", metavar="DIR", help="the build directory (default: build)")
+    stage_options(cmds["run"])
+    cmds["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
+    for flag, kwargs in TEST_OPTIONS:
+        cmds["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)
+    cmds["test"].add_argument("--output-on-failure", action="store_true", help="accepted: ./ladder test always does")
+    cmds["test"].add_argument("-j", "--parallel", metavar="N", type=whole, default=build.ncpu(),
+                              help="tests run at once (default: the CPU count)")
+    cmds["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
+    cmds["diff"].add_argument("after", metavar="B", help="another stage of the same kind: 05 or 05_shuffle")
+    cmds["try"].usage = "./ladder try [options] STAGE CHANGE"
+    cmds["try"].add_argument("stage", metavar="STAGE", help="the stage: 06 or 06_float4")
+    cmds["try"].add_argument("change", metavar="CHANGE", nargs="?", help=(
+        "NAME=v1,v2,... a constant of the stage file (kLoadsInFlight=1,2,4,8); --option=v1,v2,... a stage option "
+        "(--grid=64,128, --block=128,256), which the stage checks; path/to/experiment.patch "
+        "(docs/experiments/<stage>/), applied with git apply to a copy; or path/to/mine.cu, your own version of the "
+        "stage file, built as a copy and put through the stage's checks (exit 0: passed everything; 1: a check "
+        "failed; 77: passed what could run without a GPU)"))
+    stage_options(cmds["try"])
+    return p, cmds
 
 
 def writable_directory(option, path):
-    """A directory option (--build, --save) is proven usable before anything is installed, built or run: a directory
-    that exists must be one, and a probe directory must be makeable (and is removed again) in it or, for one still
-    to be made, in its nearest existing parent; UsageProblem in one line otherwise. Nothing is left behind."""
+    """A directory option is usable before anything is installed, built or run: one that exists is a directory, and a
+    directory can be made (and is removed again) in it or in its nearest existing parent; UsageProblem otherwise."""
     p = pathlib.Path(path).absolute()
     if p.exists() and not p.is_dir():
         raise UsageProblem(f"{option} {path}: that is a file, not a directory")
@@ -92,138 +149,25 @@ def writable_directory(option, path):
         raise UsageProblem(f"{option} {path}: the directory {what}") from None
 
 
-def whole(lo, hi):
-    """An argparse type for ./ladder's own counts (ctest's -j and --timeout)."""
-    def parse(text):
-        if not text.strip().isdigit() or not lo <= int(text) <= hi:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number from {lo} to {hi}")
-        return int(text)
-    return parse
+def take_build(argv):
+    """--build DIR (or --build=DIR) anywhere among the arguments chooses the build directory for every step."""
+    out, build_dir, i = [], os.environ.get("BUILD_DIR"), 0
+    while i < len(argv):
+        if argv[i] == "--build":
+            if i + 1 == len(argv):
+                raise UsageProblem("--build needs a directory")
+            build_dir, i = argv[i + 1], i + 2
+        elif argv[i].startswith("--build="):
+            build_dir, i = argv[i].split("=", 1)[1], i + 1
+        else:
+            out, i = out + [argv[i]], i + 1
+    cwd = pathlib.Path(os.environ.get("LADDER_CWD", "."))
+    return out, (cwd / build_dir).absolute() if build_dir else ROOT / "build"
 
 
-def repeat(text):
-    """An argparse type: ctest's --repeat MODE:N."""
-    if not re.fullmatch(r"(until-fail|until-pass|after-timeout):[1-9]\d*", text):
-        raise argparse.ArgumentTypeError(f"'{text}' is not until-fail:N, until-pass:N or after-timeout:N")
-    return text
-
-
-def parents():
-    """The option groups several commands share, as argparse parent parsers."""
-    def group(build):
-        p = argparse.ArgumentParser(add_help=False)
-        build(p)
-        return p
-
-    def build_dir(p):
-        p.add_argument("--build", metavar="DIR", type=pathlib.Path, default=ROOT / "build",
-                       help="the build directory (default: build)")
-
-    def size(p):
-        p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
-
-    def timing(p):
-        t = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
-        t.add_argument("--reps", metavar="N", help="timed repetitions; the median is reported")
-        t.add_argument("--warmup", metavar="N", help="untimed runs before timing")
-        t.add_argument("--seed", metavar="S", help="input seed: the same seed gives bitwise the same input everywhere")
-        t.add_argument("--input", metavar="MODE", help="the input that is timed: float or exact")
-        t.add_argument("--flush", metavar="MODE", help="what evicts the input from L2 before each repetition")
-        t.add_argument("--device", metavar="I", help="CUDA device index")
-
-    def gemm(p):
-        g = p.add_argument_group("the GEMM rung")
-        g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
-        g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
-
-    def saving(p):
-        p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
-        p.add_argument("--save-format", choices=["csv", "json"], default="csv",
-                       help="format of the result files (default: csv)")
-
-    def profiling(p):
-        g = p.add_argument_group("the profiler's runs")
-        g.add_argument("--profile-size", metavar="N", default=PROFILE_SIZE,
-                       help=f"n of the profiled reduce runs (default: {PROFILE_SIZE})")
-        g.add_argument("--profile-gemm", metavar="M", default=PROFILE_GEMM,
-                       help=f"M = N = K of the profiled GEMM (default: {PROFILE_GEMM})")
-
-    def sweep(p):
-        p.add_argument("--sweep", metavar="SIZES", default=SWEEP,
-                       help=f"the sizes: a list (1000,2^20) or a range of powers of two (default: {SWEEP})")
-
-    return {name: group(f) for name, f in [("build", build_dir), ("size", size), ("timing", timing), ("gemm", gemm),
-                                            ("save", saving), ("profile", profiling), ("sweep", sweep)]}
-
-
-# ctest's options that ./ladder test passes on, in the order it passes them.
-TEST_OPTIONS = [
-    ("-R", dict(metavar="REGEX", help="run only the tests whose names match REGEX")),
-    ("-E", dict(metavar="REGEX", help="leave out the tests whose names match REGEX")),
-    ("-L", dict(metavar="LABEL", help="run only the tests labelled LABEL: cpu, gpu, sanitizer, mutant, profiler")),
-    ("-LE", dict(metavar="LABEL", help="leave out the tests labelled LABEL")),
-    ("--timeout", dict(metavar="SECONDS", type=whole(1, 86400), help="a time limit for every test")),
-    ("--repeat", dict(metavar="MODE:N", type=repeat, help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
-    ("-V", dict(action="store_true", help="print every test's output")),
-    ("-VV", dict(action="store_true", help="print every test's output and ctest's own steps")),
-    ("-N", dict(action="store_true", help="list the tests, run none")),
-    ("--stop-on-failure", dict(action="store_true", help="stop at the first failure")),
-    ("--rerun-failed", dict(action="store_true", help="run only the tests that failed last time")),
-]
-# ./ladder test passes what follows -- to ctest as it is, after the options above.
-TEST_PASSTHROUGH = "--"
-SHARED = {"run": ["build", "size", "timing", "gemm", "save"], "test": ["build"], "build": ["build"], "diff": [],
-          "try": ["build", "size", "timing", "gemm", "save"], "docs": [],
-          "measure": ["build", "size", "timing", "gemm", "profile", "sweep"], "profile": ["build", "profile", "save"],
-          "mutants": ["build", "save"], "sweep": ["build", "timing", "sweep", "save"],
-          "probe": ["build", "size", "timing", "save"]}
-
-
-def add_command_options(parsers):
-    parsers["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
-    for flag, kwargs in TEST_OPTIONS:
-        parsers["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)
-    parsers["test"].add_argument("--output-on-failure", action="store_true",  # accepted; cmd_test passes it always
-                                 help="print a failed test's output (./ladder test always does)")
-    parsers["test"].add_argument("-j", "--parallel", metavar="N", type=whole(1, 1024),
-                                 default=os.cpu_count() or 2, help="tests run at once (default: the CPU count)")
-    parsers["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
-    parsers["diff"].add_argument("after", metavar="B", help="another stage of the same kind: 05 or 05_shuffle")
-    parsers["try"].usage = "./ladder try [options] STAGE CHANGE"
-    parsers["try"].add_argument("stage", metavar="STAGE", help="the stage: 06 or 06_float4")
-    parsers["try"].add_argument("change", metavar="CHANGE", nargs="?", help=(
-        "NAME=v1,v2,... a constant of the stage file (kLoadsInFlight=1,2,4,8); --option=v1,v2,... a stage option "
-        "(--grid=64,128, --block=128,256); path/to/experiment.patch (docs/experiments/<stage>/), applied with git "
-        "apply to a copy; or path/to/mine.cu, your own version of the stage file, built as a copy and put through "
-        "the stage's checks (exit 0: passed everything; 1: a check failed; 77: passed what could run without a GPU)"))
-    parsers["measure"].add_argument("--save", metavar="DIR", help="directory for the result files "
-                                                                  "(default: docs/results)")
-    parsers["measure"].add_argument("--part", metavar="LIST", help="only these parts, each writing its own files: "
-                                    f"{', '.join(measure.PARTS)} (default: all)")
-    parsers["measure"].set_defaults(ncu_check=None, save_format="csv")
-    parsers["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is "
-                                    "complete (the test profile_metrics), save nothing")
-    parsers["probe"].add_argument("--regime", choices=["stream", "tree"], default="stream",
-                                  help="the regime (default: stream)")
-
-
-def build_parser():
-    p = OneLineParser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,
-                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=OneLineParser)
-    g = parents()
-    parsers = {}
-    for name, text in COMMANDS.items():
-        parsers[name] = sub.add_parser(name, help=text, description=text, parents=[g[x] for x in SHARED[name]],
-                                       allow_abbrev=False, add_help=name != "docs",
-                                       epilog=f"examples:\n  {EXAMPLES[name]}" if name in EXAMPLES else None,
-                                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_command_options(parsers)
-    return p, parsers
-
-
-def take_try_change(a, extras, parser):
-    """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments."""
+def take_try_change(a, extras, p):
+    """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
+    same option again is more values of it (--grid=64 --grid=128)."""
     if a.change is None and extras and extras[0].startswith("--"):
         option = extras.pop(0)
         if "=" not in option:
@@ -234,99 +178,78 @@ def take_try_change(a, extras, parser):
         raise UsageProblem(f"try {a.stage} {extras[0]} {a.change}: write a stage option to vary as "
                            f"{extras[0]}={a.change}")
     if a.change is None:
-        parser.error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
-    # The same option again is more values of it: --grid=64 --grid=128 is --grid=64,128.
+        p.error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
     name = a.change.split("=", 1)[0] + "="
-    while extras and extras[0].startswith(name):  # an option or a constant
+    while extras and extras[0].startswith(name):
         a.change += "," + extras.pop(0)[len(name):]
 
 
-def check(a):
-    """What ./ladder checks before it installs or builds anything, beyond what argparse checked: what needs no build.
-    The stage programs check their own options after the build (run_checks)."""
+def parse(argv):
+    argv, build_dir = take_build(argv)
+    p, cmds = parser()
+    if not argv:
+        say(p.format_help() + "ladder: error: give a command, e.g. ./ladder run")
+        sys.exit(2)
+    if argv[0] == "help":  # ./ladder help [COMMAND]
+        argv = [*argv[1:2], "--help"]
+    if argv[0] in ("--version", "version"):
+        v = re.search(r"project\(cuda_ladder VERSION ([\d.]+)", (ROOT / "CMakeLists.txt").read_text())[1]
+        print(f"cuda-ladder {v} (commit {git_commit()})")
+        sys.exit(0)
+    if not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        raise UsageProblem(f"unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
+    passthrough = argv[argv.index("--") + 1:] if argv[0] == "test" and "--" in argv else []
+    argv = argv[:argv.index("--")] if passthrough or argv[-1:] == ["--"] else argv
+    a, extras = p.parse_known_args(argv)
+    a.build = build_dir
+    if a.command == "try":
+        take_try_change(a, extras, cmds["try"])
+    if extras:
+        cmds[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    if a.command == "test":
+        if a.repeat and not re.fullmatch(r"(until-fail|until-pass|after-timeout):[1-9]\d*", a.repeat):
+            cmds["test"].error(f"argument --repeat: '{a.repeat}' is not until-fail:N, until-pass:N or after-timeout:N")
+        a.ctest_args = [x for flag, _ in TEST_OPTIONS for value in [getattr(a, flag.lstrip("-").replace("-", "_"))]
+                        if value for x in ([flag] if value is True else [flag, str(value)])] + passthrough
     for option in ("build", "save"):
         if getattr(a, option, None):
             writable_directory(f"--{option}", getattr(a, option))
+    if getattr(a, "save", None):
+        a.save = str(pathlib.Path(os.environ.get("LADDER_CWD", ".")) / a.save)
+    elif hasattr(a, "save"):
+        a.save = str(a.build / "results")
     if a.command == "try":
         tries.parse_change(resolve_stage(a.stage), a.change)
-    elif a.command == "diff":
-        reader.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
-    elif a.command == "profile":
-        if a.ncu_check:
-            resolve_stage(a.ncu_check)
-        if not profile.find_ncu():
-            raise UsageProblem("profile needs ncu (Nsight Compute), which is neither on PATH nor in /usr/local/cuda/bin: "
-                               "install Nsight Compute or put its directory on PATH")
-
-
-def prepare(a):
-    """Defaults that depend on other values."""
-    results.SAVE_FORMAT = getattr(a, "save_format", "csv")
-    if getattr(a, "save", None) and not os.path.isabs(a.save):  # relative to where ./ladder was called from
-        a.save = os.path.join(os.environ.get("LADDER_CWD", "."), a.save)
-    if a.command not in ("measure",) and hasattr(a, "save") and not a.save:
-        a.save = str(a.build / "results")
-    if a.command == "test":
-        a.ctest_args = []
-        for flag, kwargs in TEST_OPTIONS:
-            value = getattr(a, flag.lstrip("-").replace("-", "_"))
-            if value:
-                a.ctest_args += [flag] if value is True else [flag, str(value)]
-        a.ctest_args += a.ctest_passthrough
-
-
-RUN = {"run": reader.cmd_run, "test": reader.cmd_test, "diff": reader.cmd_diff, "try": reader.cmd_try,
-       "measure": measure.cmd_measure, "profile": profile.cmd_profile, "mutants": studies.cmd_mutants,
-       "sweep": studies.cmd_sweep, "probe": studies.cmd_probe, "build": lambda a: 0}
-
-
-def parse(argv, parser, parsers):
-    """argv's options as the command reads them (prepare() included); argparse exits on an error."""
-    passthrough = []
-    if argv[:1] == ["test"] and TEST_PASSTHROUGH in argv:
-        cut = argv.index(TEST_PASSTHROUGH)
-        argv, passthrough = argv[:cut], argv[cut + 1:]
-    a, extras = parser.parse_known_args(argv)
-    a.ctest_passthrough = passthrough
-    if a.command is None:
-        parser.error("give a command, e.g. ./ladder run")
-    if a.command == "docs":
-        raise UsageProblem("docs is run by ./ladder itself (scripts/make_docs.py)")
-    if a.command == "try":
-        take_try_change(a, extras, parsers["try"])
-    if extras:
-        parsers[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
-    prepare(a)
+    if a.command == "diff":
+        run.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
     return a
 
 
 def main(argv):
-    checking = argv[:1] == ["--check"]
-    argv = argv[1:] if checking else argv
-    parser, parsers = build_parser()
-    if not argv:
-        say(parser.format_help())
-        say("ladder: error: give a command, e.g. ./ladder run")
-        return 2
-    if argv[0] == "help":  # ./ladder help [COMMAND]
-        argv = [*[c for c in argv[1:2] if c != "help"], "--help"]
-    if not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        say(f"ladder: error: unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
-        return 2
     try:
-        a = parse(argv, parser, parsers)
-        check(a)
-        if checking:
+        a = parse(argv)
+        if a.command == "diff":
+            print(run.stage_diff(resolve_stage(a.before), resolve_stage(a.after)))
             return 0
-        if hasattr(a, "build"):
-            use_build(a.build)
-        reader.check_stage_options(a)
-        return RUN[a.command](a)
-    except SystemExit as e:  # argparse printed the help (0) or an error (2)
-        return HELP_SHOWN if checking and e.code == 0 else e.code
+        gpu = build.gpu_visible()
+        if a.command in ("run", "try") and not gpu:
+            say("ladder: no NVIDIA GPU is visible here: building anyway, to show that the code compiles; every stage\n"
+                "        will then report 'no usable GPU' (exit status 77). ./ladder test runs what needs no GPU.")
+        build.build(a.build)
+        os.environ["LADDER_BUILD"] = str(a.build)
+        if a.command in ("test", "try"):
+            build.disassemblers(a.build)
+        if a.command == "test":
+            return run.cmd_test(a)
+        if a.command == "run":
+            run.check_options(a)
+            return run.cmd_run(a)
+        if a.command == "try":
+            run.check_options(a)
+            return tries.cmd_try(a)
+        return 0
     except NoGpu as e:
-        say(str(e))
-        say("ladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
+        say(f"{e}\nladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
             "need none, and docs/index.md has the measured results")
         return 77
     except (StageError, UsageProblem) as e:

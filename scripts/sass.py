@@ -4,8 +4,7 @@
 Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through
 the non-coherent path (__ldg), an atomic of block scope (atomicAdd_block) in a kernel of many blocks. The sum
 still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage
-file as it is (for sm_90, with the flags of a Release build, as the build wrote them to <build>/sass_flags.json),
-disassembles it with nvdisasm and demands, of every kernel, in code order:
+file as it is (for sm_90, with the flags the build compiles the stages with), disassembles it with nvdisasm and demands, of every kernel, in code order:
   a. every global atomic (ATOM, ATOMG, RED, REDG) is of device scope or wider (.GPU or .SYS);
   b. an atomic whose result the kernel uses (ATOM/ATOMG into a register other than RZ: a ticket) is a release
      and an acquire: a MEMBAR of .GPU or .SYS scope after the last global store before it, and a CCTL.IVALL
@@ -24,17 +23,18 @@ Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a
 has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
 """
 import argparse
+import json
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 from typing import NamedTuple
 
-from .runner.stages import StageError, build_json, ladder_stages, stage_file
+from .stages import ROOT, build_dir, ladder_stages, stage_file
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 ATOMICS = {"ATOM", "ATOMG", "RED", "REDG"}  # global (or generic) memory; ATOMS is shared memory
 STORES, LOADS, WIDE = {"ST", "STG"}, {"LD", "LDG"}, {"GPU", "SYS"}
 INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
@@ -67,55 +67,50 @@ class Skip(Exception):
     """A tool is missing: the test cannot run here."""
 
 
-def find_tool(name, nvcc, tools):
-    """A CUDA binary utility: on PATH, beside nvcc, in /usr/local/cuda/bin or under tools/nvidia/*/bin; None if absent."""
-    found = [shutil.which(name), shutil.which(str(pathlib.Path(nvcc).parent / name)),
-             shutil.which(f"/usr/local/cuda/bin/{name}")]
-    if tools:
-        found += [str(p) for p in sorted(pathlib.Path(tools).glob(f"nvidia/*/bin/{name}"))]
-    return next((p for p in found if p), None)
-
-
-def find_tools(nvcc, tools):
-    """nvcc, and nvdisasm from PATH, beside nvcc, in /usr/local/cuda/bin or under the project-local tools dir."""
-    nvcc = shutil.which(nvcc or "nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+def find_tools(build):
+    """nvcc, and nvdisasm: on PATH, beside nvcc, in /usr/local/cuda/bin, or where ./ladder put it (<build>/tools)."""
+    nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
     if not nvcc:
         raise Skip("nvcc not found: install the CUDA Toolkit and put its bin/ on PATH")
-    nvdisasm = find_tool("nvdisasm", nvcc, tools)
+    found = [shutil.which("nvdisasm"), shutil.which(str(pathlib.Path(nvcc).parent / "nvdisasm")),
+             *map(str, sorted((pathlib.Path(build) / "tools").glob("nvidia/*/bin/nvdisasm")))]
+    nvdisasm = next((p for p in found if p), None)
     if not nvdisasm:
-        where = tools or "a directory given by --tools"
-        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-        major = m.group(1) if (m := re.search(r"release (\d+)\.", version)) else "13"
-        raise Skip(f"nvdisasm not found (on PATH, beside nvcc or in {where}): ./ladder test installs it there from "
-                   f"PyPI, or: python3 -m pip install --target {where} 'nvidia-cuda-nvdisasm=={major}.*'")
+        major = re.search(r"release (\d+)\.", subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout)
+        raise Skip(f"nvdisasm not found (on PATH, beside nvcc or in {build}/tools): ./ladder test installs it there "
+                   f"from PyPI, or: python3 -m pip install --target {build}/tools "
+                   f"'nvidia-cuda-nvdisasm=={major[1] if major else 13}.*'")
     return nvcc, nvdisasm
 
 
-def release_flags():
-    """The flags a Release build compiles a stage with, as the build wrote them (cmake/Ladder.cmake): the SASS of
-    docs/results/ is what they make."""
+def build_flags(build):
+    """The flags the build compiles a stage with (its compile_commands.json, which CMake writes): includes,
+    definitions, optimisation, standard and line information."""
     try:
-        return build_json("sass_flags.json", "configure")
-    except StageError as e:
-        raise RuntimeError(str(e)) from None
+        entries = json.loads((pathlib.Path(build) / "compile_commands.json").read_text())
+    except OSError:
+        raise RuntimeError(f"{build}/compile_commands.json does not exist: build first (./ladder build)") from None
+    stages = {str(stage_file(s)) for s in ladder_stages()}
+    words = shlex.split(next(e["command"] for e in entries if e["file"] in stages))
+    keep = [w for i, w in enumerate(words) if re.match(r"-(I|D|O|std=|lineinfo$|G$)", w) or words[i - 1] == "-isystem"]
+    return [x for w in keep for x in (["-isystem", w] if not w.startswith("-") else [w])]
 
 
-def compile_cubin(src, arch, nvcc, tmp):
-    """src compiled with the Release flags to tmp/k.cubin for arch; its path."""
+def compile_cubin(src, arch, tools, build, tmp):
+    """src compiled as the build compiles a stage, for arch, to tmp/k.cubin; its path."""
     cubin = pathlib.Path(tmp) / "k.cubin"
-    cc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *release_flags(), "-o", str(cubin), str(src)],
+    cc = subprocess.run([tools[0], f"-arch={arch}", "-cubin", *build_flags(build), "-o", str(cubin), str(src)],
                         capture_output=True, text=True)
     if cc.returncode != 0:
         raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
     return cubin
 
 
-def disassemble(src, arch, nvcc, nvdisasm):
+def disassemble(src, arch, tools, build):
     """nvdisasm's listing, with each instruction's source lines, of src compiled to a cubin for arch."""
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = compile_cubin(src, arch, nvcc, tmp)
-        dis = subprocess.run([nvdisasm, "--print-code", "--print-line-info-inline", str(cubin)],
-                             capture_output=True, text=True)
+        dis = subprocess.run([tools[1], "--print-code", "--print-line-info-inline",
+                              str(compile_cubin(src, arch, tools, build, tmp))], capture_output=True, text=True)
         if dis.returncode != 0:
             raise RuntimeError(f"nvdisasm failed on {show(src)}:\n{dis.stderr.strip()}")
         return dis.stdout
@@ -201,12 +196,12 @@ def readable(names, sources):
     return [re.sub(r"\((?:\w+::)*(\w+)\)(\d+)", enum, n.removeprefix("void ").strip()) for n in names]
 
 
-def check(src, arch, tools):
+def check(src, arch, tools, build):
     """The lines that name each problem of every kernel of src, and how many kernels it has."""
-    code = kernels(disassemble(src, arch, *tools))
+    code = kernels(disassemble(src, arch, tools, build))
     if not code:
         text = pathlib.Path(src).read_text()
-        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what scripts/mutants.py writes when its text is not found
+        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what maint/mutants.py writes when its text is not found
         raise RuntimeError(f"{show(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
     headers = [pathlib.Path(src).read_text()] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))]
     names = readable(list(code), headers)
@@ -214,24 +209,19 @@ def check(src, arch, tools):
             for ins, what in problems(instrs)], len(code)
 
 
-def stage_sources():
-    return [stage_file(s) for s in ladder_stages()]
-
-
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("sources", nargs="*", type=pathlib.Path, help="the .cu files (default: every stage's)")
     p.add_argument("--arch", default="sm_90", help="the GPU to compile for (default: sm_90, the H200's)")
-    p.add_argument("--nvcc", help="the CUDA compiler (default: nvcc on PATH, or in /usr/local/cuda/bin)")
-    p.add_argument("--tools", help="a directory where pip --target put nvidia-cuda-nvdisasm (./ladder: <build>/tools)")
+    p.add_argument("--build", type=pathlib.Path, default=build_dir(), help="the build directory (default: build)")
     p.add_argument("--expect-violation", action="store_true",
                    help="a planted bug: pass only if every file breaks a rule")
     a = p.parse_args(argv)
     try:
-        tools = find_tools(a.nvcc, a.tools)
-        failed, sources = 0, a.sources or stage_sources()
+        tools = find_tools(a.build)
+        failed, sources = 0, a.sources or [stage_file(s) for s in ladder_stages()]
         for src in sources:
-            lines, count = check(src, a.arch, tools)
+            lines, count = check(src, a.arch, tools, a.build)
             print("\n".join(lines + [f"sass: {show(src)} ({a.arch}, kernels: {count}): "
                                      f"{len(lines) or 'no'} problem{'s' * (len(lines) != 1)}"]))
             failed += (not lines) if a.expect_violation else bool(lines)

@@ -1,0 +1,89 @@
+"""./maint/do test: the maintainers' tests. Each check is a program of maint/tests/ (or of the build); they run side by
+side, each line printed as its check ends, and the checks that need the GPU to themselves run last, one at a time.
+Exit status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import time
+
+from scripts import build
+from scripts.stages import ROOT, ladder_stages
+
+PY = [sys.executable, "-m"]
+
+
+def checks(b):
+    """(name, command, alone): alone, the check runs after the others, with the GPU to itself."""
+    unit = b / "maint" / "bin" / "unit_tests"
+    found = [
+        ("unit", [str(unit)] if unit.exists() else ["sh", "-c", "echo 'SKIPPED: GoogleTest not found (apt-get install "
+                                                                  "libgtest-dev, then configure again)'; exit 77"], 0),
+        ("cli", [*PY, "maint.tests.check_cli"], 0),
+        ("runner", [*PY, "maint.tests.test_runner"], 0),
+        ("mutant_texts", [*PY, "maint.tests.check_mutants", "--texts"], 0),
+        ("docs", [*PY, "maint", "docs", "--check"], 0),
+        ("docs_self_test", [*PY, "maint", "docs", "--self-test"], 0),
+        ("charts", [*PY, "maint.tests.check_charts"], 0),
+        ("pictures", [*PY, "maint.tests.check_pictures"], 0),
+        ("saved_sass", [*PY, "maint.tests.check_saved_sass"], 0),
+        ("saved_sass_sees_an_edit", [*PY, "maint.tests.check_saved_sass", "--self-test"], 0),
+        ("try_file", [*PY, "maint.tests.check_try_file"], 0),
+        ("host_intrinsics", [*PY, "maint.tests.check_host_intrinsics"], 0),
+        ("stage_diffs", [*PY, "maint.tests.check_stage_diffs"], 0),
+        ("experiments", [*PY, "maint.tests.check_experiments"], 0),
+        ("add_stage", [*PY, "maint.tests.check_add_stage"], 0),
+        ("configure", [*PY, "maint.tests.check_configure"], 0),
+        ("budget", [*PY, "maint.tests.check_budget"], 0),
+        ("evidence_note", [*PY, "maint.tests.check_evidence_note"], 0),
+        ("cpu_sums", [str(b / "maint" / "bin" / "cpu_sums"), "--max-log2", "20"], 0),
+        ("thread_models", [*PY, "maint.tests.check_thread_models"], 0),
+        *[(f"thread_models.{s}", [*PY, "maint.tests.check_thread_models", "--stage", s], 0) for s in ladder_stages()],
+        *[(f"thread_models.{s}.drifts", [*PY, "maint.tests.check_thread_models", "--drifts", s], 0)
+          for s in ladder_stages()],
+        ("racecheck_sees_race", [*PY, "maint.tests.check_mutants", "--racy-warp"], 0),
+        ("try_file.gpu", [*PY, "maint.tests.check_try_file", "--correct"], 1),
+        ("profile_metrics", [*PY, "maint", "profile", "--ncu-check", ladder_stages()[0]], 1),
+        ("shared_poison", [str(b / "maint" / "bin" / "shared_poison_probe")], 1),
+        ("mutants.cpu", [*PY, "maint.tests.check_mutants", "--cpu"], 0),
+        ("mutants", [*PY, "maint.tests.check_mutants"], 1),
+    ]
+    return found
+
+
+def reason(out):
+    m = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)
+    return (m[1] or "no usable GPU") if m else "it printed no reason"
+
+
+def run_one(name, cmd, b):
+    started = time.time()
+    env = {**os.environ, "LADDER_BUILD": str(b), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    out = done.stdout + done.stderr
+    status = {0: "PASS", 77: "skip"}.get(done.returncode, "FAIL")
+    line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {reason(out)}" if status == "skip" else "")
+    print(line + (f"\n{out[-6000:]}" if status == "FAIL" else ""), flush=True)
+    return status
+
+
+def main(a):
+    from . import mutants
+    mutants.write_copies(a.build)
+    build.build(a.build, ["maint"], optional=("ninja-build", "libgtest-dev"))
+    build.disassemblers(a.build)
+    chosen = [c for c in checks(a.build) if not a.k or a.k in c[0]]
+    started, results = time.time(), {}
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.parallel)) as pool:
+        futures = {pool.submit(run_one, name, cmd, a.build): name for name, cmd, alone in chosen if not alone}
+        for f in concurrent.futures.as_completed(futures):
+            results[futures[f]] = f.result()
+    for name, cmd, alone in chosen:
+        if alone:
+            results[name] = run_one(name, cmd, a.build)
+    failed = [n for n, s in results.items() if s == "FAIL"]
+    skipped = [n for n, s in results.items() if s == "skip"]
+    print(f"maint: {len(results) - len(failed) - len(skipped)} checks passed, {len(skipped)} skipped, {len(failed)} "
+          f"failed{': ' + ', '.join(failed) if failed else ''} ({time.time() - started:.0f} s)")
+    return 1 if failed else 0

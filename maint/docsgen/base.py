@@ -1,0 +1,298 @@
+"""The paths, the result files the pages are built from (read once, checked for their columns), what a page says
+where a result is missing, and the small formatting helpers every other module uses."""
+import csv
+import io
+import json
+import math
+import pathlib
+import re
+
+from scripts.stages import combine_stage, combines, describe, reduce_stages
+from scripts.tries import variant_target
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TEMPLATES = DOCS / "templates"
+LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own
+IMG = DOCS / "img"
+
+
+class _State:
+    """What a rendering reads that a check may switch: the result files (the synthetic GPU's, in a check), and the
+    folder of the page being rendered ("root" for README.md, "." for docs/, "stages")."""
+    results = DOCS / "results"
+    page_dir = "."
+
+
+state = _State()
+
+# Result files and the columns the pages use: --check fails if one is missing or does not parse.
+REQUIRED = {
+    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
+               "read_ms_median", "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops",
+               "float_check", "abs_error", "bound", "error_bound_ratio", "launches", "launches_checked", "ms_median",
+               "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
+    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
+    "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
+    "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
+                    "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
+    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
+    "error_bound": ["stage", "seed", "n", "offset", "block", "regime", "grid", "threads", "combine", "abs_error",
+                    "bound", "error_bound_ratio", "check"],
+    "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
+    "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
+    "probe_stream": ["stage", "block", "gbps", "check"],
+    "probe_tree": ["stage", "block", "gbps", "check"],
+    "gemm": ["m", "tile", "pad", "check", "ms_median", "gflops", "pct_cublas", "x_naive", "naive_ms_median",
+             "naive_gflops", "cublas_ms_median", "cublas_gflops", "cublas_math", "check_method", "pct_fp32_peak",
+             "cublas_pct_fp32_peak", "fp32_peak_gflops"],
+    "flush": ["l2_flush", "n", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "cub_pct_peak"],
+    "combine_tree": ["block", "combine", "grid", "check", "ms_median", "gbps"],
+    "ncu": ["stage", "variant", "stall_1", "stall_1_per_issue", "launch__registers_per_thread",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
+            "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
+}
+CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
+
+
+# The functions a template may call: each marked @helper where it is defined (render.py gives Jinja2 these, each
+# wrapped so that a missing result prints "not measured yet", and no other function of the package).
+HELPERS = {}
+
+
+def helper(fn):
+    HELPERS[fn.__name__] = fn
+    return fn
+
+
+class DocsError(Exception):
+    pass
+
+
+class NotMeasured(DocsError):
+    """A stage (or a result file a page may do without) that the results do not have yet: the page says so."""
+
+
+NOT_MEASURED = "*not measured yet*"
+not_measured = set()  # what a rendering found missing, reported by --check
+
+
+_cache = {}
+
+
+def use_results(directory):
+    """Render from the result files in directory from now on (a check renders from a synthetic GPU's)."""
+    state.results = pathlib.Path(directory)
+    _cache.clear()
+
+
+# What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
+# regime, its one launch, and stands in both; 07 at its default combine, atomic).
+LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
+
+
+def option(program, flag):
+    """One option of the program, as its --describe gives it."""
+    return next(o for o in describe(program)["options"] if flag in o["flags"])
+
+
+@helper
+def patch_target(stage, patch):
+    """The program ./ladder try builds for an experiment's patch."""
+    return variant_target(stage, pathlib.Path(patch).stem)
+
+
+@helper
+def default_of(program, flag):
+    """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
+    return option(program, flag)["default"]
+
+
+@helper
+def combine_default():
+    """The default combine of the stage that has several (the first its stage file lists): 'atomic'."""
+    return combines(combine_stage())[0]
+
+
+def default_combine(r):
+    """Whether a result row is its stage at the stage's default combine (the first its stage file lists)."""
+    return r["combine"] == combines(r["stage"])[0]
+
+
+def ladder_view(regime):
+    out = []
+    for stage in reduce_stages():
+        mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
+        pick = [r for r in mine if r["regime"] == regime] or mine
+        if pick:
+            out.append(pick[0])
+        else:
+            not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
+    return out
+
+
+@helper
+def rows(name):
+    if name in LADDER_VIEWS:
+        return ladder_view(LADDER_VIEWS[name])
+    if name == "sweep":  # each stage at its default combine; "sweep_all" has 07's every combine
+        return [r for r in rows("sweep_all") if default_combine(r)]
+    if name == "sweep_all":
+        name = "sweep"
+    if name not in _cache:
+        path = state.results / f"{name}.csv"
+        shown = f"docs/results/{path.name}"  # as the page's reader knows it (a --self-test renders from elsewhere)
+        with open(path, newline="") if path.exists() else io.StringIO() as f:
+            data = list(csv.DictReader(f))
+        if not data:  # a result not measured yet (a new stage's, say): the page says so; check_structure() holds
+            not_measured.add(f"{shown}: not measured yet")  # the files every page needs to exist
+            raise NotMeasured(f"{shown} is not measured yet")
+        missing = [c for c in REQUIRED.get(name, []) if c not in data[0]]
+        if missing:
+            raise DocsError(f"{shown} lacks columns {missing}")
+        _cache[name] = data
+    return _cache[name]
+
+
+@helper
+def measured(name):
+    """Whether a result file exists and holds a row (a --self-test may leave a stage's files with a header only)."""
+    path = state.results / f"{name}.csv"
+    return path.exists() and len(path.read_text().splitlines()) > 1
+
+
+def optional(name):
+    """The rows of a result file added since the last ./maint/do measure may have run: NotMeasured if it is missing."""
+    if not measured(name):
+        not_measured.add(f"docs/results/{name}.csv: not measured yet")
+        raise NotMeasured(f"{name} is not measured yet")
+    return rows(name)
+
+
+@helper
+def meta():
+    path = state.results / "meta.json"
+    if not path.exists():
+        raise DocsError("docs/results/meta.json is missing: run ./maint/do measure on a GPU")
+    return json.loads(path.read_text())
+
+
+def stage_rows(name, stage):
+    """A stage's rows of a result file; NotMeasured if it has none."""
+    found = [r for r in rows(name) if r["stage"] == stage]
+    if not found:
+        not_measured.add(f"{stage}: no rows in docs/results/{name}.csv")
+        raise NotMeasured(f"{stage} is not measured yet")
+    return found
+
+
+@helper
+def select(name, **match):
+    data = rows(name)
+    if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
+        not_measured.add(f"{match['stage']}: no rows in docs/results/{'ladder' if name in LADDER_VIEWS else name}.csv")
+        raise NotMeasured(f"{match['stage']} is not measured yet")
+    found = [r for r in data if all(str(r[k]) == str(v) for k, v in match.items())]
+    if len(found) != 1:
+        raise DocsError(f"{name}: {len(found)} rows match {match}")
+    return found[0]
+
+
+@helper
+def f(value):
+    return float(value)
+
+
+@helper
+def num(name, field, fmt=".1f", **match):
+    """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
+    return format(f(select(name, **match)[field]), fmt)
+
+
+def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
+    """Row a's field over row b's: ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
+    return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
+
+
+def md_table(headers, body, align=None):
+    align = align or ["---"] + ["---:"] * (len(headers) - 1)
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    return "\n".join(out)
+
+
+@helper
+def constant(file, name):
+    """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
+    VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The
+    docs fail to render while the file defines no such constant, so a sentence that states it follows the code."""
+    m = re.search(rf"constexpr [\w: ]+? {name} = ([^;]+);", (ROOT / file).read_text())
+    if not m:
+        raise DocsError(f"{file} defines no constexpr {name}")
+    if re.fullmatch(r"k\w+", m.group(1).strip()):  # another constant of the same file: constexpr int kA = kB;
+        return constant(file, m.group(1).strip())
+    text = re.sub(r"std::\w+\{(\w+)\}", r"\1", m.group(1))
+    text = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), text)
+    text = re.sub(r"\b(\d+)(?:ull|ul|u|ll)\b", r"\1", text, flags=re.I)
+    if not re.fullmatch(r"[\d.eE+\-*/<> ()]+", text):
+        raise DocsError(f"{file}: {name} = {m.group(1)} is not a number the docs can read")
+    v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
+    return int(v) if float(v).is_integer() else v
+
+
+@helper
+def oracle_constant(name):
+    """A constant of the check, as common/oracle.hpp defines it."""
+    return constant("common/oracle.hpp", name)
+
+
+@helper
+def tail_exponent(name):
+    """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
+    return f"{oracle_constant(name) ** 2 / 2:g}"
+
+
+@helper
+def tail_probability(name):
+    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits, as the pages write a bound on
+    it: 3.1·10<sup>−8</sup> for lambda = 6 (the value is 3.05·10^-8)."""
+    value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
+    exponent = math.floor(math.log10(value))
+    mantissa = math.ceil(round(value / 10 ** exponent * 10, 9)) / 10
+    return f"{mantissa:.1f}·10<sup>−{-exponent}</sup>"
+
+
+@helper
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+@helper
+def and_list(items):
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+@helper
+def rows_values(name, field):
+    """The distinct values of one field of a result file, in numeric order: rows_values("combine_tree", "block")."""
+    return sorted({r[field] for r in rows(name)}, key=float)
+
+
+@helper
+def sizes_of(name, **match):
+    """The sizes n a result file holds, as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
+    return and_list(pow2(n) for n in sorted({int(r["n"]) for r in rows(name)
+                                                if all(str(r[k]) == str(v) for k, v in match.items())}))
+
+
+def docs_path(target):
+    """A path under docs/ as the page being rendered links it."""
+    return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target

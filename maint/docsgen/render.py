@@ -1,0 +1,114 @@
+"""Rendering: the templates are Jinja2 over Markdown; what they may call is what the modules mark @helper."""
+import pathlib
+import re
+
+from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
+from ..measure import HANDOFF_SIZES
+from scripts.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages
+# The modules whose functions the templates call (each marked @helper where it is defined).
+from . import accuracy, code, conditions, evidence, experiments, gemm, machine_code, small_n, tables  # noqa: F401
+from .base import DocsError, HELPERS, NOT_MEASURED, NotMeasured, state, TEMPLATES
+from .glossary import autolink
+
+
+# Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
+PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
+
+
+class NotMeasuredValue:
+    """What a helper gives a template where its results are missing (NotMeasured): it prints as *not measured yet*,
+    is false as a condition, compares false, and stays itself through indexing, arithmetic and format(), so a page
+    says "not measured yet" where the number would be and asserts nothing that rests on it."""
+
+    def __str__(self):
+        return NOT_MEASURED
+
+    __format__ = lambda self, spec: NOT_MEASURED  # noqa: E731
+    __bool__ = lambda self: False  # noqa: E731
+    __len__ = lambda self: 0  # noqa: E731
+    __iter__ = lambda self: iter(())  # noqa: E731
+
+    def _self(self, *args, **kwargs):
+        return self
+
+    __getitem__ = __getattr__ = __call__ = _self
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _self
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __neg__ = _self
+
+    def _false(self, other):
+        return False
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _false
+    __hash__ = object.__hash__
+
+
+NM = NotMeasuredValue()
+
+
+def template_helper(fn):
+    """fn as a template sees it: NotMeasured, raised anywhere inside, or a not-measured argument, gives NM."""
+    def call(*args, **kwargs):
+        if any(a is NM for a in (*args, *kwargs.values())):
+            return NM
+        try:
+            return fn(*args, **kwargs)
+        except NotMeasured:
+            return NM
+    return call
+
+
+def jinja_environment():
+    """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
+    nothing is escaped, an unknown name is an error, not an empty string, and {% extends %} finds the layouts."""
+    try:
+        import jinja2
+    except ImportError:
+        raise DocsError("the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2); ./ladder "
+                        "installs it unless LADDER_NO_INSTALL=1") from None
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
+    helpers = {**HELPERS, "combine_stage": combine_stage, "race_example": race_example,
+               "gemm_access": gemm_access, "tolerance_note": tolerance_note, "tree_degrees": tree_degrees,
+               "worst_step": worst_step, "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
+    env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
+    env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES)
+    return env
+
+
+def squeeze_blank_lines(text):
+    """At most one blank line in a row outside code blocks (a helper with nothing to say leaves an empty line)."""
+    out, fenced, blank = [], False, False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if not fenced and not line.strip():
+            if blank:
+                continue
+            blank = True
+        else:
+            blank = False
+        out.append(line)
+    return "\n".join(out)
+
+
+def render(template):
+    return render_text(template.read_text(), template.relative_to(TEMPLATES))
+
+
+def render_text(text, rel):
+    """A template's text rendered as the page docs/templates/<rel> would be."""
+    import jinja2
+    rel = pathlib.Path(rel)
+    state.page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
+    page = {"stage": rel.stem} if rel.parent.name == "stages" else {}  # a stage's page knows its stage
+    try:
+        body = jinja_environment().from_string(text).render(**page)
+    except DocsError:
+        raise
+    except jinja2.TemplateSyntaxError as e:
+        raise DocsError(f"{rel}:{e.lineno}: {e.message}") from None
+    except Exception as e:  # a broken placeholder names the page and the error
+        raise DocsError(f"{rel}: {type(e).__name__}: {e}") from None
+    body = squeeze_blank_lines(body)
+    header = f"<!-- Generated by maint/make_docs.py from docs/templates/{rel} and docs/results/. Edit the template, then run ./maint/do docs. -->\n"
+    return header + autolink(body, rel)

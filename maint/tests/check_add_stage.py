@@ -1,0 +1,144 @@
+"""A stage is a folder: tried on a scratch copy of the project, as CONTRIBUTING.md tells a contributor to add one.
+
+The copy gets a rung after the last: the last stage's folder copied under the next free number (NN_scratch: its
+number follows every stage's, so no stage of the project has that name), its main() naming it, and its page template
+copied from the last stage's with the name replaced. Then, in the copy:
+  - CMake finds the folder by its pattern: the new stage's tests are registered, and its program builds and
+    describes itself by its name;
+  - the docs render, and --check passes, naming the new stage among what is not measured; every page but the new
+    one keeps every line it had (a line that changes names the new stage: the stage list, the last rung's next link);
+  - the runner's checks (stage roles, arguments), the stage-diff budgets, the saved machine
+    code and the thread models pass with the new stage there;
+  - without the template, --check fails naming the missing page.
+The copy builds its harness and the new stage for one GPU; the other stages' descriptions are this build's.
+
+  python3 -m maint.tests.check_add_stage    (LADDER_BUILD: this build)
+"""
+import concurrent.futures
+import difflib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
+
+
+def copy_project(dst):
+    """The project's files as git sees them, tracked or new but not ignored (what a clone of this tree has)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True)
+    for f in listed.stdout.decode().split("\0"):
+        if f and (ROOT / f).is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, dst / f)
+
+
+def add_stage(dst):
+    """The last stage copied as the next rung, as CONTRIBUTING.md says; returns its name."""
+    last = ladder_stages()[-1]
+    new = f"{int(last[:2]) + 1:02d}_scratch"
+    shutil.copytree(dst / last, dst / new)
+    source = dst / new / stage_file(last).name
+    source.write_text(source.read_text().replace(f'"{last}"', f'"{new}"'))
+    template = (dst / "docs" / "templates" / "stages" / f"{last}.md").read_text()  # its pictures stay the last's
+    template = template.replace(f'"{last}"', f'"{new}"')  # the layout writes the title from the page's name
+    (dst / "docs" / "templates" / "stages" / f"{new}.md").write_text(template)
+    return new
+
+
+def build(dst, new):
+    """Configures the copy and builds the new stage for one GPU; the other stages' descriptions are this build's."""
+    out = dst / "build"
+    cache = (build_dir() / "CMakeCache.txt").read_text().splitlines()
+    archs = next((line.split("=", 1)[1] for line in cache if line.startswith("CMAKE_CUDA_ARCHITECTURES:")), "75")
+    archs = archs.split(";")[0]  # one GPU is enough to build and describe the stage
+    steps = [["cmake", "-S", str(dst), "-B", str(out), f"-DCMAKE_CUDA_ARCHITECTURES={archs}"],
+             ["cmake", "--build", str(out), "--target", new, "--parallel", str(os.cpu_count() or 2)]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"{' '.join(step[:2])} failed in the copy:\n{(done.stdout + done.stderr)[-3000:]}"
+    for program in (build_dir() / "bin").iterdir():  # the other programs are this build's
+        if not (out / "bin" / program.name).exists():
+            (out / "bin" / program.name).symlink_to(program)
+    listed = subprocess.run(["ctest", "-N"], cwd=out, capture_output=True, text=True).stdout
+    if f"{new}.self_test" not in listed:
+        return f"CMake did not register {new}'s tests:\n{listed[-1500:]}"
+    return None
+
+
+def run(dst, *args):
+    env = {**os.environ, "LADDER_BUILD": str(dst / "build"), "PYTHONPATH": str(dst)}
+    return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
+
+
+def digitless(lines):
+    return [re.sub(r"\d+", "#", line) for line in lines]
+
+
+def lost_lines(dst, new):
+    """Lines of the project's pages that the copy's pages changed without naming the new stage (or counting it: a
+    line whose only change is a number)."""
+    problems = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        rel = page.relative_to(ROOT)
+        if rel.parts[:2] == ("docs", "templates") or not (dst / rel).exists():
+            continue
+        old, now = page.read_text().splitlines(), (dst / rel).read_text().splitlines()
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, now, autojunk=False).get_opcodes():
+            counted = digitless(old[i1:i2]) == digitless(now[j1:j2])
+            if tag != "equal" and not counted and not any(new in line for line in now[j1:j2]):
+                problems.append(f"{rel}: lines {i1 + 1}-{i2} changed, and nothing there names {new}: "
+                                f"{(old[i1:i2] or now[j1:j2])[:2]}")
+    return problems
+
+
+CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles", "arguments"],
+          ["maint.tests.check_stage_diffs"], ["maint.tests.check_saved_sass", "{new}"],
+          ["maint.tests.check_thread_models", "--stage={new}"]]
+
+
+def checks(dst, new):
+    problems = []
+    render = run(dst, "maint", "docs")
+    if render.returncode != 0:
+        return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
+    problems += lost_lines(dst, new)
+    commands = [[arg.format(new=new) for arg in cmd] for cmd in CHECKS]
+    with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:  # each a process of its own
+        done = list(pool.map(lambda cmd: run(dst, *cmd), commands))
+    for cmd, proc in zip(commands, done):
+        if proc.returncode not in (0, 77):
+            problems.append(f"{' '.join(cmd)} with {new}: exit {proc.returncode}:\n"
+                            f"{(proc.stdout + proc.stderr)[-1500:]}")
+    if f"not measured yet: {new}" not in done[0].stdout:
+        problems.append(f"--check did not name {new} among what is not measured:\n{done[0].stdout[-1500:]}")
+    (dst / "docs" / "templates" / "stages" / f"{new}.md").unlink()
+    missing = run(dst, "maint", "docs", "--check")
+    if missing.returncode == 0 or f"docs/templates/stages/{new}.md" not in missing.stderr:
+        problems.append(f"without its template, --check did not name it (exit {missing.returncode}):\n"
+                        f"{missing.stderr[-1500:]}")
+    return problems
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        dst = pathlib.Path(tmp)
+        copy_project(dst)
+        new = add_stage(dst)
+        problem = build(dst, new)
+        problems = [problem] if problem else checks(dst, new)
+    for p in problems:
+        print(f"add_stage: {p}", file=sys.stderr)
+    if not problems:
+        print(f"add_stage: {new} added as a folder and a page template: CMake, the docs, the runner's checks and the "
+              "stage diffs take it, no other page loses a line, and a missing template is named")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

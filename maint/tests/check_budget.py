@@ -1,0 +1,54 @@
+"""The line budget (maint/budget.txt): every line of every file git tracks in a folder (comments and blank lines too),
+against the lines that folder may hold. Budgets only go down: a folder over its budget fails, and so does the
+reader's path, the maintainers' folder or the whole. The check's own planted bug: every budget one line lower must
+fail."""
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def lines_per_group(budget):
+    """{group: lines} for the groups of budget.txt, from the files git tracks (and new ones it does not ignore)."""
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    counts = {}
+    for group, (paths, _) in budget.items():
+        for f in files:
+            if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file():
+                counts[group] = counts.get(group, 0) + len((ROOT / f).read_bytes().splitlines())
+    return counts
+
+
+def read_budget():
+    """{group: (paths, lines)}: 'group lines path...' per line; a group named by others' names sums them."""
+    budget = {}
+    for line in (ROOT / "maint" / "budget.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            group, lines, *paths = line.split()
+            budget[group] = ([q for p in paths for q in budget.get(p, ([p], 0))[0]], int(lines))
+    return budget
+
+
+def over(budget, counts):
+    return [f"{g}: {counts.get(g, 0)} lines, over its budget of {limit}" for g, (_, limit) in budget.items()
+            if counts.get(g, 0) > limit]
+
+
+def main():
+    budget = read_budget()
+    counts = lines_per_group(budget)
+    for group, (_, limit) in budget.items():
+        print(f"{group:14} {counts.get(group, 0):6} of {limit}")
+    planted = {g: (paths, counts.get(g, 0) - 1) for g, (paths, _) in budget.items()}
+    if len(over(planted, counts)) != len(budget):
+        print("budget: a budget one line below its folder's count was not reported")
+        return 1
+    problems = over(budget, counts)
+    print("\n".join(problems) or "budget: every folder within its budget")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

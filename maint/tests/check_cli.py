@@ -1,0 +1,179 @@
+"""The command lines readers meet: every stage program's (bad values in one line naming the option, help, version, no
+GPU), cpu_baseline's, a copy's --version, and ./ladder's (per-command help, errors in the project's words, every value
+it can check refused before anything is installed or built). Each row: (program, arguments, exit status, a regular
+expression the output must match, one it must not, environment). Program "ladder" is the driver, run with a build
+directory of its own that must not exist afterwards; "runner" is its Python side against this build's programs."""
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+from scripts.stages import ROOT, build_dir, ladder_stages
+
+NO_GPU = {"CUDA_VISIBLE_DEVICES": "-1"}
+GEMM_RANGE = "1 to 1000000"
+ROWS = [
+    ("02_grid_stride", "--block 96", 2, "error: --block 96: 02_grid_stride runs power-of-two blocks from 64 to 1024"),
+    ("03_padding", "-n 0", 2, "error: -n/--size 0 is out of range"),
+    ("04_warp_unroll", "-n lots", 2, "error: -n/--size 'lots' is not a size"),
+    ("05_shuffle", "--reps -3", 2, "error: --reps -3 is out of range: give a whole number from 1 to 100000"),
+    ("02_grid_stride", "--seed -1", 2, "error: --seed -1 is out of range: give a whole number from 0 to"),
+    ("07_multiblock", "--grid -1", 2, r"error: --grid -1 is out of range: give a whole number from 0 to 2\^31-1"),
+    ("02_grid_stride", "-n 1e20", 2, r"error: -n/--size 1e20 is out of range: sizes run from 1 to 2\^36"),
+    ("02_grid_stride", "-n 1e11", 2, r"error: -n/--size 100000000000 is out of range: sizes run from 1 to 2\^36"),
+    ("03_padding", "--bogus", 2, "error: --bogus: 03_padding has no such option"),
+    ("03_padding", "--reps", 2, "error: --reps needs a value"),
+    ("02_grid_stride", "-n 1..9223372036854775808", 2, "error: -n/--size [0-9]+ is out of range"),
+    ("02_grid_stride", "--seed 18446744073709551615", 77, "no usable GPU", None, NO_GPU),
+    ("02_grid_stride", "--determinism=", 2, "error: --determinism needs a value"),
+    ("03_padding", "--reps 3 --reps 4", 2, "error: --reps is given twice: give it once"),
+    ("03_padding", "stray", 2, "error: 'stray': 03_padding takes options only"),
+    ("04_warp_unroll", "--input double", 2, "error: --input 'double' is not one of float, exact"),
+    ("04_warp_unroll", "--hot --flush clean", 2, "error: --hot and --flush: give one"),
+    ("08_gemm_tiled", "--size 100 -m 50", 2, "error: --size sets M = N = K at once"),
+    ("08_gemm_tiled", "--determinism 5", 2, "error: --determinism: 08_gemm_tiled has no such option"),
+    ("08_gemm_tiled", "--tile 8", 2, "error: --tile '8' is not one of 16, 32"),
+    ("08_gemm_tiled", "--help", 0, "--pad", "reduction|--determinism"),
+    ("06_float4", "--version", 0, r"^06_float4: cuda-ladder [0-9]+\.[0-9]+ \(commit ", "a copy of"),
+    ("01_naive", "--regime stream", 2, "error: --regime stream: 01_naive has no grid-stride loop"),
+    ("06_float4", "--combine atomic", 2, "error: --combine 'atomic': 06_float4 combines partial sums by relaunch only"),
+    ("06_float4", "--combine twopass", 2, "error: --combine 'twopass': 06_float4 combines partial sums by relaunch only"),
+    ("07_multiblock", "--regime tree --grid 64", 2, "error: --grid 64: the tree regime"),
+    ("08_gemm_tiled", "-k x", 2, "error: -k 'x' is not a whole number"),
+    ("07_multiblock", "--help", 0, r"--combine NAME\|LIST[= ].?atomic.*Examples:.*07_multiblock --self-test full.*"
+                                   r"Exit status: 0 pass", "TEXT"),
+    ("02_grid_stride", "--help", 0, r"-n,--size N\|LIST\|RANGE( .|=)2\^28.*--block B\|LIST.*--grid G( .|=)0.*"
+                                    r"--reps N( .|=)50", "TEXT"),
+    ("01_naive", "--help", 0, "--block", "--regime|--grid|--combine"),
+    ("06_float4", "--help", 0, "--regime", "--combine|two-pass"),
+    ("05_shuffle", "--regime stream,fast", 2, "error: --regime 'fast' is not one of stream, tree"),
+    ("07_multiblock", "--combine relaunch", 2, r"error: --combine 'relaunch': 07_multiblock combines partial sums by "
+                                               r"atomic, last-block, two-pass \(a list of them, or all\)"),
+    ("06_float4", "--combine foo", 2, r"error: --combine 'foo': 06_float4 combines partial sums by relaunch only \("),
+    ("08_gemm_tiled", "--help", 0, f"-m M.*{GEMM_RANGE}.*-n N.*{GEMM_RANGE}.*-k K.*{GEMM_RANGE}"),
+    ("08_gemm_tiled", "-m big", 2, f"error: -m 'big' is not a whole number: give one from {GEMM_RANGE}"),
+    ("02_grid_stride", "-n 2^10..2^5", 2, r"error: -n/--size '2\^10..2\^5' runs backwards: a range goes from the "
+                                         r"smaller power of two up \(2\^5..2\^10\)"),
+    ("02_grid_stride", "-n 3..9", 2, r"error: -n/--size '3..9': a range a..b doubles"),
+    ("02_grid_stride", "-n 2^36 --check-only", (2, 77), r"(error: -n 68719476736: needs [0-9]+ bytes .* of device "
+                                                        r"memory .* but only [0-9]+ bytes .* are free|no usable GPU)"),
+    ("cpu_baseline", "--version", 0, r"^cpu_baseline: cuda-ladder [0-9.]+ \(commit "),
+    ("cpu_baseline", "--no-copy -n 4097 --threads 3 --reps 2", 0, r"float loop +4097 +1 +PASS.*every hw thread +4097 +3 "
+                                                                  r"+PASS"),
+    ("cpu_baseline", "--no-copy -n 1000 --input exact --format csv", 0, r"^stage,row,.*\ncpu_baseline,loop,.*,exact,"
+                                                                        r".*,PASS,"),
+    ("cpu_baseline", "", 77, "no usable GPU.*--no-copy times the CPU sums alone", None, NO_GPU),
+    ("cpu_baseline", "--threads 2000", 2, "--threads 2000 is out of range"),
+    ("cpu_baseline", "-n 0", 2, "-n/--size 0 is out of range"),
+    ("mutant_01_bound", "--version", 0, r"^mutant_01_bound: cuda-ladder [0-9.]+ \(commit [^)]*\), a copy of 01_naive "
+                                        r"with a planted bug"),
+    # ./ladder: help, and every value it can check refused in one line before anything is installed or built
+    ("ladder", "fly", 2, "^ladder: error: unknown command 'fly'"),
+    ("ladder", "", 2, "^usage: ./ladder .*COMMAND.*ladder: error: give a command"),
+    ("ladder", "run --nonsense", 2, r"^ladder: error: unrecognized arguments: --nonsense \(see ./ladder run --help\)"),
+    ("ladder", "test --bogus", 2, r"^ladder: error: unrecognized arguments: --bogus \(see ./ladder test --help\)"),
+    ("ladder", "test -j x", 2, "^ladder: error: argument -j/--parallel: 'x' is not a whole number"),
+    ("ladder", "build --x", 2, r"^ladder: error: unrecognized arguments: --x \(see ./ladder build --help\)"),
+    ("ladder", "test --build", 2, "^ladder: error: --build needs a directory"),
+    ("ladder", "--version", 0, r"^cuda-ladder [0-9]+\.[0-9]+ \(commit "),
+    ("ladder", "diff 04 05", 0, "^--- 04_warp_unroll/reduce.cu"),
+    ("ladder", "diff 01 nope", 2, "^ladder: error: no stage 'nope': the stages are 01_naive, "),
+    ("ladder", "diff 07 08", 2, "^ladder: error: diff 07 08: 07_multiblock/reduce.cu and 08_gemm_tiled/gemm.cu are "
+                               "stages of two kinds"),
+    ("ladder", "diff 01 01", 2, "^ladder: error: diff 01 01: a stage against itself shows nothing"),
+    ("ladder", "diff 05 04", 0, r"^--- 05_shuffle/reduce.cu\n\+\+\+ 04_warp_unroll/reduce.cu"),
+    ("ladder", "diff 01 03", 0, r"^--- 01_naive/reduce.cu\n\+\+\+ 03_padding/reduce.cu"),
+    ("ladder", "run --build /proc/ladder-nope", 2, "^ladder: error: --build /proc/ladder-nope: the directory cannot be "
+                                                   "made in /proc", "configuring"),
+    ("ladder", "run --save /proc/ladder-nope", 2, "^ladder: error: --save /proc/ladder-nope: the directory cannot be "
+                                                  "made in /proc", "configuring"),
+    ("ladder", "run --save CMakeLists.txt", 2, "^ladder: error: --save .*CMakeLists.txt: that is a file, not a "
+                                               "directory"),
+    ("ladder", "help run", 0, "^usage: ./ladder run .*examples:"),
+    ("ladder", "try 06 kLoadsInFlight=4,4", 2, "^ladder: error: try 06_float4 kLoadsInFlight=4: the file says "
+                                               "kLoadsInFlight = 4 already"),
+    ("ladder", "--help", 0, r"commands:.*run .*test .*try .*LADDER_NO_INSTALL=1", r"skipped  |called by"),
+    ("ladder", "run --help", 0, r"^usage: ./ladder run .*--reps REPS +timed repetitions.*--gemm-size M +M = N = K",
+     "--sweep|--ncu-check|skipped"),
+    ("ladder", "try --help", 0, r"^usage: ./ladder try \[options\] STAGE CHANGE.*NAME=v1,v2.*experiment.patch"),
+    ("ladder", "diff --help", 0, r"^usage: ./ladder diff \[-h\] A B"),
+    ("ladder", "test --help", 0, "^usage: ./ladder test .*-R REGEX.*-LE LABEL"),
+    ("ladder", "build --help", 0, r"^usage: ./ladder build \[-h\] \[--build DIR\]"),
+    ("ladder", "try 99 kBlock=1", 2, "^ladder: error: no stage '99'"),
+    ("ladder", "try 06 kLoads", 2, "^ladder: error: try 06_float4 kLoads: not NAME=v1,v2"),
+    ("ladder", "try 06 kLoadsInFlight=0", 2, "^ladder: error: try 06_float4 kLoadsInFlight=0: kLoadsInFlight is a "
+                                             "count .*from 1 to 64"),
+    ("ladder", "try 06 kLoadsInFlight=abc", 2, "^ladder: error: try 06_float4 kLoadsInFlight=abc: "),
+    ("ladder", "try 06 kNope=1", 2, r"^ladder: error: try 06_float4 kNope=...: 06_float4/reduce.cu has no constant "
+                                    r"kNope \(its constants: kLoadsInFlight\)"),
+    ("ladder", "try 02 --grid 64,128", 2, "^ladder: error: try 02 --grid: write a stage option to vary as "
+                                          "--grid=64,128"),
+    ("ladder", "try 05 docs/experiments/01_naive/interleaved.patch", 2, r"^ladder: error: try 05_shuffle "
+     r"docs/experiments/01_naive/interleaved.patch: the patch changes 01_naive/reduce.cu, not 05_shuffle/reduce.cu: it "
+     r"is an experiment of 01_naive \(./ladder try 01 "),
+    ("ladder", "try 01 maint/tests/data/stale.patch", 2, "^ladder: error: try 01_naive .*stale.patch does not apply to "
+     "01_naive/reduce.cu as it is now; git apply says: patch failed: 01_naive/reduce.cu:"),
+    ("ladder", "try 01 nothing.patch", 2, "^ladder: error: 'nothing.patch': no such patch"),
+    ("maint", "mutants", 77, "^maint: mutants needs an NVIDIA GPU, and none is visible", None, NO_GPU),
+    ("maint", "docs --nonsense", 2, r"^maint: error: unrecognized arguments: --nonsense \(see ./maint/do docs --help\)"),
+    ("maint", "measure --help", 0, "^usage: ./maint/do measure .*--profile-size N.*--sweep SIZES"),
+    ("ladder", "build", 2, "^ladder: CMake 3.22.1 is too old: 3.24 or newer is needed", "missing", "old-cmake"),
+    ("runner", "run -n 0", 2, r"^ladder: error: -n/--size 0 is out of range: sizes run from 1 to 2\^36"),
+    ("runner", "run -n abc", 2, "^ladder: error: -n/--size 'abc' is not a size"),
+    ("runner", "run --gemm-size 0", 2, "^ladder: error: --gemm-size: --size 0 is out of range: matrix sizes run from 1 "
+                                       "to 1000000"),
+    ("runner", "run --gemm-size abc", 2, "^ladder: error: --gemm-size: --size 'abc' is not a whole number"),
+    ("runner", "run --reps 0", 2, "^ladder: error: --reps 0 is out of range"),
+    ("runner", "try 02 --grid=abc", 2, "^ladder: error: try 02_grid_stride --grid=abc: --grid 'abc' is not a whole "
+                                       "number"),
+]
+
+
+def stage_rows():
+    """Without a GPU every stage says so in one line and exits 77."""
+    return [(s, "", 77, f"^{s}: no usable GPU: .*compute capability 7.5", None, NO_GPU) for s in ladder_stages()]
+
+
+def command(program, args, tmp):
+    if program == "ladder":
+        return [str(ROOT / "ladder"), *shlex.split(args)]
+    if program == "maint":
+        return [str(ROOT / "maint" / "do"), *shlex.split(args)]
+    if program == "runner":
+        return [sys.executable, "-m", "scripts.ladder", *shlex.split(args), "--build", str(build_dir())]
+    folder = "maint/mutants/bin" if program.startswith("mutant_") else "bin"
+    return [str(build_dir() / folder / program), *shlex.split(args)]
+
+
+def main():
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in ROWS + stage_rows():
+            program, args, want, pattern, reject, env = (*row, None, None)[:6]
+            never = f"{tmp}/never-built"
+            if env == "old-cmake":  # a cmake on PATH that says it is 3.22.1: too old, not missing
+                os.makedirs(f"{tmp}/old", exist_ok=True)
+                with open(f"{tmp}/old/cmake", "w") as f:
+                    f.write("#!/bin/sh\necho 'cmake version 3.22.1'\n")
+                os.chmod(f"{tmp}/old/cmake", 0o755)
+                env = {"PATH": f"{tmp}/old:{os.environ['PATH']}"}
+            done = subprocess.run(command(program, args, tmp), capture_output=True, text=True, cwd=ROOT, env={
+                **os.environ, "LADDER_NO_INSTALL": "1", "BUILD_DIR": never, "LADDER_CWD": str(ROOT), **(env or {})})
+            out = done.stdout + done.stderr
+            wrong = [f"exit {done.returncode}, not {want}"] if done.returncode not in (want if isinstance(
+                want, tuple) else (want,)) else []
+            wrong += [f"no match for {pattern!r}"] if not re.search(pattern, out, re.S | re.M) else []
+            wrong += [f"a match for {reject!r}"] if reject and re.search(reject, out, re.S | re.M) else []
+            wrong += ["it configured or built before it refused its arguments"] if os.path.exists(never) else []
+            if wrong:
+                failed += 1
+                print(f"FAIL {program} {args}: {'; '.join(wrong)}\n{out[-1500:]}")
+    print(f"cli: {len(ROWS) + len(ladder_stages()) - failed} of {len(ROWS) + len(ladder_stages())} command lines as "
+          "expected")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

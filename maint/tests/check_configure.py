@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""How the project configures, checked on a fresh build directory of its own (a Debug one, compute capability 7.5):
+
+  - the configure notes (which GPUs it builds for) are said once, on the first configure, as
+    CMake's own find modules say theirs, not again on every later one;
+  - device code of a Debug build is compiled with -G and without -lineinfo (which -G overrides, and nvcc would
+    warn about it for every file); a Release build keeps -lineinfo.
+
+  python3 -m maint.tests.check_configure
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+
+def configure(src, build, build_type):
+    proc = subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
+                           "-DCMAKE_CUDA_ARCHITECTURES=75", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"configure: cmake failed:\n{proc.stdout}{proc.stderr}")
+    return [line for line in proc.stdout.splitlines() if line.startswith("-- cuda-ladder:")]
+
+
+def device_flags(build):
+    commands = json.loads((build / "compile_commands.json").read_text())
+    return [c["command"] for c in commands if c["file"].endswith(".cu")]
+
+
+def main(argv):
+    src = pathlib.Path(__file__).resolve().parents[2]
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        build = pathlib.Path(tmp) / "debug"
+        configure(src, build, "Debug")
+        again = configure(src, build, "Debug")
+        if again:
+            problems.append("the second configure repeats its notes:\n  " + "\n  ".join(again))
+        debug = device_flags(build)
+        if not debug or not all(" -G " in c and "-lineinfo" not in c for c in debug):
+            problems.append("a Debug build's device code is not compiled with -G alone:\n  " + (debug or ["none"])[0])
+        configure(src, build, "Release")
+        release = device_flags(build)
+        if not all("-lineinfo" in c and " -G " not in c for c in release):
+            problems.append("a Release build's device code is not compiled with -lineinfo:\n  " + release[0])
+    for p in problems:
+        print(f"configure: {p}", file=sys.stderr)
+    if not problems:
+        print(f"configure: notes said once; Debug device code with -G ({len(debug)} files), Release with -lineinfo")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

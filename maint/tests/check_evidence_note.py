@@ -1,0 +1,62 @@
+"""A reader's edit is judged by its code, not by whether the evidence is fresh: in a scratch copy of the project with one
+constant of a stage changed (06's kLoadsInFlight, as its page invites), ./ladder test of that stage passes and says,
+in one note, that the measured results describe the code as it was; the maintainers' freshness check of the saved
+machine code fails on the same copy."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from scripts.stages import ROOT, build_dir
+
+STAGE, BEFORE, AFTER = "06_float4", "constexpr int kLoadsInFlight = 4;", "constexpr int kLoadsInFlight = 8;"
+
+
+def scratch_copy(tmp):
+    """A clone of the repository with the working tree's changes on it (git's history is what the note reads)."""
+    tree = pathlib.Path(tmp) / "tree"
+    subprocess.run(["git", "clone", "--quiet", "--shared", str(ROOT), str(tree)], check=True)
+    diff = subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
+    if diff:
+        subprocess.run(["git", "-C", str(tree), "apply", "--whitespace=nowarn"], input=diff, check=True)
+    new = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--others", "--exclude-standard"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    for f in new:
+        (tree / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, tree / f)
+    return tree
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = scratch_copy(tmp)
+        source = tree / STAGE / "reduce.cu"
+        if BEFORE not in source.read_text():
+            print(f"evidence_note: {STAGE}/reduce.cu no longer says `{BEFORE}`: update this test")
+            return 1
+        source.write_text(source.read_text().replace(BEFORE, AFTER))
+        scratch_build = pathlib.Path(tmp) / "build"
+        scratch_build.mkdir()
+        if (build_dir() / "tools").exists():  # the disassemblers ./ladder put there, so nothing is installed again
+            (scratch_build / "tools").symlink_to(build_dir() / "tools")
+        env = {**os.environ, "LADDER_NO_INSTALL": "1", "LADDER_BUILD": str(scratch_build),
+               "CUDAARCHS": os.environ.get("CUDAARCHS", "90")}
+        test = subprocess.run([str(tree / "ladder"), "test", "--build", str(scratch_build), "-R", f"^{STAGE}\\."],
+                              capture_output=True, text=True, env=env, cwd=tree)
+        fresh = subprocess.run([sys.executable, "-m", "maint.tests.check_saved_sass", STAGE], capture_output=True,
+                               text=True, env={**env, "PYTHONPATH": str(tree)}, cwd=tree)
+    problems = [f"./ladder test exited {test.returncode}"] if test.returncode != 0 else []
+    if "ladder: note: " not in test.stdout or f"{STAGE}/reduce.cu" not in test.stdout:
+        problems.append("./ladder test did not note that the results describe the code as it was")
+    if fresh.returncode != 1:
+        problems.append(f"the saved machine code's freshness check exited {fresh.returncode}, not 1 (stale)")
+    print(test.stdout[-1500:] + fresh.stdout[-800:])
+    print("\n".join(problems) or "evidence_note: the edited stage passes ./ladder test with the note; the "
+          "maintainers' freshness check fails on it")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

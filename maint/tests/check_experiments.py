@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Every experiment kept as a patch (docs/experiments/<stage>/<name>.patch) applies to its stage file as it is now,
+with git apply, as ./ladder try applies it, and changes it, at the lines its hunk headers name (the pages show them);
+and the check is seen to work: each patch with one context line altered must be refused, a copy with its hunks one
+line off must be flagged, and each patch given to another stage must be refused as that stage's."""
+import pathlib
+import re
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+from scripts.stages import UsageProblem, reduce_stages, stage_file
+from scripts.tries import experiments, patched_text
+
+
+def refused(stage, patch_text):
+    with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:
+        f.write(patch_text)
+        f.flush()
+        try:
+            patched_text(stage, pathlib.Path(f.name))
+        except UsageProblem as e:
+            return str(e)
+    return None
+
+
+def misplaced_hunks(text, source):
+    """The hunks of a patch whose old lines (context and removed) are not the stage file's at the line it names."""
+    lines, out = source.splitlines(), []
+    for m in re.finditer(r"^@@ -(\d+),(\d+) [^\n]*\n((?:[ +\-][^\n]*\n?)*)", text, re.M):
+        start, count = int(m.group(1)), int(m.group(2))
+        old = [l[1:] for l in m.group(3).splitlines() if l[:1] in " -"]
+        if len(old) != count or lines[start - 1:start - 1 + count] != old:
+            out.append(f"the hunk at line {start} is not at line {start} of the file")
+    return out
+
+
+def main():
+    problems, found = [], experiments()
+    for stage, patch in found:
+        rel = patch.relative_to(ROOT)
+        try:
+            if patched_text(stage, patch) == stage_file(stage).read_text():
+                problems.append(f"{rel}: applies but changes nothing")
+        except UsageProblem as e:
+            problems.append(str(e))
+        text, source = patch.read_text(), stage_file(stage).read_text()
+        problems += [f"{rel}: {p} (rewrite its hunk headers)" for p in misplaced_hunks(text, source)]
+        shifted = re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{int(m.group(1)) + 1}", text, flags=re.M)
+        if not misplaced_hunks(shifted, source):
+            problems.append(f"{rel}: a copy with its hunks one line off passed: the check is broken")
+        # The planted bugs: a stale patch (one context line no longer in the file) must not apply...
+        lines = patch.read_text().splitlines(keepends=True)
+        i = next(k for k, line in enumerate(lines) if line.startswith(" ") and line.strip())
+        stale = "".join(lines[:i] + [" " + lines[i][1:].rstrip("\n") + " // changed\n"] + lines[i + 1:])
+        if not refused(stage, stale) or "does not apply" not in refused(stage, stale):
+            problems.append(f"{rel}: a stale copy (context line {i + 1} altered) applied: the check is broken")
+        # ...and a patch given to another stage is refused as the other stage's.
+        other = next(s for s in reduce_stages() if s != stage)
+        if f"it is an experiment of {stage}" not in (refused(other, patch.read_text()) or ""):
+            problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")
+    for p in problems:
+        print(f"experiments: {p}", file=sys.stderr)
+    if not problems:
+        print(f"experiments: {len(found)} patch(es) apply to their stage files with git apply; stale copies and "
+              "copies given to another stage are refused")
+    return 1 if problems or not found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The intrinsics readers reach for, in the host run (issue 36). The combining stage's file, edited as a reader would
+to use each family (loads and stores with cache hints, the atomics and their scopes, fences, cuda::atomic_ref,
+votes, warp reductions and shuffles with masks), must still sum every element once on the host, at awkward sizes,
+in either thread order and on a second launch: the host runs it, no compiler error. An edit that loses sums through
+an intrinsic must fail there; one that uses what the host run does not model is refused by name, with the reader's
+file, the line and the line itself.
+
+  python3 -m tests.check_host_intrinsics    (LADDER_BUILD: this build)
+"""
+import sys
+
+from scripts import host_run
+from scripts.host_checks import sum_problems
+from scripts.stages import combine_stage, stage_file
+
+TICKET = ("      cuda::atomic_ref<unsigned, cuda::thread_scope_device> counter(*ticket);\n"
+          "      is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;\n")
+WARP = "v += __shfl_down_sync(0xffffffffu, v, offset);"
+READ = "total += __ldcg(&partials[b]);"
+ATOMIC = "atomicAdd(out, sum);"
+
+# (what the edit uses, [(text, its replacement)]): each must leave the sum right on the host.
+RUNS = [
+    ("__ldg, __ldcs, __ldca", [(READ, "total += __ldg(&partials[b]) + __ldcs(&partials[b]) * 0.0f + "
+                                      "__ldca(&partials[b]) * 0.0f;")]),
+    ("atomicAdd_system", [(ATOMIC, "atomicAdd_system(out, sum);")]),
+    ("atomicAdd_block", [(ATOMIC, "atomicAdd_block(out, sum);")]),
+    ("__threadfence and atomicInc", [(TICKET, "      __threadfence();\n"
+                                              "      is_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;\n")]),
+    ("atomicCAS, __threadfence_system", [(TICKET, "      __threadfence_system();\n"
+                                                  "      unsigned seen = *ticket, old = seen;\n"
+                                                  "      do { seen = old; old = atomicCAS(ticket, seen, seen + 1); }"
+                                                  " while (old != seen);\n"
+                                                  "      is_last = seen == gridDim.x - 1;\n")]),
+    ("atomicExch, __threadfence_block, cuda::atomic_ref of block scope",
+     [(TICKET, "      __threadfence_block();\n"
+               "      cuda::atomic_ref<unsigned, cuda::thread_scope_block> counter(*ticket);\n"
+               "      is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;\n"),
+      ("*ticket = 0;  // ready for the next launch", "atomicExch(ticket, 0u);")]),
+    ("__shfl_xor_sync, __ballot_sync, __reduce_add_sync, __syncwarp(mask)",
+     [(WARP, "v += __shfl_xor_sync(0xffffffffu, v, offset) * (__ballot_sync(0xffffffffu, 1) != 0u ? 1.0f : 0.0f);\n"
+             "  __syncwarp(0xffffffffu);\n"
+             "  if (__reduce_add_sync(0xffffffffu, 1u) == 0u) v = 0.0f;")]),
+]
+# An intrinsic that loses sums: the host run must see it.
+LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
+# What the host run does not model: refused, naming it, the file and the line.
+REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
+           ("cg::", [(WARP, "v += cg::reduce(v);")])]
+
+
+def edited(stage, edits):
+    text = stage_file(stage).read_text()
+    for find, replace in edits:
+        if text.count(find) != 1:
+            raise SystemExit(f"host_intrinsics: `{find.strip()}` is not once in {stage}'s file: update this test")
+        text = text.replace(find, replace)
+    return text
+
+
+def problems_of(stage, edits, shown_as=None):
+    with host_run.stage_text(stage, edited(stage, edits), shown_as):
+        return sum_problems(stage)
+
+
+def main():
+    stage, problems = combine_stage(), []
+    for name, edits in RUNS:
+        try:
+            found = problems_of(stage, edits)
+        except host_run.HostRunError as e:
+            found = [str(e)[:1500]]
+        problems += [f"{name}: the host run of a correct file failed: {found[0]}"] if found else []
+    try:
+        if not problems_of(stage, LOSES[1]):
+            problems.append(f"{LOSES[0]}: the host run passed a file that loses every block's sum but one")
+    except host_run.HostRunError as e:
+        problems.append(f"{LOSES[0]}: the host run did not run: {e}")
+    for name, edits in REFUSED:  # as ./ladder try hands the host run a reader's file, which its messages name
+        try:
+            problems_of(stage, edits, "mine.cu")
+            problems.append(f"{name}: the host run ran a file using it instead of refusing it by name")
+        except host_run.HostRunUnmodelled as e:
+            line = next(n for n, text in enumerate(edited(stage, edits).split("\n"), 1) if name in text)
+            if f"`{name}" not in str(e) or f"mine.cu:{line}: `" not in str(e):
+                problems.append(f"{name}: refused, but without naming it, the reader's file and line {line}: {e}")
+        except host_run.HostRunError as e:
+            problems.append(f"{name}: not refused by name, but: {str(e)[:800]}")
+    for p in problems:
+        print(f"host_intrinsics: {p}", file=sys.stderr)
+    if not problems:
+        print(f"host_intrinsics: {len(RUNS)} files using the intrinsics readers reach for ran right on the host, the "
+              f"one that loses sums through atomicExch failed, and {len(REFUSED)} were refused by name")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

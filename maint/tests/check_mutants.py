@@ -1,0 +1,62 @@
+"""The planted bugs (maint/mutants.py), each of which its check must catch.
+
+  check_mutants.py            every planted bug on the GPU, and the machine-code ones: each caught by the check that
+                              names it (exit 77 without a GPU, after the machine-code ones ran)
+  check_mutants.py --cpu      the ones that need no GPU: the machine code's, and the CPU baseline's
+  check_mutants.py --texts    each planted bug's text is in its file exactly once; a copy of the table with one text
+                              changed must be reported (the check's own planted bug)
+  check_mutants.py --racy-warp  racecheck reports the unrolled last warp as written before Volta (volatile, no
+                              __syncwarp: maint/tests/racy_warp_unroll.cu), where 04_warp_unroll's tests see none
+"""
+import subprocess
+import sys
+
+from maint import mutants
+from scripts import build, sanitize
+from scripts.stages import build_dir
+
+
+def texts():
+    table = mutants.MUTANTS + mutants.CPU_MUTANTS
+    stale = [s for m in table if (s := mutants.stale(m))]
+    changed = table[-1]._replace(find=table[-1].find + " // since changed")
+    print("\n".join(stale) or f"mutants: the text of each of the {len(table)} planted bugs occurs once")
+    if not mutants.stale(changed):
+        print(f"mutants: a changed text ({changed.name}) was not reported")
+        return 1
+    return 1 if stale else 0
+
+
+def racy_warp():
+    exe = build_dir() / "maint" / "bin" / "racy_warp_unroll"
+    if not sanitize.program() or subprocess.run([str(exe)], capture_output=True).returncode == 77:
+        print(f"SKIPPED: {sanitize.MISSING if not sanitize.program() else 'no usable GPU'}")
+        return 77
+    done = subprocess.run([sanitize.program(), "--tool", "racecheck", "--error-exitcode", "99", str(exe)],
+                          capture_output=True, text=True)
+    print(done.stdout[-2000:] + f"racecheck {'reported the race' if done.returncode == 99 else 'MISSED the race'}")
+    return 0 if done.returncode == 99 else 1
+
+
+def main(argv):
+    if argv == ["--texts"]:
+        return texts()
+    if argv == ["--racy-warp"]:
+        return racy_warp()
+    gpu = "--cpu" not in argv and build.gpu_visible()
+    rows = mutants.rows(build_dir(), gpu=gpu) if "--cpu" in argv or gpu else []
+    mutants.print_rows(rows)
+    cpu = mutants.cpu_rows(build_dir(), gpu=gpu) if "--cpu" in argv or gpu else []
+    for name, caught, out in cpu:
+        print(f"  {name}: {'caught' if caught else 'NOT CAUGHT'}" + ("" if caught else f"\n{out}"))
+    missed = [r["mutant"] for r in rows if r["verdict"] != "caught"] + [n for n, caught, _ in cpu if not caught]
+    print(f"mutants: {len(rows) + len(cpu) - len(missed)} of {len(rows) + len(cpu)} planted bugs caught"
+          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    if not gpu and "--cpu" not in argv:
+        print("SKIPPED: no usable GPU, so the planted bugs that run on it were built but not run")
+        return 77
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

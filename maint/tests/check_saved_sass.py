@@ -1,0 +1,90 @@
+"""The machine code the pages quote belongs to the kernels as they are: each stage is compiled for sm_90 as the build
+compiles it (scripts/sass.py), disassembled with cuobjdump as ./maint/do profile does, and compared with
+docs/results/sass_<stage>.txt line for line. A kernel edited since its last profile fails, naming the stage and the
+first line that differs, until ./maint/do profile runs again on a GPU; an edit of the comments only passes. The
+counters come from the same profile run, so this is also the freshness check of the profile.
+
+  check_saved_sass.py [STAGE...]      compare (default: every stage)
+  check_saved_sass.py --self-test     a kernel edit (03's padding i / 32 -> i / 16) must fail, a comment must pass
+Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing.
+"""
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+from maint.measure import kernel_sass, saved_kernels
+from scripts.sass import Skip, compile_cubin, find_tools
+from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
+
+ARCH = "sm_90"  # the GPU docs/results/ was measured on
+
+
+def machine_code(stage, source, tools):
+    """The saved-SASS lines of `source`, compiled as `stage`'s file."""
+    nvcc, nvdisasm = tools
+    cuobjdump = next((p for p in [shutil.which("cuobjdump"), str(pathlib.Path(nvdisasm).parent / "cuobjdump"),
+                                  str(pathlib.Path(nvcc).parent / "cuobjdump")] if p and os.path.exists(p)), None)
+    if not cuobjdump:
+        raise Skip(f"cuobjdump not found (on PATH, beside nvcc or in {build_dir()}/tools): ./ladder test installs it "
+                   "there from PyPI (nvidia-cuda-cuobjdump)")
+    env = {**os.environ, "PATH": f"{pathlib.Path(nvdisasm).parent}{os.pathsep}{os.environ['PATH']}"}  # it runs nvdisasm
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = compile_cubin(source, ARCH, tools, build_dir(), tmp)
+        return kernel_sass(cubin, *saved_kernels(stage), cuobjdump, env)
+
+
+def stale(stage, source, tools):
+    """None if source's machine code is the saved one, else what differs, in one line."""
+    saved_path = ROOT / "docs" / "results" / f"sass_{stage}.txt"
+    if not saved_path.exists():  # a stage not profiled yet: its pages quote no machine code (they say so)
+        print(f"check_saved_sass: {stage}: not profiled yet (no docs/results/sass_{stage}.txt)")
+        return None
+    saved, now = saved_path.read_text().splitlines(), machine_code(stage, source, tools)
+    if now == saved:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(saved, now)) if a != b), min(len(saved), len(now)))
+    return (f"{stage}: the kernel changed since it was profiled: its machine code for {ARCH} differs from "
+            f"docs/results/sass_{stage}.txt from line {at + 1} ('{saved[at] if at < len(saved) else '(the end)'}' "
+            f"saved, '{now[at] if at < len(now) else '(the end)'}' now): run ./maint/do profile on a GPU, then "
+            f"./maint/do docs")
+
+
+def self_test(tools):
+    """A planted kernel edit must be seen, a comment-only edit must not."""
+    stage, problems = "03_padding", []
+    text = stage_file(stage).read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, edited, want in [("i / 32 -> i / 16", text.replace("i / 32", "i / 16"), True),
+                                    ("a comment added", text + "\n// a comment, and nothing else\n", False)]:
+            copy = pathlib.Path(tmp) / "reduce.cu"
+            copy.write_text(edited)
+            found = stale(stage, copy, tools) if edited != text else None
+            if bool(found) != want:
+                problems.append(f"{stage} with {label}: {'not seen' if want else 'reported stale: ' + str(found)}")
+            else:
+                print(f"check_saved_sass: self-test: {stage} with {label}: {'stale' if found else 'the same'}")
+    return problems
+
+
+def main(argv):
+    try:
+        tools = find_tools(build_dir())
+        if argv == ["--self-test"]:
+            problems = self_test(tools)
+        else:
+            problems = [s for s in (stale(st, stage_file(st), tools) for st in argv or ladder_stages()) if s]
+    except Skip as e:
+        print(f"SKIPPED: {e}")
+        return 77
+    except RuntimeError as e:
+        print(f"check_saved_sass: error: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(f"check_saved_sass: {p}" for p in problems) or
+          f"check_saved_sass: {', '.join(argv or ladder_stages())}: the saved machine code is the current kernels'")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,348 @@
+"""./ladder try: a stage with a constant, an option or an experiment's patch changed, built as a copy under
+<build>/try/ and run beside the stage as it is; or the reader's own version of the stage file, put through what the
+stage itself must pass, each check with the command that repeats it.
+
+The reader's file, without a GPU: the build, the machine-code rules (scripts/sass.py) and the host runs of its kernels
+and launcher (scripts/host_checks.py). With one: also the stage's default run in every regime and combine, its
+--self-test full, the sanitizers the stage's own tests run (scripts/sanitize.py), and the timing beside the stage.
+"""
+import collections
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+from . import host_checks, host_run, sanitize
+from .run import gemm_args, run_args, size_args
+from .stages import (ROOT, StageError, UsageProblem, all_pass, binary, combines, constants, describe, fmt_num,
+                     git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role, run_binary, save, say, shown,
+                     stage_file, table)
+
+Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
+CONSTANT_RANGE = (1, 64)
+
+
+def find_patch(spec):
+    """A patch path as the reader gave it: relative to where ./ladder was called from, else to the repository."""
+    for base in (pathlib.Path(os.environ.get("LADDER_CWD", ".")), ROOT):
+        if (base / spec).is_file():
+            return (base / spec).resolve()
+    raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
+
+
+def parse_change(stage, spec):
+    """What ./ladder try changes, checked against the stage file before anything is built: 'NAME=v1,v2' (a constant),
+    '--option=v1,v2' (a stage option, which the program checks), 'path/to/name.patch' (an experiment) or
+    'path/to/mine.cu' (the reader's own version of the stage file)."""
+    if spec.endswith(".patch"):
+        path = find_patch(spec)
+        patched_text(stage, path)
+        return Change("patch", path.stem, [], path)
+    if spec.endswith(".cu"):
+        path = pathlib.Path(os.environ.get("LADDER_CWD", ".")) / spec
+        if not path.is_file():
+            raise UsageProblem(f"try {stage} {spec}: no such file (give your version of {stage_file(stage).name}, "
+                               f"relative to where you run ./ladder)")
+        return Change("file", path.stem, [], path.resolve())
+    if "=" not in spec:
+        hint = f" (write it as {spec}=v1,v2)" if spec.startswith("--") else ""
+        raise UsageProblem(f"try {stage} {spec}: not NAME=v1,v2 (a constant of the stage file), --option=v1,v2, "
+                           f"path/to/experiment.patch or path/to/mine.cu{hint}")
+    name, text = spec.split("=", 1)
+    values = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))  # each value once, in order
+    if not name or not values:
+        raise UsageProblem(f"try {stage} {spec}: names no values")
+    if name.startswith("-"):
+        return Change("option", name, values, None)
+    return Change("constant", name, check_constant(stage, name, values), None)
+
+
+def check_constant(stage, name, values):
+    """The values to build a copy for: all but the file's own (the stage as it is runs that one)."""
+    found = constants(stage)
+    if name not in found:
+        patches = sorted(p.name for p in (ROOT / "docs" / "experiments" / stage).glob("*.patch"))
+        have = f"its constants: {', '.join(found)}" if found else \
+            "it has none: vary one of its options (--option=v1,v2)" + \
+            (f" or try one of its experiments ({', '.join(patches)})" if patches else "")
+        raise UsageProblem(f"try {stage} {name}=...: {stage}/{stage_file(stage).name} has no constant {name} "
+                           f"({have})")
+    lo, hi = CONSTANT_RANGE
+    for v in values:
+        if not v.isdigit() or not lo <= int(v) <= hi:
+            raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
+                               f"give whole numbers from {lo} to {hi}")
+    own = found[name].strip()
+    others = [v for v in values if not (own.isdigit() and int(v) == int(own))]
+    if not others:
+        raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {own} already, so "
+                           f"there is nothing to compare: give other values")
+    return others
+
+
+def git_apply(args, cwd):
+    """git apply in a scratch directory, never in a repository around it."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(pathlib.Path(cwd).parent)}
+    try:
+        return subprocess.run(["git", "apply", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UsageProblem("git is needed to apply an experiment's patch (apt-get install git)") from None
+
+
+def patched_text(stage, patch):
+    """The stage file with the patch applied by git apply (in a scratch copy; the stage file stays as it is).
+    UsageProblem, in git's words, if the patch changes another file or no longer applies."""
+    target = f"{stage}/{stage_file(stage).name}"
+    error = lambda text: "; ".join(l.removeprefix("error: ").strip() for l in text.splitlines() if l.strip())  # noqa
+    with tempfile.TemporaryDirectory() as tmp:
+        numstat = git_apply(["--numstat", str(patch)], tmp)
+        paths = [line.split("\t")[-1] for line in numstat.stdout.splitlines()]
+        if numstat.returncode != 0 or not paths:
+            raise UsageProblem(f"try {stage} {shown(patch)}: git apply reads no patch in it: "
+                               f"{error(numstat.stderr) or 'no diff'}")
+        if paths != [target]:
+            owner = paths[0].split("/")[0]
+            suggestion = f": it is an experiment of {owner} (./ladder try {owner[:2]} {shown(patch)})" \
+                if len(paths) == 1 and owner in ladder_stages() else ""
+            raise UsageProblem(f"try {stage} {shown(patch)}: the patch changes {', '.join(paths)}, not {target}"
+                               f"{suggestion}")
+        copy = pathlib.Path(tmp) / target
+        copy.parent.mkdir(parents=True)
+        copy.write_text(stage_file(stage).read_text())
+        proc = git_apply([str(patch)], tmp)
+        if proc.returncode != 0:
+            raise UsageProblem(f"try {stage} {shown(patch)} does not apply to {target} as it is now; git apply says: "
+                               f"{error(proc.stderr)}")
+        return copy.read_text()
+
+
+def experiments():
+    """Every experiment kept as a patch: docs/experiments/<stage>/<name>.patch -> [(stage, path)]."""
+    return [(p.parent.name, p) for p in sorted((ROOT / "docs" / "experiments").glob("*/*.patch"))]
+
+
+def variant_target(stage, name):
+    return f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}"
+
+
+def build_copies(build, stage, copies):
+    """Writes each (target, source text, note) copy of a stage file, and its note, under <build>/try/<target>/ (the top
+    CMakeLists.txt makes a program of each), builds them, and returns their executables; StageError if one does not
+    build (the compiler's messages went to stderr)."""
+    for target, text, note in copies:
+        folder = pathlib.Path(build) / "try" / target
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, content in ((stage_file(stage).name, text), ("note.txt", re.sub(r"[^\w .,=+()/-]", "_", note))):
+            if not (folder / name).exists() or (folder / name).read_text() != content:
+                (folder / name).write_text(content)
+    targets = [target for target, _, _ in copies]
+    if subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build)], stdout=subprocess.DEVNULL).returncode != 0:
+        raise StageError(f"CMake could not configure {build} with the copies of {stage} (its errors are above)")
+    if subprocess.run(["cmake", "--build", str(build), "--target", *targets], stdout=sys.stderr).returncode != 0:
+        raise StageError(f"the copies of {stage} did not build (the compiler's errors are above)")
+    return [str(pathlib.Path(build) / "try" / "bin" / t) for t in targets]
+
+
+def patched_copy(build, stage, patch):
+    """The stage with an experiment's patch applied, built under <build>/try/; its executable."""
+    say(f"ladder: building {stage} with {shown(patch)}")
+    note = f"a copy of {stage} with {pathlib.Path(patch).name} applied (./ladder try)"
+    return build_copies(build, stage, [(variant_target(stage, pathlib.Path(patch).stem), patched_text(stage, patch),
+                                        note)])[0]
+
+
+def cmd_try(a):
+    stage = resolve_stage(a.stage)
+    change = parse_change(stage, a.change)
+    if change.kind == "file":
+        return try_file(a, stage, change.path)
+    runs = [("as in the file", binary(stage), [])]
+    name = change.name
+    if change.kind == "patch":
+        runs.append((f"{name} (the patch)", patched_copy(a.build, stage, change.path), []))
+        return run_variants(a, stage, name, runs, patch=shown(change.path))
+    if change.kind == "option":  # each value checked by the stage program itself, before anything runs
+        for v in change.values:
+            try:
+                describe(stage, (name, v))
+            except UsageProblem as e:
+                raise UsageProblem(f"try {stage} {name}={v}: {e}") from None
+        runs += [(f"{name} {v}", binary(stage), [name, v]) for v in change.values]
+        return run_variants(a, stage, name, runs)
+    text = stage_file(stage).read_text()
+    pattern = re.compile(r"^(constexpr\s+[\w:]+\s+" + re.escape(name) + r"\s*=\s*)([^;]+)(;.*)$", re.M)
+    original = pattern.search(text)[2].strip()
+    say(f"ladder: building {len(change.values)} variant(s) of {stage} with {name} = {', '.join(change.values)} "
+        f"(the file says {original}: the stage as it is runs that one)")
+    paths = build_copies(a.build, stage, [(variant_target(stage, f"{name}_{v}"),
+                                           pattern.sub(lambda m, v=v: m[1] + v + m[3], text, count=1),
+                                           f"a copy of {stage} with {name} = {v} (./ladder try)")
+                                          for v in change.values])
+    runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
+    runs += [(f"{name} = {v}", p, []) for v, p in zip(change.values, paths)]
+    return run_variants(a, stage, name, runs)
+
+
+def run_variants(a, stage, name, runs, **meta):
+    """Runs each (label, executable, extra arguments), prints them side by side and saves them."""
+    base = gemm_args(a) if role(stage) == "gemm" else [*size_args(a), *regime_args(stage), *run_args(a)]
+    rows = []
+    for label, exe, extra in runs:
+        r, _ = run_binary(stage, [*base, *extra], exe=exe)
+        say(f"      {stage}: {label}")
+        rows += [{**row, "variant": label} for row in r]
+    headers, body = try_lines(rows, role(stage) == "gemm")
+    print(f"\n{stage} with {name} changed, on {rows[0]['device']}; median of {rows[0]['reps']} reps, L2 flush: "
+          f"{rows[0]['l2_flush']}\n")
+    print(table(headers, body))
+    print("\n  x file: the unchanged stage's time / the variant's, in the same regime (above 1: the variant is faster)")
+    if a.save:
+        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit(), **meta},
+             a.save_format)
+    return 0 if all_pass(rows) else 1
+
+
+def try_lines(rows, is_gemm):
+    """One line per variant (and regime): (headers, body), for ./ladder try and the docs."""
+    key = "pad" if is_gemm else "regime"
+    base = {r[key]: float(r["ms_median"]) for r in rows if r["variant"] == rows[0]["variant"]}
+    if is_gemm:
+        return ["variant", "kernel", "check", "ms", "GFLOP/s", "% cuBLAS", "x file"], [
+            [r["variant"], f"tiled {r['tile']}" + (" padded" if r["pad"] == "true" else ""), r["check"],
+             f"{float(r['ms_median']):.3f}", fmt_num(r["gflops"], ".0f"), fmt_num(r["pct_cublas"], ".1f"),
+             f"{base[r['pad']] / float(r['ms_median']):.2f}"] for r in rows]
+    return ["variant", "regime", "grid", "check", "ms", "GB/s", "% peak", "x file", "x CUB"], [
+        [r["variant"], r["regime"], r["grid"], r["check"], f"{float(r['ms_median']):.4f}", fmt_num(r["gbps"], ".0f"),
+         fmt_num(r["pct_peak"], ".1f"), f"{base[r['regime']] / float(r['ms_median']):.2f}", fmt_num(r["x_cub"], ".2f")]
+        for r in rows]
+
+
+# ---- the reader's own file ------------------------------------------------------------------------------------------
+
+PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
+Check = collections.namedtuple("Check", "name status detail command")
+STAGE_FAILURE = re.compile(r"^(?:[\w.-]+: )?\s*((?:FAIL|error)\b.*)$", re.M)
+
+
+def why_failed(text, status):
+    """What a failed run printed that says why: compute-sanitizer's first report, the stage's first FAIL line or
+    error, or else the last line it printed."""
+    found = (sanitize.REPORT.search(text) if status == 99 else None) or STAGE_FAILURE.search(text)
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    line = found[1].strip() if found else (f"exit status {status}: {last}" if last else
+                                           f"exit status {status}, and it printed nothing")
+    return ("compute-sanitizer: " if status == 99 else "") + line[:300]
+
+
+def machine_code(copy, build):
+    cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(copy)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    return Check("machine code: the rules of scripts/sass.py (atomics of device scope, a ticket released and "
+                 "acquired, no non-coherent read of what the launch wrote)", {0: PASS, 77: NOT_RUN}.get(
+                     done.returncode, FAIL), "; ".join((done.stdout + done.stderr).strip().splitlines()[-3:]),
+                 " ".join(["python3", *cmd[1:]]))
+
+
+def not_this_stage(stage, text):
+    """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has:
+    otherwise a renamed kernel or another stage's file would pass an empty run), or None."""
+    kernels = host_run.entries(stage_file(stage).read_text())
+    missing = [e for e in kernels if e not in host_run.entries(text)]
+    if f'"{stage}"' not in text:
+        return f"the file does not name {stage} (its main() names the stage it runs)"
+    if missing:
+        return (f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels it "
+                f"runs: {', '.join(m[0] for m in kernels)})")
+    return None
+
+
+def host_runs(stage, text, repeat, not_it, path):
+    """The file's kernels on the host, in a copy of the project with the stage file replaced, messages naming path."""
+    what = "C equals the product, made by the file's launcher at edge shapes, either thread order" \
+        if role(stage) == "gemm" else \
+        "every element added once, at awkward sizes, every input offset, either thread order, three block orders " \
+        "and a second launch, and through the file's launcher with the shared memory and buffers it asks for"
+    name = f"host run: {what}"
+    if not_it:
+        return Check(name, FAIL, not_it, repeat)
+    with host_run.stage_text(stage, text, path.resolve()):
+        try:
+            found = host_checks.problems(stage)
+        except host_run.HostRunUnmodelled as e:
+            return Check(name, NOT_RUN, str(e), repeat)
+        except host_run.HostRunError as e:
+            found = [str(e)]
+    return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
+
+
+def gpu_checks(exe, stage):
+    """The checks on the GPU, or None where there is none."""
+    if subprocess.run([exe, "--list-devices"], capture_output=True).returncode == 77:
+        return None
+    every = [] if role(stage) != "reduce" else [
+        *regime_args(stage), *(["--combine", ",".join(combines(stage))] if len(combines(stage)) > 1 else [])]
+    checks = []
+    for name, cmd in [("the default run's checks, every regime and combine", [exe, *every]),
+                      ("--self-test full", [exe, "--self-test", "full"])]:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        checks.append(Check(name, PASS if done.returncode == 0 else FAIL, "" if done.returncode == 0 else
+                            why_failed(done.stdout + done.stderr, done.returncode), " ".join(map(shown, cmd))))
+    if not sanitize.program():
+        return checks + [Check("compute-sanitizer", NOT_RUN, sanitize.MISSING, "")]
+    for tool, status, out in sanitize.run(exe):
+        cmd = ["compute-sanitizer", *sanitize.command(exe, tool)[1:]]
+        checks.append(Check(f"compute-sanitizer --tool {tool}", PASS if status == 0 else FAIL,
+                            "" if status == 0 else why_failed(out, status), " ".join(map(shown, cmd))))
+    return checks
+
+
+def report(stage, path, checks):
+    """The report, on stdout (progress and the compiler's messages went to stderr); returns the exit status."""
+    print(f"\nladder try {stage} {path}: each check, and the command that repeats it")
+    for c in checks:
+        print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
+              + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""))
+    failed = [c for c in checks if c.status == FAIL]
+    skipped = [c for c in checks if c.status == NOT_RUN]
+    if failed:
+        print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(checks)}: "
+              + ", ".join(c.name.split(":")[0] for c in failed))
+        return 1
+    if skipped:
+        print(f"ladder try: passed the {len(checks) - len(skipped)} checks it could run; not run here: "
+              + ", ".join(c.name.split(":")[0] for c in skipped))
+        return 77
+    print(f"ladder try: passed everything ({len(checks)} checks)")
+    return 0
+
+
+def try_file(a, stage, path):
+    text = path.read_text()
+    target = variant_target(stage, f"own_{path.stem}")
+    say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
+    try:  # #line: the compiler's messages and the machine code's lines name the reader's file, not the copy
+        exe = build_copies(a.build, stage, [(target, f'#line 1 "{path}"\n{text}',
+                                             f"{path.name}, a reader's version of {stage} (./ladder try)")])[0]
+    except StageError:
+        return report(stage, path, [Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are "
+                                          "above, on stderr)", f"cmake --build {a.build} --target {target}")])
+    copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
+    repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
+    not_it = not_this_stage(stage, text)
+    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat, not_it, path)]
+    gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
+    if not_it:  # nothing more to learn from running it as this stage
+        return report(stage, path, checks + [Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", "")])
+    on_gpu = gpu_checks(exe, stage)
+    if on_gpu is None:
+        return report(stage, path, checks + [Check(gpu_name, NOT_RUN, "no usable GPU here", "")])
+    checks += on_gpu
+    if all(c.status != FAIL for c in checks):
+        try:
+            ok = run_variants(a, stage, f"own_{path.stem}", [("the stage", binary(stage), []), (path.name, exe, [])])
+            checks.append(Check("timing beside the stage's own", PASS if ok == 0 else FAIL, "the table above", ""))
+        except StageError as e:
+            checks.append(Check("timing beside the stage's own", FAIL, str(e).splitlines()[-1], ""))
+    return report(stage, path, checks)
