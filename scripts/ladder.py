@@ -43,37 +43,14 @@ COMMANDS = {
 }
 EXAMPLES = {
     "run": "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm",
-    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^05_shuffle\\.' -V\n"
-            "  ./ladder test -- --schedule-random      (everything after -- goes to ctest as it is)",
+    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^05_shuffle\\.' -V     (any other option goes to "
+            "ctest as it is)",
     "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
     "diff": "./ladder diff 04 05\n  ./ladder diff 01 06      (any two stages of one kind)",
     "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
            "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
            "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)",
 }
-def whole(text):
-    """An argparse type for ./ladder's own counts (ctest's -j and --timeout)."""
-    if not text.strip().isdigit() or not 1 <= int(text) <= 86400:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number from 1 to 86400")
-    return int(text)
-
-
-# ctest's options that ./ladder test passes on, in this order; what follows -- goes to ctest as it is.
-TEST_OPTIONS = [
-    ("-R", dict(metavar="REGEX", help="run only the tests whose names match REGEX")),
-    ("-E", dict(metavar="REGEX", help="leave out the tests whose names match REGEX")),
-    ("-L", dict(metavar="LABEL", help="run only the tests labelled LABEL: cpu or gpu")),
-    ("-LE", dict(metavar="LABEL", help="leave out the tests labelled LABEL")),
-    ("--timeout", dict(metavar="SECONDS", type=whole, help="a time limit for every test")),
-    ("--repeat", dict(metavar="MODE:N", help="until-fail:N, until-pass:N or after-timeout:N, as ctest takes it")),
-    ("-V", dict(action="store_true", help="print every test's output")),
-    ("-VV", dict(action="store_true", help="print every test's output and ctest's own steps")),
-    ("-N", dict(action="store_true", help="list the tests, run none")),
-    ("--stop-on-failure", dict(action="store_true", help="stop at the first failure")),
-    ("--rerun-failed", dict(action="store_true", help="run only the tests that failed last time")),
-]
-
-
 class Parser(argparse.ArgumentParser):
     """argparse, with its errors in the project's one-line form instead of a usage block."""
 
@@ -112,11 +89,9 @@ def parser():
         cmds[name].add_argument("--build", metavar="DIR", help="the build directory (default: build)")
     stage_options(cmds["run"])
     cmds["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
-    for flag, kwargs in TEST_OPTIONS:
-        cmds["test"].add_argument(flag, dest=flag.lstrip("-").replace("-", "_"), **kwargs)
-    cmds["test"].add_argument("--output-on-failure", action="store_true", help="accepted: ./ladder test always does")
-    cmds["test"].add_argument("-j", "--parallel", metavar="N", type=whole, default=build.ncpu(),
-                              help="tests run at once (default: the CPU count)")
+    cmds["test"].add_argument("-j", "--parallel", metavar="N", default=str(build.ncpu()),
+                              help="tests run at once (default: the CPU count); any other option (-R REGEX, -L LABEL, "
+                                   "-V, ...) goes to ctest as it is, which checks it")
     cmds["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
     cmds["diff"].add_argument("after", metavar="B", help="another stage of the same kind: 05 or 05_shuffle")
     cmds["try"].usage = "./ladder try [options] STAGE CHANGE"
@@ -198,19 +173,14 @@ def parse(argv):
         sys.exit(0)
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
         raise UsageProblem(f"unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
-    passthrough = argv[argv.index("--") + 1:] if argv[0] == "test" and "--" in argv else []
-    argv = argv[:argv.index("--")] if passthrough or argv[-1:] == ["--"] else argv
     a, extras = p.parse_known_args(argv)
     a.build = build_dir
     if a.command == "try":
         take_try_change(a, extras, cmds["try"])
+    if a.command == "test":
+        a.ctest_args, extras = [x for x in extras if x != "--"], []
     if extras:
         cmds[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
-    if a.command == "test":
-        if a.repeat and not re.fullmatch(r"(until-fail|until-pass|after-timeout):[1-9]\d*", a.repeat):
-            cmds["test"].error(f"argument --repeat: '{a.repeat}' is not until-fail:N, until-pass:N or after-timeout:N")
-        a.ctest_args = [x for flag, _ in TEST_OPTIONS for value in [getattr(a, flag.lstrip("-").replace("-", "_"))]
-                        if value for x in ([flag] if value is True else [flag, str(value)])] + passthrough
     for option in ("build", "save"):
         if getattr(a, option, None):
             writable_directory(f"--{option}", getattr(a, option))

@@ -1,11 +1,11 @@
-"""The intrinsics readers reach for, in the host run (issue 36). The combining stage's file, edited as a reader would
+"""The intrinsics readers reach for, in the host run. The combining stage's file, edited as a reader would
 to use each family (loads and stores with cache hints, the atomics and their scopes, fences, cuda::atomic_ref,
 votes, warp reductions and shuffles with masks), must still sum every element once on the host, at awkward sizes,
 in either thread order and on a second launch: the host runs it, no compiler error. An edit that loses sums through
 an intrinsic must fail there; one that uses what the host run does not model is refused by name, with the reader's
 file, the line and the line itself.
 
-  python3 -m tests.check_host_intrinsics    (LADDER_BUILD: this build)
+  python3 -m maint.tests.check_host_intrinsics
 """
 import sys
 
@@ -37,6 +37,9 @@ RUNS = [
                "      cuda::atomic_ref<unsigned, cuda::thread_scope_block> counter(*ticket);\n"
                "      is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;\n"),
       ("*ticket = 0;  // ready for the next launch", "atomicExch(ticket, 0u);")]),
+    ("__shfl_sync, __shfl_up_sync", [(WARP, "v += __shfl_sync(0xffffffffu, v, (threadIdx.x + offset) % 32) * "
+                                            "(threadIdx.x % 32 + offset < 32 ? 1.0f : 0.0f) + 0.0f * "
+                                            "__shfl_up_sync(0xffffffffu, v, offset);")]),
     ("__shfl_xor_sync, __ballot_sync, __reduce_add_sync, __syncwarp(mask)",
      [(WARP, "v += __shfl_xor_sync(0xffffffffu, v, offset) * (__ballot_sync(0xffffffffu, 1) != 0u ? 1.0f : 0.0f);\n"
              "  __syncwarp(0xffffffffu);\n"

@@ -152,8 +152,6 @@ inline void trampoline() {
   swapcontext(&self().context, &run().scheduler);
 }
 
-inline unsigned lane_of(const Fiber& f) { return f.tid % kWarp; }
-
 // Resolves the warp-wide operation the lanes of warp w wait at, once every lane of its mask waits there.
 inline bool resolve_warp(unsigned w) {
   Run& r = run();
@@ -401,13 +399,9 @@ inline float __ldcg(const float* p) {
 inline float __ldg(const float* p) { return *p; }
 inline float __ldcs(const float* p) { return *p; }
 inline float __ldca(const float* p) { return *p; }
-inline float __ldlu(const float* p) { return *p; }
 inline float4 __ldg(const float4* p) { return *p; }
 inline float4 __ldcg(const float4* p) { return *p; }
 inline float4 __ldcs(const float4* p) { return *p; }
-inline void __stcg(float* p, float v) { *p = v; }
-inline void __stcs(float* p, float v) { *p = v; }
-inline void __stwt(float* p, float v) { *p = v; }
 inline float atomicAdd_block(float* p, float v) { return atomicAdd(p, v); }
 inline float atomicAdd_system(float* p, float v) { return atomicAdd(p, v); }
 template <typename T>
@@ -428,9 +422,6 @@ inline unsigned atomicCAS(unsigned* p, unsigned compare, unsigned v) {
 }
 inline int atomicCAS(int* p, int compare, int v) { return ladder_exchange(p, *p == compare ? v : *p); }
 inline unsigned atomicInc(unsigned* p, unsigned limit) { return ladder_exchange(p, *p >= limit ? 0u : *p + 1); }
-inline unsigned atomicDec(unsigned* p, unsigned limit) {
-  return ladder_exchange(p, *p == 0 || *p > limit ? limit : *p - 1);
-}
 inline void __threadfence() {}
 inline void __threadfence_block() {}
 inline void __threadfence_system() {}
