@@ -1,6 +1,7 @@
-"""./maint/do test: the maintainers' tests. Each check is a program of maint/tests/ (or of the build); they run side by
-side, each line printed as its check ends, and the checks that need the GPU to themselves run last, one at a time.
-Exit status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
+"""./maint/do test: the maintainers' tests. Each check is a program of maint/tests/ (or of the build), each line printed
+as its check ends. The checks that need no GPU run side by side; the ones that use it run one after another, beside
+them, so each has the GPU to itself (a planted bug whose verdict rests on the shared-memory fill or on a rate needs
+that). Exit status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
 import concurrent.futures
 import os
 import re
@@ -15,7 +16,7 @@ PY = [sys.executable, "-m"]
 
 
 def checks(b):
-    """(name, command, alone): alone, the check runs after the others, with the GPU to itself."""
+    """(name, command, gpu): gpu, the check runs in the GPU's lane, one at a time."""
     unit = b / "maint" / "bin" / "unit_tests"
     found = [
         ("unit", [str(unit)] if unit.exists() else ["sh", "-c", "echo 'SKIPPED: GoogleTest not found (apt-get install "
@@ -42,12 +43,12 @@ def checks(b):
         *[(f"thread_models.{s}", [*PY, "maint.tests.check_thread_models", "--stage", s], 0) for s in ladder_stages()],
         *[(f"thread_models.{s}.drifts", [*PY, "maint.tests.check_thread_models", "--drifts", s], 0)
           for s in ladder_stages()],
-        ("racecheck_sees_race", [*PY, "maint.tests.check_mutants", "--racy-warp"], 0),
+        ("mutants", [*PY, "maint.tests.check_mutants"], 1),
         ("try_file.gpu", [*PY, "maint.tests.check_try_file", "--correct"], 1),
+        ("racecheck_sees_race", [*PY, "maint.tests.check_mutants", "--racy-warp"], 1),
         ("profile_metrics", [*PY, "maint", "profile", "--ncu-check", ladder_stages()[0]], 1),
         ("shared_poison", [str(b / "maint" / "bin" / "shared_poison_probe")], 1),
         ("mutants.cpu", [*PY, "maint.tests.check_mutants", "--cpu"], 0),
-        ("mutants", [*PY, "maint.tests.check_mutants"], 1),
     ]
     return found
 
@@ -75,13 +76,17 @@ def main(a):
     build.disassemblers(a.build)
     chosen = [c for c in checks(a.build) if not a.k or a.k in c[0]]
     started, results = time.time(), {}
-    with concurrent.futures.ThreadPoolExecutor(max(1, a.parallel)) as pool:
-        futures = {pool.submit(run_one, name, cmd, a.build): name for name, cmd, alone in chosen if not alone}
+
+    def gpu_lane():
+        for name, cmd, gpu in chosen:
+            if gpu:
+                results[name] = run_one(name, cmd, a.build)
+    with concurrent.futures.ThreadPoolExecutor(max(2, a.parallel + 1)) as pool:
+        lane = pool.submit(gpu_lane)
+        futures = {pool.submit(run_one, name, cmd, a.build): name for name, cmd, gpu in chosen if not gpu}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()
-    for name, cmd, alone in chosen:
-        if alone:
-            results[name] = run_one(name, cmd, a.build)
+        lane.result()
     failed = [n for n, s in results.items() if s == "FAIL"]
     skipped = [n for n, s in results.items() if s == "skip"]
     print(f"maint: {len(results) - len(failed) - len(skipped)} checks passed, {len(skipped)} skipped, {len(failed)} "

@@ -225,8 +225,9 @@ def print_sweep(rows):
 def probe_rows(a, regime):
     stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
     say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
-    return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", "64,128,256,512,1024",
-                                                      *regime_args(s, [regime]), *run_args(a)])[0]]
+    blocks = lambda s: ",".join(next(o["values"] for o in describe(s)["options"] if "--block" in o["flags"]))  # noqa
+    return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", blocks(s), *regime_args(s, [regime]),
+                                                      *run_args(a)])[0]]
 
 
 def print_probe(rows):

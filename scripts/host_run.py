@@ -18,6 +18,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -248,15 +249,19 @@ def _build(source):
     directory = pathlib.Path(tempfile.gettempdir()) / "cuda-ladder-host-run"
     directory.mkdir(exist_ok=True)
     exe = directory / digest.hexdigest()[:16]
+    warnings = exe.with_suffix(".warnings")
     if not exe.exists():  # built under a name of this process's own, then renamed: tests run in parallel
         mine, src = directory / f"{exe.name}.{os.getpid()}", directory / f"{exe.name}.{os.getpid()}.cpp"
         src.write_text(source)
-        build = subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
-                                "-I", str(HOST), "-o", str(mine), str(src)], capture_output=True, text=True)
+        build = subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-I", str(HOST),
+                                "-o", str(mine), str(src)], capture_output=True, text=True)
         src.unlink()
         if build.returncode:
             return None, build.stderr
+        warnings.write_text(build.stderr)
         os.replace(mine, exe)
+    if warnings.exists() and warnings.read_text().strip():  # shown, not failed: the GPU build only warns too
+        print(f"host run: the host build of the device code warns:\n{warnings.read_text().strip()}", file=sys.stderr)
     return exe, ""
 
 

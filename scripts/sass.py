@@ -4,11 +4,14 @@
 Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through
 the non-coherent path (__ldg), an atomic of block scope (atomicAdd_block) in a kernel of many blocks. The sum
 still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage
-file as it is (for sm_90, with the flags the build compiles the stages with), disassembles it with nvdisasm and demands, of every kernel, in code order:
-  a. every global atomic (ATOM, ATOMG, RED, REDG) is of device scope or wider (.GPU or .SYS);
+file as it is (for sm_90, with the flags the build compiles the stages with), disassembles it with nvdisasm and
+demands, of every kernel, in code order:
+  a. no global atomic (ATOM, ATOMG, RED, REDG) is of block scope (.CTA or .SM: atomicAdd_block);
   b. an atomic whose result the kernel uses (ATOM/ATOMG into a register other than RZ: a ticket) is a release
-     and an acquire: a MEMBAR of .GPU or .SYS scope after the last global store before it, and a CCTL.IVALL
-     after it, before the next global load;
+     where the kernel stored to global memory before it (a MEMBAR of .GPU or .SYS scope after the last such store)
+     and an acquire where it loads from global memory after it (a CCTL.IVALL before the next such load); an atomic
+     that only adds into the result (a relaxed fetch_add, or the compare-and-swap loop the compiler makes of one)
+     publishes nothing, and is no ticket;
   c. no load through the non-coherent path (LDG/LD .CONSTANT) comes after the kernel's first global store or
      atomic: what the launch itself writes must not be read through a cache that does not see those writes.
 Each problem is printed as FILE:LINE: KERNEL: INSTRUCTION ..., with the line of the kernel source.
@@ -16,8 +19,7 @@ Each problem is printed as FILE:LINE: KERNEL: INSTRUCTION ..., with the line of 
 A PASS proves these instructions are in this machine code in this order. It does not prove the kernel right: the
 order is the order of the code, not every path through it (a loop's back edge that runs a non-coherent load after
 a store of an earlier iteration is not seen); it knows nothing of addresses (a fence before the wrong store looks
-the same); a relaxed atomic whose result is used as a plain counter would be refused; and other architectures are
-checked only when --arch names them. Shared-memory races are racecheck's to find.
+the same); and other architectures are checked only when --arch names them. Shared-memory races are racecheck's to find.
 
 Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a file that does not compile or
 has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
@@ -140,12 +142,11 @@ def problems(code):
     out, written = [], None
     for i, ins in enumerate(code):
         if ins.op in ATOMICS:
-            if not ins.mods & WIDE:
-                scope = next((f"a block-scope (.{s}) atomic" for s in ("CTA", "SM") if s in ins.mods),
-                             "an atomic of no device scope")
-                out.append((ins, f"{ins} is {scope}: atomic only among one block's threads, while other blocks use "
-                                 f"the same address (atomicAdd_block?); a kernel of many blocks needs .GPU or .SYS"))
-            if ins.op in ("ATOM", "ATOMG") and destination(ins) != "RZ":
+            if scope := next((s for s in ("CTA", "SM") if s in ins.mods), None):
+                out.append((ins, f"{ins} is a block-scope (.{scope}) atomic: atomic only among one block's threads, "
+                                 f"while other blocks use the same address (atomicAdd_block?); a kernel of many blocks "
+                                 f"needs .GPU or .SYS"))
+            if ins.op in ("ATOM", "ATOMG") and destination(ins) != "RZ" and not ins.mods & {"CAS", "CAST"}:
                 out += ticket_problems(code, i)
         if ins.op in LOADS and "CONSTANT" in ins.mods and written:
             out.append((ins, f"{ins} reads through the non-coherent path (__ldg or a const __restrict__ load) after "
@@ -163,15 +164,17 @@ def destination(ins):
 
 
 def ticket_problems(code, i):
-    """An atomic whose result is used takes a ticket: a release before it, an acquire after it."""
+    """An atomic whose result is used takes a ticket: a release after the block's global stores before it, an acquire
+    before its global loads after it (none is needed where there are no such stores or loads)."""
     out, ins = [], code[i]
+    stores = [j for j in range(i) if code[j].op in STORES]
     start = max((j + 1 for j in range(i) if code[j].op in STORES or code[j].op in ATOMICS), default=0)
-    if not any(c.op == "MEMBAR" and c.mods & WIDE for c in code[start:i]):
+    if stores and not any(c.op == "MEMBAR" and c.mods & WIDE for c in code[start:i]):
         out.append((ins, f"{ins} takes a ticket with no MEMBAR.*.GPU before it (release missing): the block's "
                          f"writes before it need not be visible to the block that draws the last ticket"))
     later = code[i + 1:]
-    end = next((j for j, c in enumerate(later) if c.op in LOADS), len(later))
-    if not any(c.op == "CCTL" and "IVALL" in c.mods for c in later[:end]):
+    end = next((j for j, c in enumerate(later) if c.op in LOADS), None)
+    if end is not None and not any(c.op == "CCTL" and "IVALL" in c.mods for c in later[:end]):
         out.append((ins, f"{ins} takes a ticket with no CCTL.IVALL after it (acquire missing): the reads after it "
                          f"may see stale data of the other blocks"))
     return out
