@@ -69,10 +69,9 @@ def kernel_problems(stage):
     host_run.executable(stage)  # built once, before the runs
     launches = sum_launches(stage)
     def one(entry, block, grid, n, offset, reverse, launches_, blocks):
-        order = block_order(blocks, grid, n)
         return host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
                             launches=launches_, quiet=1, outs=1 if entry in ONE_RESULT else 0,
-                            **({"order": order} if order else {}))
+                            **block_arg(blocks, grid, n))
     traces = side_by_side([(l, lambda l=l: one(*l)) for l in launches])
     out, seen = [], set()
     for entry, block, grid, n, offset, reverse, launches_, blocks in launches:
@@ -84,9 +83,28 @@ def kernel_problems(stage):
             order = (", threads run last to first" if reverse else "") + (
                 ", the second of two launches" if launches_ > 1 else "") + (
                 f", blocks run {blocks} ({','.join(map(str, block_order(blocks, grid, n)))})" if blocks else "")
-            out.append(f"{stage} ({entry}), block {block}, grid {grid}, n = {n}, offset {offset}{order}: the host "
-                       f"run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}")
+            out.append(f"{host_run.SHOWN_AS.get(stage, stage)} (its kernel {entry}), block {block}, grid {grid}, n = {n}, "
+                       f"offset {offset}{order}: the host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}"
+                       + elements(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
+                                  outs=1 if entry in ONE_RESULT else 0, **block_arg(blocks, grid, n)))
     return out
+
+
+def block_arg(blocks, grid, n):
+    return {"order": block_order(blocks, grid, n)} if blocks else {}
+
+
+def elements(stage, entry, **launch):
+    """Which input elements the launch never adds, or adds more than once, and the threads that bring each to their
+    block's sum: a run with only that element 1, for every element."""
+    try:
+        t = host_run.run(stage, entry, readers=1, **launch)
+    except host_run.HostRunError:
+        return ""
+    wrong = [(e, s) for e, s in sorted(t.sums.items()) if s != 1]
+    said = [f"in[{e}] is never added" if s == 0 else f"in[{e}] is added {s:g} times" +
+            (f" (by threads {', '.join(map(str, t.readers[e]))})" if t.readers.get(e) else "") for e, s in wrong[:4]]
+    return f"; {'; '.join(said)}{f' (and {len(wrong) - 4} more)' if len(wrong) > 4 else ''}" if said else ""
 
 
 # The launcher's runs (in[i] = i % CYCLE + 1, so every sum is a whole number below 2^24, exact in any order): with
@@ -131,8 +149,11 @@ def launcher_problems(stage):
         if got != want and (block, n, combine, regime) not in seen:
             seen.add((block, n, combine, regime))
             blocks = ("", ", blocks run last to first", ", blocks shuffled")[order]
-            out.append(f"{stage} (its launcher), block {block}, n = {n}, {combine}, {regime} regime{blocks}: the host "
-                       f"run sums {got:.9g}, the input {want}")
+            launch = dict(block=block, grid=-(-n // block), n=n, combine=names.index(combine),
+                          limit=GRID_LIMIT[regime], blocks=order, outs=1)
+            out.append(f"{host_run.SHOWN_AS.get(stage, stage)} (its launcher), block {block}, n = {n}, {combine}, "
+                       f"{regime} regime{blocks}: the host run sums {got:.9g}, the input {want}"
+                       + (elements(stage, "launcher", **launch) if n <= 2048 else ""))
     return out
 
 

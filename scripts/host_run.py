@@ -320,6 +320,7 @@ class Trace:
     cached: list = field(default_factory=list)  # (block, tid, region, element): __ldcg
     results: dict = field(default_factory=dict)  # {(region, element): value}
     readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
+    sums: dict = field(default_factory=dict)  # {element: the result with only that element 1}
     order: list = field(default_factory=list)  # the blocks, in the order they ran
 
     def of_block(self, block=0):
@@ -350,19 +351,46 @@ def _parse(stage, entry, block, text):
             t.cached.append((current, int(f[1]), f[2], int(f[3])))
         elif kind == "R":
             t.results[(f[1], int(f[2]))] = float(f[3])
-        elif kind == "E":
-            t.readers[int(f[1])] = [int(x.split(":")[0]) for x in f[2:]]
+        elif kind == "E":  # E element sum thread:value...: a run with only this element 1
+            t.sums[int(f[1])] = float(f[2])
+            t.readers[int(f[1])] = [int(x.split(":")[0]) for x in f[3:]]
     return t
+
+
+WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offset {}", "combine": "{}",
+         "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
+         "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "padded", "m": "M = {}",
+         "k": "K = {}"}
+
+
+def launch_words(options):
+    """A host run's options as a reader's message says them: block 64, grid 3, n = 1000, ... (none of the driver's)."""
+    plain = {"blocks": ["", "last to first", "shuffled"], "pad": [None, ""], "reverse": [None, ""]}
+    out = []
+    for k, v in options:
+        if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"):
+            v = plain.get(k, {}).__getitem__(int(v)) if k in plain else v
+            out.append(WORDS[k].format(v))
+    return ", ".join(out)
+
+
+HOST_RUN_LIMIT = 60  # seconds: one host run sums at most a few thousand floats
+NEVER_ENDS = "a loop that never ends, or a barrier not every thread of the block reaches"
 
 
 @functools.lru_cache(maxsize=256)
 def _run(exe, stage, entry, options):
     args = [str(exe), entry, *(f"{k}={v}" for k, v in options)]
-    done = subprocess.run(args, capture_output=True, text=True)
+    where = f"{SHOWN_AS.get(stage, stage)} (its {entry}, {launch_words(options)})"
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=HOST_RUN_LIMIT)
+    except subprocess.TimeoutExpired:
+        raise HostRunError(f"{where}: the host run did not finish within {HOST_RUN_LIMIT} s: {NEVER_ENDS}") from None
     if done.returncode:
-        why = done.stderr.strip() or (f"killed by signal {-done.returncode} (a read or write outside its memory)"
-                                      if done.returncode < 0 else f"exit status {done.returncode}")
-        raise HostRunError(f"{SHOWN_AS.get(stage, stage)} ({entry}, {' '.join(args[2:])}): {why}")
+        why = done.stderr.strip().removeprefix("host run: ") or (
+            f"killed by signal {-done.returncode} (a read or write outside its memory)" if done.returncode < 0
+            else f"exit status {done.returncode}")
+        raise HostRunError(f"{where}: {why}")
     return done.stdout
 
 

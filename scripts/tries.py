@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from . import host_checks, host_run, sanitize
 from .run import gemm_args, run_args, size_args
@@ -158,31 +159,57 @@ def cmd_try(a):
     change = parse_change(stage, a.change)
     if change.kind == "file":
         return try_file(a, stage, change.path)
-    runs = [("as in the file", binary(stage), [])]
-    name = change.name
+    runs, name, text = [("as in the file", binary(stage), [])], change.name, stage_file(stage).read_text()
     if change.kind == "patch":
-        runs.append((f"{name} (the patch)", patched_copy(a.build, stage, change.path), []))
-        return run_variants(a, stage, name, runs, patch=shown(change.path))
-    if change.kind == "option":  # each value checked by the stage program itself, before anything runs
+        variants = [(f"{name} (the patch)", patched_text(stage, change.path))]
+        runs.append((variants[0][0], patched_copy(a.build, stage, change.path), []))
+        meta = {"patch": shown(change.path)}
+    elif change.kind == "option":  # each value checked by the stage program itself, before anything runs
         for v in change.values:
             try:
                 describe(stage, (name, v))
             except UsageProblem as e:
                 raise UsageProblem(f"try {stage} {name}={v}: {e}") from None
+        variants, meta = [(f"{stage} (the options change only how it is launched)", text)], {}
         runs += [(f"{name} {v}", binary(stage), [name, v]) for v in change.values]
-        return run_variants(a, stage, name, runs)
-    text = stage_file(stage).read_text()
-    pattern = re.compile(r"^(constexpr\s+[\w:]+\s+" + re.escape(name) + r"\s*=\s*)([^;]+)(;.*)$", re.M)
-    original = pattern.search(text)[2].strip()
-    say(f"ladder: building {len(change.values)} variant(s) of {stage} with {name} = {', '.join(change.values)} "
-        f"(the file says {original}: the stage as it is runs that one)")
-    paths = build_copies(a.build, stage, [(variant_target(stage, f"{name}_{v}"),
-                                           pattern.sub(lambda m, v=v: m[1] + v + m[3], text, count=1),
-                                           f"a copy of {stage} with {name} = {v} (./ladder try)")
-                                          for v in change.values])
-    runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
-    runs += [(f"{name} = {v}", p, []) for v, p in zip(change.values, paths)]
-    return run_variants(a, stage, name, runs)
+    else:
+        pattern = re.compile(r"^(constexpr\s+[\w:]+\s+" + re.escape(name) + r"\s*=\s*)([^;]+)(;.*)$", re.M)
+        original = pattern.search(text)[2].strip()
+        say(f"ladder: building {len(change.values)} variant(s) of {stage} with {name} = {', '.join(change.values)} "
+            f"(the file says {original}: the stage as it is runs that one)")
+        variants, meta = [(f"{name} = {v}", pattern.sub(lambda m, v=v: m[1] + v + m[3], text, count=1))
+                          for v in change.values], {}
+        paths = build_copies(a.build, stage, [(variant_target(stage, f"{name}_{v}"), vt,
+                                               f"a copy of {stage} with {name} = {v} (./ladder try)")
+                                              for v, (_, vt) in zip(change.values, variants)])
+        runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
+        runs += [(label, p, []) for (label, _), p in zip(variants, paths)]
+    judged = judge_on_host(stage, variants)
+    if subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode == 77:
+        say("ladder: no usable GPU, so nothing was run or timed; the host runs above judged every variant")
+        return 77 if judged else 1
+    status = run_variants(a, stage, name, runs, **meta)
+    return status if judged else 1
+
+
+def judge_on_host(stage, variants):
+    """Each (label, text) variant's kernels run on the host (every element added once...): a line each, on stdout;
+    whether none failed."""
+    ok = True
+    print(f"\nladder try {stage}: the host runs of each variant (no GPU needed)", flush=True)
+    for label, text in variants:
+        with host_run.stage_text(stage, text):
+            try:
+                found = host_checks.problems(stage)
+            except host_run.HostRunUnmodelled as e:
+                print(f"  not run  host run of {label}: {e}")
+                continue
+            except host_run.HostRunError as e:
+                found = [str(e)]
+        print(f"  {'FAIL' if found else 'PASS':8} host run of {label}" + (f"\n           {found[0]}" if found else ""),
+              flush=True)
+        ok &= not found
+    return ok
 
 
 def run_variants(a, stage, name, runs, **meta):
@@ -224,6 +251,7 @@ def try_lines(rows, is_gemm):
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
 Check = collections.namedtuple("Check", "name status detail command")
 STAGE_FAILURE = re.compile(r"^(?:[\w.-]+: )?\s*((?:FAIL|error)\b.*)$", re.M)
+FLOOR_S = 30  # the least time a check on the GPU is given; a sanitizer's run, 4 times as much
 
 
 def why_failed(text, status):
@@ -236,12 +264,52 @@ def why_failed(text, status):
     return ("compute-sanitizer: " if status == 99 else "") + line[:300]
 
 
+class Report:
+    """The report, on stdout, one line per check as it ends (progress and the compiler went to stderr)."""
+
+    def __init__(self, stage, path):
+        self.checks = []
+        print(f"\nladder try {stage} {path}: each check as it ends, and the command that repeats it", flush=True)
+
+    def add(self, c):
+        self.checks.append(c)
+        print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
+              + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""), flush=True)
+        return c
+
+    def end(self, gpu):
+        """Exit 1 on any failure, 77 only where there is no GPU, else 0 (naming what was not run, and why)."""
+        failed = [c for c in self.checks if c.status == FAIL]
+        skipped = [c for c in self.checks if c.status == NOT_RUN]
+        if failed:
+            print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(self.checks)}: "
+                  + ", ".join(c.name.split(":")[0] for c in failed))
+            return 1
+        if not gpu:
+            print(f"ladder try: passed the {len(self.checks) - len(skipped)} checks it could run; no usable GPU here, "
+                  "so nothing ran on one (exit 77)")
+            return 77
+        print(f"ladder try: passed everything ({len(self.checks)} checks)" if not skipped else
+              f"ladder try: passed every check it ran ({len(self.checks) - len(skipped)})" + "".join(
+                  f"; not run: {c.name.split(':')[0]} ({c.detail})" for c in skipped))
+        return 0
+
+
+def timed(cmd, limit, where):
+    """(exit status, output) of cmd, or (None, why) where it did not finish within limit seconds (it is stopped)."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+        return done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        return None, f"did not finish within {limit:.0f} s: {host_run.NEVER_ENDS} ({where})"
+
+
 def machine_code(copy, build):
     cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(copy)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    return Check("machine code: the rules of scripts/sass.py (atomics of device scope, a ticket released and "
-                 "acquired, no non-coherent read of what the launch wrote)", {0: PASS, 77: NOT_RUN}.get(
-                     done.returncode, FAIL), "; ".join((done.stdout + done.stderr).strip().splitlines()[-3:]),
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return Check("machine code: the orderings and scopes one GPU hides (scripts/sass.py)",
+                 {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL), "; ".join(lines[-3:]),
                  " ".join(["python3", *cmd[1:]]))
 
 
@@ -267,7 +335,7 @@ def host_runs(stage, text, repeat, not_it, path):
     name = f"host run: {what}"
     if not_it:
         return Check(name, FAIL, not_it, repeat)
-    with host_run.stage_text(stage, text, path.resolve()):
+    with host_run.stage_text(stage, text, path):
         try:
             found = host_checks.problems(stage)
         except host_run.HostRunUnmodelled as e:
@@ -277,72 +345,65 @@ def host_runs(stage, text, repeat, not_it, path):
     return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
 
 
-def gpu_checks(exe, stage):
-    """The checks on the GPU, or None where there is none."""
-    if subprocess.run([exe, "--list-devices"], capture_output=True).returncode == 77:
-        return None
+def gpu_checks(exe, stage, report):
+    """The checks on the GPU, each under a time limit of many times the stage's own run of it (a floor of FLOOR_S)."""
     every = [] if role(stage) != "reduce" else [
         *regime_args(stage), *(["--combine", ",".join(combines(stage))] if len(combines(stage)) > 1 else [])]
-    checks = []
-    for name, cmd in [("the default run's checks, every regime and combine", [exe, *every]),
-                      ("--self-test full", [exe, "--self-test", "full"])]:
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        checks.append(Check(name, PASS if done.returncode == 0 else FAIL, "" if done.returncode == 0 else
-                            why_failed(done.stdout + done.stderr, done.returncode), " ".join(map(shown, cmd))))
+    for name, args in [("the default run's checks, every regime and combine", every),
+                       ("--self-test full", ["--self-test", "full"])]:
+        started = time.time()
+        subprocess.run([binary(stage), *args], capture_output=True)
+        status, out = timed([exe, *args], max(FLOOR_S, 20 * (time.time() - started)), f"{path_name(exe)} {' '.join(args)}")
+        report.add(Check(name, PASS if status == 0 else FAIL, "" if status == 0 else out if status is None else
+                         why_failed(out, status), " ".join(map(shown, [exe, *args]))))
     if not sanitize.program():
-        return checks + [Check("compute-sanitizer", NOT_RUN, sanitize.MISSING, "")]
-    for tool, status, out in sanitize.run(exe):
-        cmd = ["compute-sanitizer", *sanitize.command(exe, tool)[1:]]
-        checks.append(Check(f"compute-sanitizer --tool {tool}", PASS if status == 0 else FAIL,
-                            "" if status == 0 else why_failed(out, status), " ".join(map(shown, cmd))))
-    return checks
+        return report.add(Check("compute-sanitizer", NOT_RUN, sanitize.MISSING, ""))
+    started = time.time()
+    subprocess.run([binary(stage), *sanitize.ARGS], capture_output=True)
+    limit = max(4 * FLOOR_S, 200 * (time.time() - started))  # a sanitizer runs the code tens of times slower
+    for tool in sanitize.TOOLS:
+        cmd = sanitize.command(exe, tool)
+        status, out = timed(cmd, limit, f"compute-sanitizer --tool {tool}")
+        report.add(Check(f"compute-sanitizer --tool {tool}", PASS if status == 0 else FAIL, "" if status == 0 else
+                         out if status is None else why_failed(out, status),
+                         " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))))
 
 
-def report(stage, path, checks):
-    """The report, on stdout (progress and the compiler's messages went to stderr); returns the exit status."""
-    print(f"\nladder try {stage} {path}: each check, and the command that repeats it")
-    for c in checks:
-        print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
-              + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""))
-    failed = [c for c in checks if c.status == FAIL]
-    skipped = [c for c in checks if c.status == NOT_RUN]
-    if failed:
-        print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(checks)}: "
-              + ", ".join(c.name.split(":")[0] for c in failed))
-        return 1
-    if skipped:
-        print(f"ladder try: passed the {len(checks) - len(skipped)} checks it could run; not run here: "
-              + ", ".join(c.name.split(":")[0] for c in skipped))
-        return 77
-    print(f"ladder try: passed everything ({len(checks)} checks)")
-    return 0
+def path_name(exe):
+    return pathlib.Path(exe).name
 
 
 def try_file(a, stage, path):
     text = path.read_text()
     target = variant_target(stage, f"own_{path.stem}")
     say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
+    report = Report(stage, path)
+    gpu = subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode != 77
     try:  # #line: the compiler's messages and the machine code's lines name the reader's file, not the copy
         exe = build_copies(a.build, stage, [(target, f'#line 1 "{path}"\n{text}',
                                              f"{path.name}, a reader's version of {stage} (./ladder try)")])[0]
     except StageError:
-        return report(stage, path, [Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are "
-                                          "above, on stderr)", f"cmake --build {a.build} --target {target}")])
+        report.add(Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are above, on stderr)",
+                         f"cmake --build {a.build} --target {target}"))
+        return report.end(gpu)
     copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
-    repeat = f"{ROOT / 'ladder'} try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
+    repeat = f"./ladder try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
     not_it = not_this_stage(stage, text)
-    checks = [Check("build", PASS, "", ""), machine_code(copy, a.build), host_runs(stage, text, repeat, not_it, path)]
+    report.add(Check("build", PASS, "", ""))
+    report.add(machine_code(copy, a.build))
+    report.add(host_runs(stage, text, repeat, not_it, path))
     gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
     if not_it:  # nothing more to learn from running it as this stage
-        return report(stage, path, checks + [Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", "")])
-    on_gpu = gpu_checks(exe, stage)
-    if on_gpu is None:
-        return report(stage, path, checks + [Check(gpu_name, NOT_RUN, "no usable GPU here", "")])
-    checks += on_gpu
-    if all(c.status != FAIL for c in checks):
+        report.add(Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", ""))
+        return report.end(gpu)
+    if not gpu:
+        report.add(Check(gpu_name, NOT_RUN, "no usable GPU here", ""))
+        return report.end(gpu)
+    gpu_checks(exe, stage, report)
+    if all(c.status != FAIL for c in report.checks):
         try:
             ok = run_variants(a, stage, f"own_{path.stem}", [("the stage", binary(stage), []), (path.name, exe, [])])
-            checks.append(Check("timing beside the stage's own", PASS if ok == 0 else FAIL, "the table above", ""))
+            report.add(Check("timing beside the stage's own", PASS if ok == 0 else FAIL, "the table above", ""))
         except StageError as e:
-            checks.append(Check("timing beside the stage's own", FAIL, str(e).splitlines()[-1], ""))
-    return report(stage, path, checks)
+            report.add(Check("timing beside the stage's own", FAIL, str(e).splitlines()[-1], ""))
+    return report.end(gpu)

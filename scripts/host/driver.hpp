@@ -12,7 +12,7 @@
 // boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
 // A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
-// "E e thread" for each thread whose first value (its first shared store or shuffle) is not 0.
+// "E e sum thread..." (the result, and each thread whose first value, its first shared store or shuffle, is not 0).
 // reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks run N
 // times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset as
 // the harness resets them), the results are the last launch's. The input is NaN outside
@@ -149,8 +149,8 @@ inline int run_gemm(const Entry& entry, const Options& o) {
   return 0;
 }
 
-// readers=1: for each element e, a run with in[e] = 1 and every other element 0, printing "E e thread:value" for
-// each thread whose first value is not 0.
+// readers=1: for each element e, a run with in[e] = 1 and every other element 0, printing "E e sum thread:value" (the
+// result, and each thread whose first value is not 0).
 inline int run_readers(const Entry& entry, Args& args, const Options& o, float* in, std::vector<float>& out,
                        std::vector<float>& partials, unsigned& ticket) {
   Run& r = run();
@@ -169,7 +169,9 @@ inline int run_readers(const Entry& entry, Args& args, const Options& o, float* 
     };
     run_blocks(entry, args, o);
     r.log = stdout;
-    logf("E %zu", e);
+    double sum = 0;
+    for (std::size_t i = 0; i < (o.outs ? o.outs : o.grid[0] * o.grid[1]); ++i) sum += out[i];
+    logf("E %zu %.9g", e, sum);
     for (const auto& f : found) logf(" %s", f.c_str());
     logf("\n");
   }
