@@ -109,7 +109,7 @@ def device_code(text, path, launcher=False):
         if re.search(r"\bint main\(", item):
             continue
         host_only = "<<<" in item or "CUDA_CHECK" in item
-        wanted = re.search(r"__(device|global)__|^constexpr |^using |smem_bytes\(", item, re.M)
+        wanted = re.search(r"__(device|global)__|^constexpr |^using |^namespace \w+ = |smem_bytes\(", item, re.M)
         if launcher and (host_only or not wanted):
             keep.append(f'#line {number} "{path}"\n{host_launches(item)}')
         elif wanted and not host_only:
@@ -207,8 +207,9 @@ def ladder_types():
 
 
 # What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
-UNMODELLED = re.compile(r"\b(cooperative_groups|cg::\w+|thread_block_tile|tiled_partition|this_thread_block|"
-                        r"__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm)\b")
+UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm|"
+                        r"this_grid|grid_group|coalesced_threads|coalesced_group|labeled_partition|binary_partition|"
+                        r"memcpy_async|this_cluster|cluster_group|invoke_one|inclusive_scan|exclusive_scan)\b")
 
 
 class HostRunUnmodelled(HostRunError):

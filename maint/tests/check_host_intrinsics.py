@@ -1,6 +1,6 @@
 """The intrinsics readers reach for, in the host run. The combining stage's file, edited as a reader would
 to use each family (loads and stores with cache hints, the atomics and their scopes, fences, cuda::atomic_ref,
-votes, warp reductions and shuffles with masks), must still sum every element once on the host, at awkward sizes,
+votes, warp reductions and shuffles with masks, cooperative groups), must still sum every element once on the host, at awkward sizes,
 in either thread order and on a second launch: the host runs it, no compiler error. An edit that loses sums through
 an intrinsic must fail there; one that uses what the host run does not model is refused by name, with the reader's
 file, the line and the line itself.
@@ -40,6 +40,13 @@ RUNS = [
     ("__shfl_sync, __shfl_up_sync", [(WARP, "v += __shfl_sync(0xffffffffu, v, (threadIdx.x + offset) % 32) * "
                                             "(threadIdx.x % 32 + offset < 32 ? 1.0f : 0.0f) + 0.0f * "
                                             "__shfl_up_sync(0xffffffffu, v, offset);")]),
+    ("cooperative groups: tiled_partition<32> and <16>, reduce with plus and greater, a tile's sync",
+     [("  for (int offset = 16; offset > 0; offset /= 2) " + WARP,
+       "  namespace cg = cooperative_groups;\n"
+       "  const auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+       "  const auto half = cg::tiled_partition<16>(cg::this_thread_block());\n"
+       "  half.sync();\n"
+       "  v = cg::reduce(warp, v, cg::plus<float>()) + 0.0f * cg::reduce(half, v, cg::greater<float>());")]),
     ("__shfl_xor_sync, __ballot_sync, __reduce_add_sync, __syncwarp(mask)",
      [(WARP, "v += __shfl_xor_sync(0xffffffffu, v, offset) * (__ballot_sync(0xffffffffu, 1) != 0u ? 1.0f : 0.0f);\n"
              "  __syncwarp(0xffffffffu);\n"
@@ -49,7 +56,7 @@ RUNS = [
 LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 # What the host run does not model: refused, naming it, the file and the line.
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
-           ("cg::", [(WARP, "v += cg::reduce(v);")])]
+           ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")])]
 
 
 def edited(stage, edits):

@@ -152,15 +152,20 @@ inline void trampoline() {
   swapcontext(&self().context, &run().scheduler);
 }
 
-// Resolves the warp-wide operation the lanes of warp w wait at, once every lane of its mask waits there.
+// Resolves a warp-wide operation the lanes of warp w wait at: the first group whose every lane waits there.
+inline bool resolve_group(unsigned w, const std::vector<Fiber*>& lanes, Fiber* first);
 inline bool resolve_warp(unsigned w) {
   Run& r = run();
   std::vector<Fiber*> lanes(kWarp, nullptr);
   for (unsigned l = 0; l < kWarp && w * kWarp + l < r.fibers.size(); ++l) lanes[l] = &r.fibers[w * kWarp + l];
-  Fiber* first = nullptr;
-  for (Fiber* f : lanes)
-    if (f && (f->wait == Wait::kSyncwarp || f->wait == Wait::kShuffle)) first = first ? first : f;
-  if (!first) return false;
+  for (Fiber* first : lanes)  // each waiting lane's group in turn: the tiles of one warp wait at their own ops
+    if (first && (first->wait == Wait::kSyncwarp || first->wait == Wait::kShuffle) && resolve_group(w, lanes, first))
+      return true;
+  return false;
+}
+
+// Resolves the warp-wide operation `first` waits at, once every lane of its mask waits there too.
+inline bool resolve_group(unsigned w, const std::vector<Fiber*>& lanes, Fiber* first) {
   for (unsigned l = 0; l < kWarp; ++l) {
     if (!(first->mask >> l & 1u)) continue;
     Fiber* f = lanes[l];
@@ -461,3 +466,55 @@ class atomic_ref {  // fetch_add logs the ticket it hands out, its order and sco
   T& ref_;
 };
 }  // namespace cuda
+
+// Cooperative groups as readers use them: the block, its tiles of 32 lanes or fewer, their sync, shuffles, size and
+// rank, and reduce with plus, less or greater (every lane gets the result, as cg::reduce gives it).
+namespace cooperative_groups {
+struct thread_block {
+  void sync() const { __syncthreads(); }
+  unsigned thread_rank() const { return ladder_host::self().tid; }
+  unsigned num_threads() const { return blockDim.x * blockDim.y * blockDim.z; }
+  unsigned size() const { return num_threads(); }
+};
+inline thread_block this_thread_block() { return {}; }
+inline void sync(const thread_block& b) { b.sync(); }
+template <unsigned N>
+struct thread_block_tile {
+  static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "a tile of a power of two lanes, at most 32");
+  static unsigned mask() { return (N == 32 ? ~0u : (1u << N) - 1) << (ladder_host::self().tid % 32 / N * N); }
+  unsigned thread_rank() const { return ladder_host::self().tid % N; }
+  unsigned num_threads() const { return N; }
+  unsigned size() const { return N; }
+  unsigned meta_group_rank() const { return ladder_host::self().tid / N; }
+  void sync() const { __syncwarp(mask()); }
+  float shfl(float v, int lane) const { return __shfl_sync(mask(), v, lane, N); }
+  float shfl_down(float v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
+  float shfl_up(float v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
+  float shfl_xor(float v, int m) const { return __shfl_xor_sync(mask(), v, m, N); }
+};
+template <unsigned N, typename Parent>
+thread_block_tile<N> tiled_partition(const Parent&) {
+  return {};
+}
+template <unsigned N>
+void sync(const thread_block_tile<N>& t) {
+  t.sync();
+}
+template <typename T>
+struct plus {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <typename T>
+struct less {
+  T operator()(T a, T b) const { return a < b ? a : b; }
+};
+template <typename T>
+struct greater {
+  T operator()(T a, T b) const { return a > b ? a : b; }
+};
+template <unsigned N, typename T, typename Op>
+T reduce(const thread_block_tile<N>& t, T v, Op op) {
+  for (unsigned m = N / 2; m > 0; m /= 2) v = op(v, t.shfl_xor(v, static_cast<int>(m)));
+  return v;
+}
+}  // namespace cooperative_groups
