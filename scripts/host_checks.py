@@ -9,6 +9,7 @@ own, run side by side.
 import concurrent.futures
 import os
 import random
+import re
 import sys
 
 from . import host_run
@@ -187,7 +188,34 @@ def gemm_problems(stage):
 
 
 def problems(stage):
-    return gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage)
+    return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage))
+
+
+WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
+NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
+
+
+def index_problems(stage):
+    """A 32-bit variable compared with, or made from, a 64-bit parameter of its function (the kernel's n): past 2^32
+    elements it wraps, and a grid-stride loop on it never ends. Read from the file's text, naming the line."""
+    out = []
+    for first, item in host_run.top_level_items(host_run.COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]),
+                                                                    host_run.stage_path(stage).read_text())):
+        head = item.split("{", 1)[0]
+        if "__global__" not in head and "__device__" not in head:
+            continue
+        wide = re.findall(rf"\b(?:{WIDE})\s+(\w+)\s*[,)]", head)
+        for m in re.finditer(rf"\b({NARROW})\s+(\w+)\s*=\s*([^;,]*)", item):
+            name, init = m[2], m[3]
+            uses = [p for p in wide if re.search(rf"\b{p}\b", init) or re.search(
+                rf"\b{name}\s*[<>]=?\s*{p}\b|\b{p}\s*[<>]=?\s*{name}\b", item)]
+            if uses:
+                line = first + item[:m.start()].count("\n")
+                how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"
+                where = host_run.SHOWN_AS.get(stage, f"{stage}/{host_run.stage_path(stage).name}")
+                out.append(f"{where}:{line}: `{m[1]} {name}` is 32 bits, and {how} the 64-bit {uses[0]}: past 2^32 "
+                           "elements it wraps (declare it std::size_t)")
+    return out
 
 
 def main(argv):

@@ -252,6 +252,7 @@ PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
 Check = collections.namedtuple("Check", "name status detail command")
 STAGE_FAILURE = re.compile(r"^(?:[\w.-]+: )?\s*((?:FAIL|error)\b.*)$", re.M)
 FLOOR_S = 30  # the least time a check on the GPU is given; a sanitizer's run, 4 times as much
+WIDE_N = 2 ** 32 + 3  # past what a 32-bit index holds: 16 GiB of floats
 
 
 def why_failed(text, status):
@@ -349,11 +350,16 @@ def gpu_checks(exe, stage, report):
     """The checks on the GPU, each under a time limit of many times the stage's own run of it (a floor of FLOOR_S)."""
     every = [] if role(stage) != "reduce" else [
         *regime_args(stage), *(["--combine", ",".join(combines(stage))] if len(combines(stage)) > 1 else [])]
-    for name, args in [("the default run's checks, every regime and combine", every),
-                       ("--self-test full", ["--self-test", "full"])]:
+    runs = [("the default run's checks, every regime and combine", every), ("--self-test full", ["--self-test", "full"])]
+    if role(stage) == "reduce":  # an index that wraps at 2^32 shows only past it
+        runs.append((f"past 2^32: n = {WIDE_N}, checked like the others", ["--check-only", "-n", str(WIDE_N)]))
+    for name, args in runs:
         started = time.time()
-        subprocess.run([binary(stage), *args], capture_output=True)
-        status, out = timed([exe, *args], max(FLOOR_S, 20 * (time.time() - started)), f"{path_name(exe)} {' '.join(args)}")
+        own = subprocess.run([binary(stage), *args], capture_output=True, text=True)
+        if own.returncode == 2 and "are free" in own.stderr:  # the GPU has not the memory for it
+            report.add(Check(name, NOT_RUN, f"this GPU has not the memory: {why_failed(own.stderr, 2)}", ""))
+            continue
+        status, out = timed([exe, *args], max(FLOOR_S, 20 * (time.time() - started)), " ".join(map(shown, [exe, *args])))
         report.add(Check(name, PASS if status == 0 else FAIL, "" if status == 0 else out if status is None else
                          why_failed(out, status), " ".join(map(shown, [exe, *args]))))
     if not sanitize.program():
@@ -367,10 +373,6 @@ def gpu_checks(exe, stage, report):
         report.add(Check(f"compute-sanitizer --tool {tool}", PASS if status == 0 else FAIL, "" if status == 0 else
                          out if status is None else why_failed(out, status),
                          " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))))
-
-
-def path_name(exe):
-    return pathlib.Path(exe).name
 
 
 def try_file(a, stage, path):
@@ -392,7 +394,7 @@ def try_file(a, stage, path):
     report.add(Check("build", PASS, "", ""))
     report.add(machine_code(copy, a.build))
     report.add(host_runs(stage, text, repeat, not_it, path))
-    gpu_name = "on a GPU: the default run, --self-test full, the sanitizers and the timing"
+    gpu_name = "on a GPU: the default run, --self-test full, past 2^32 elements, the sanitizers and the timing"
     if not_it:  # nothing more to learn from running it as this stage
         report.add(Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", ""))
         return report.end(gpu)
