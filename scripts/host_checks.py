@@ -38,10 +38,15 @@ def block_order(blocks, grid, n):
 
 
 def side_by_side(runs):
-    """Each (key, thunk) run on a pool of threads (each thunk starts a process): {key: its result}."""
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        futures = {key: pool.submit(thunk) for key, thunk in runs}
-        return {key: f.result() for key, f in futures.items()}
+    """Each (key, thunk) run on a pool of threads (each thunk starts a process): {key: its result}. The first run that
+    fails (a host run that does not finish, say) ends them all: the runs not started yet are not."""
+    pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2)
+    futures = {pool.submit(thunk): key for key, thunk in runs}
+    try:
+        done = {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return {key: done[key] for key, _ in runs}
 
 
 def sum_launches(stage):

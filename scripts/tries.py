@@ -130,16 +130,18 @@ def variant_target(stage, name):
 
 def build_copies(build, stage, copies):
     """Writes each (target, source text, note) copy of a stage file, and its note, under <build>/try/<target>/ (the top
-    CMakeLists.txt makes a program of each), builds them, and returns their executables; StageError if one does not
-    build (the compiler's messages went to stderr)."""
+    CMakeLists.txt makes a program of each, so CMake configures again where a copy is new), builds them, and returns
+    their executables; StageError if one does not build (the compiler's messages went to stderr)."""
+    new = False
     for target, text, note in copies:
         folder = pathlib.Path(build) / "try" / target
+        new |= not (folder / "note.txt").exists()
         folder.mkdir(parents=True, exist_ok=True)
         for name, content in ((stage_file(stage).name, text), ("note.txt", re.sub(r"[^\w .,=+()/-]", "_", note))):
             if not (folder / name).exists() or (folder / name).read_text() != content:
                 (folder / name).write_text(content)
     targets = [target for target, _, _ in copies]
-    if subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build)], stdout=subprocess.DEVNULL).returncode != 0:
+    if new and subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build)], stdout=subprocess.DEVNULL).returncode:
         raise StageError(f"CMake could not configure {build} with the copies of {stage} (its errors are above)")
     if subprocess.run(["cmake", "--build", str(build), "--target", *targets], stdout=sys.stderr).returncode != 0:
         raise StageError(f"the copies of {stage} did not build (the compiler's errors are above)")

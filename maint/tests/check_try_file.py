@@ -46,7 +46,7 @@ CASES = [
 def ladder(args, cwd, driver):
     command = [str(ROOT / "ladder")] if driver else [sys.executable, "-m", "scripts.ladder"]
     env = {**os.environ, "LADDER_CWD": cwd, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*command, "try", "--build", str(build_dir().resolve()), STAGE[:2], *args], capture_output=True,
+    return subprocess.run([*command, "try", "--build", str(build_dir().resolve()), *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
 
 
@@ -54,9 +54,77 @@ def gpu_visible():
     return subprocess.run([binary(ladder_stages()[0]), "--list-devices"], capture_output=True).returncode != 77
 
 
+# The corpus: files readers write, each an edit of a stage file. (name, stage, [(text, replacement)], what a correct
+# one must show, or a wrong one's reason: where the machine has a GPU, and where it has none).
+LOOP = "i < n; i += stride) sum += in[i];"
+WARP = "v += __shfl_down_sync(0xffffffffu, v, offset);"
+CG = ("""__device__ float block_reduce(float v, float* smem) {
+  const cg::thread_block block = cg::this_thread_block();
+  const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  v = cg::reduce(warp, v, cg::plus<float>());
+  if (warp.thread_rank() == 0) smem[warp.meta_group_rank()] = v;
+  block.sync();
+  if (warp.meta_group_rank() == 0)
+    v = cg::reduce(warp, warp.thread_rank() < block.num_threads() / 32 ? smem[warp.thread_rank()] : 0.0f,
+                   cg::plus<float>());
+  return v;
+}
+""")
+CORRECT = [
+    ("cooperative_groups", "05_shuffle", [('#include "reduce_stage.hpp"\n', '#include <cooperative_groups.h>\n'
+      '#include <cooperative_groups/reduce.h>\n\n#include "reduce_stage.hpp"\n\nnamespace cg = cooperative_groups;\n'),
+     ("__device__ float block_reduce(float v, float* smem) {\n  const unsigned lane = threadIdx.x % 32, warp = "
+      "threadIdx.x / 32;\n  v = warp_reduce(v);\n  if (lane == 0) smem[warp] = v;\n  __syncthreads();\n  if (warp == "
+      "0) v = warp_reduce(lane < blockDim.x / 32 ? smem[lane] : 0.0f);\n  return v;\n}\n", CG)]),
+    ("shfl_xor", "05_shuffle", [(WARP, "v += __shfl_xor_sync(0xffffffffu, v, offset);")]),
+    ("shfl_sync", "05_shuffle", [(WARP, "v += __shfl_sync(0xffffffffu, v, (threadIdx.x + offset) % 32);")]),
+    ("atomic_ref", "07_multiblock", [("if (threadIdx.x == 0) atomicAdd(out, sum);", "if (threadIdx.x == 0) "
+      "cuda::atomic_ref<float, cuda::thread_scope_device>(*out).fetch_add(sum, cuda::memory_order_relaxed);")]),
+    ("double_accumulator", "02_grid_stride", [("  float sum = 0.0f;\n", "  double acc = 0.0;\n"),
+     (LOOP, "i < n; i += stride) acc += in[i];"), ("  sum = block_reduce(sum, smem);",
+                                                   "  const float sum = block_reduce(static_cast<float>(acc), smem);")]),
+    ("ldg_input", "06_float4", [("v[k] = body[i + k * stride];", "v[k] = __ldg(&body[i + k * stride]);")]),
+    ("lambda_launcher", "03_padding", [("    const auto grid =\n", "    auto blocks = [&](std::size_t count) {\n"
+      "      return std::min<std::size_t>(ladder::ceil_div<std::size_t>(count, launch.block), launch.grid_limit);\n"
+      "    };\n    const auto grid =\n"), ("static_cast<unsigned>(std::min<std::size_t>(ladder::ceil_div<std::size_t>(n, "
+      "launch.block), launch.grid_limit));", "static_cast<unsigned>(blocks(n));")]),
+    ("template_launcher", "04_warp_unroll", [("// n values -> one partial sum", "template <typename T>\nT blocks_for(T "
+      "count, T block) {\n  return (count + block - 1) / block;\n}\n\n// n values -> one partial sum"),
+     ("ladder::ceil_div<std::size_t>(n, launch.block)", "blocks_for<std::size_t>(n, launch.block)")]),
+    ("half_the_grid", "02_grid_stride", [("  return blocks;\n", "  return blocks > 1 ? blocks / 2 : 1;  // half the "
+                                         "blocks an SM holds: a smaller grid, each thread loops longer\n")]),
+    ("fmaf", "02_grid_stride", [(LOOP, "i < n; i += stride) sum = fmaf(in[i], 1.0f, sum);")]),
+    ("tile_loop_by_two", "08_gemm_tiled", [("for (int k = 0; k < kTile; ++k) sum += a_tile[ty][k] * b_tile[k][tx];",
+      "for (int k = 0; k < kTile; k += 2) sum += a_tile[ty][k] * b_tile[k][tx] + a_tile[ty][k + 1] * "
+      "b_tile[k + 1][tx];")]),
+    ("unused_variable", "07_multiblock", [("  float sum = 0.0f;\n  std::size_t i = tid;",
+                                           "  float sum = 0.0f;\n  int unused = 0;\n  std::size_t i = tid;")]),
+]
+# A wrong one: (name, stage, edits, the reason on a GPU, the reason without one, or None where only the GPU shows it)
+WRONG = [
+    ("never_ends", "02_grid_stride", [(LOOP, "i < n; i += (n > 4096 && blockIdx.x == 0) ? 0 : stride) sum += in[i];")],
+     "did not finish within", "did not finish within"),
+    ("index_32_bits", "02_grid_stride", [("for (std::size_t i = blockIdx.x", "for (unsigned i = blockIdx.x")],
+     "is 32 bits", "is 32 bits"),
+    ("two_pass_not_deterministic", "07_multiblock", [(
+        "      reduce_kernel<Combine::kTwoPass><<<1, launch.block, smem, stream>>>(launch.partials[0], grid, out, "
+        "nullptr, nullptr);\n", "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n      reduce_kernel"
+        "<Combine::kAtomic><<<ladder::ceil_div(grid, launch.block), launch.block, smem, stream>>>(launch.partials[0], "
+        "grid, out, nullptr, nullptr);\n")], "a deterministic launch must give the same bits", None),
+]
+
+
+def edited(stage, edits):
+    text = (ROOT / stage / ("gemm.cu" if stage.startswith("08") else "reduce.cu")).read_text()
+    for find, replace in edits:
+        assert text.count(find) == 1, f"`{find[:60]}` is not once in {stage}'s file: update the corpus"
+        text = text.replace(find, replace)
+    return text
+
+
 def expectations(gpu):
-    """CASES, with what this machine can run: the machine-code check where a disassembler is, and on a GPU every
-    GPU check and the timing of the correct copy."""
+    """Every case: (name, stage, text, exit statuses allowed, texts the report must hold), as this machine can run it:
+    the planted copies of 05, then the corpus (a correct file passes everything it can run: 77 without a GPU)."""
     disassembler = shutil.which("nvdisasm") or any((build_dir() / "tools").glob("nvidia/*/bin/nvdisasm"))
     print(f"on a GPU: {'yes' if gpu else 'no'}; a disassembler: {'yes' if disassembler else 'no'}")
     cases = []
@@ -67,39 +135,42 @@ def expectations(gpu):
                 allowed, wanted = (0,), [*wanted, "PASS     --self-test full",
                                          "PASS     compute-sanitizer --tool racecheck",
                                          "PASS     timing beside the stage's own", "passed everything"]
-        cases.append((name, edit, allowed, wanted))
+        cases.append((name, STAGE, edit(ORIGINAL), allowed, wanted))
+    passed = ["ladder try: passed everything"] if gpu else ["ladder try: passed the"]
+    cases += [(name, stage, edited(stage, edits), (0,) if gpu else (77,), passed) for name, stage, edits in CORRECT]
+    for name, stage, edits, on_gpu, without in WRONG:
+        reason = on_gpu if gpu else without
+        cases.append((name, stage, edited(stage, edits), (1,) if reason else (77,), [reason] if reason else []))
     return cases
 
 
 def main():
-    correct_only = "--correct" in sys.argv[1:]
-    if not correct_only:  # every case with the GPU hidden: their reports rest on the host run
+    only = sys.argv[1:]  # --correct: the planted correct copy, on a GPU; or the names of the cases to run
+    if "--correct" not in only:  # every case with the GPU hidden: their reports rest on the host run
         os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
     problems, gpu = [], gpu_visible()
-    if correct_only and not gpu:
-        print("no usable GPU: the correct copy's GPU checks are not run (try_file ran every case without one)")
+    if "--correct" in only and not gpu:
+        print("SKIPPED: no usable GPU: the correct copy's GPU checks are not run (try_file ran every case without one)")
         return 77
-    cases = [c for c in expectations(gpu) if c[0] == "correct" or not correct_only]
+    cases = [c for c in expectations(gpu) if not only or c[0] in only or ("--correct" in only and c[0] == "correct")]
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, edit, allowed, wanted) in enumerate(cases):
+        for i, (name, stage, text, allowed, wanted) in enumerate(cases):
             path = pathlib.Path(tmp) / f"{name}.cu"
-            text = edit(ORIGINAL)
-            assert name == "correct" or text != ORIGINAL, f"the case {name} changes nothing"
+            assert name == "correct" or text != (ROOT / STAGE / "reduce.cu").read_text(), f"{name} changes nothing"
             path.write_text(text)
-            done = ladder([path.name], tmp, driver=i == 0)
+            done = ladder([stage[:2], path.name], tmp, driver=i == 0)
             out = done.stdout + done.stderr
             missing = [w for w in wanted if w not in out]
             if name == "no_semicolon" and f"{path}(" not in out:
                 missing.append(f"the compiler's message naming {path}")
             verdict = "ok" if done.returncode in allowed and not missing else "WRONG"
-            print(f"{name}: exit {done.returncode}, {verdict}" + (f"; missing: {missing}" if missing else ""))
+            print(f"{name} ({stage}): exit {done.returncode}, {verdict}" + (f"; missing: {missing}" if missing else ""))
             if verdict != "ok":
                 problems.append(f"{name}: exit {done.returncode} (want {allowed}), missing {missing}\n{out[-3000:]}")
-        done = ladder(["nowhere.cu"], tmp, driver=False)
+        done = ladder([STAGE[:2], "nowhere.cu"], tmp, driver=False)
         if done.returncode != 2 or "no such file" not in done.stdout + done.stderr:
             problems.append(f"a missing file: exit {done.returncode}: {done.stdout}{done.stderr}")
-    for p in problems:
-        print(p)
+    print("\n".join(problems))
     return 1 if problems else 0
 
 
