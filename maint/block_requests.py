@@ -1,10 +1,10 @@
-"""What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py): the host
-run logs every shared access with its thread, the stretch between barriers it falls in (phase) and its place in that
-stretch (seq), and the lanes of one warp with the same (phase, seq) made one warp-wide request. From the requests come
-the pictures (diagrams.py), the pages' counts (model_pages.py) and the totals that maint/tests/check_thread_models.py
-holds against Nsight Compute's. Where the machine code touches shared memory otherwise than the source, COMPILED says
-so, with a test of docs/results/sass_<stage>.txt that shows it, and compiled_requests() applies it (compiled=False
-keeps the source's requests, for the pages to show what that difference is worth)."""
+"""What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py), which
+logs every shared access with its thread, the stretch between barriers it falls in (phase) and its place there (seq):
+the lanes of one warp with the same (phase, seq) made one warp-wide request. From the requests come the pictures
+(diagrams.py), the pages' counts (model_pages.py) and what maint/tests/check_thread_models.py holds against Nsight
+Compute. Where the machine code touches shared memory otherwise than the source, COMPILED says so, with a test of
+docs/results/sass_<stage>.txt that shows it, and compiled_requests() applies it (compiled=False: the source's)."""
+import collections
 import itertools
 import re
 from collections import defaultdict
@@ -68,14 +68,10 @@ def requests(accesses):
     return sorted(out, key=lambda r: (r.phase, r.seq, r.warp))
 
 
-def by_phase(reqs):
-    """[[requests of one phase], ...]: requests in program order, by phase."""
-    return [list(rs) for _, rs in itertools.groupby(reqs, key=lambda r: r.phase)]
-
-
-def loop_steps(reqs):
-    """[[requests], ...]: the phases of a tree (each step reads, then adds and stores)."""
-    return [rs for rs in by_phase(reqs) if {"ld", "st"} <= {r.op for r in rs}]
+def by_phase(reqs, steps=False):
+    """[[requests of one phase], ...] of requests in program order; with steps, the tree's (each reads and stores)."""
+    phases = [list(rs) for _, rs in itertools.groupby(reqs, key=lambda r: r.phase)]
+    return [rs for rs in phases if not steps or {"ld", "st"} <= {r.op for r in rs}]
 
 
 def line_of(stage, text):
@@ -155,8 +151,6 @@ def gemm_block(stage, tile, pad, compiled=True):
     return compiled_requests(stage, reqs, tile, pad) if compiled else reqs
 
 
-# ---- the host run against the profiler ------------------------------------------------------------------------------
-
 # The rows of docs/results/ncu.csv the host runs are held to: (stage, variant).
 PROFILED = [("01_naive", "tree"), *((s, v) for s in ("02_grid_stride", "03_padding", "04_warp_unroll", "05_shuffle",
                                                      "06_float4", "07_multiblock") for v in ("stream", "tree")),
@@ -194,7 +188,7 @@ def launch(row, compiled=True, key=lambda r: r.op):
 def totals(reqs, repeat=1, warps=None, key=lambda r: r.op):
     """{key(request): {requests, instructions, wavefronts, ideal, conflicts}} over the requests, times repeat. With
     warps (a predicated tree), every warp of the block issues each tree step's instructions."""
-    tree = {(r.phase, r.seq, r.op) for rs in loop_steps(reqs) for r in rs} if warps else set()
+    tree = {(r.phase, r.seq, r.op) for rs in by_phase(reqs, steps=True) for r in rs} if warps else set()
     out, issued = {}, set()
     for r in reqs:
         t = out.setdefault(key(r), dict.fromkeys(("requests", *COUNTS), 0))
@@ -260,58 +254,48 @@ def compare(row, compiled=True):
     return out
 
 
-def _by_code(numbered):
-    """{line number: (code, k)}: the k-th line of the file with that code (its text without a // comment, spaces
-    collapsed), so that a comment, on a line of its own or after the code, moves nothing."""
-    out, seen = {}, defaultdict(int)
-    for number, text in sorted(numbered):
-        code = " ".join(re.sub(r"//.*", "", text).split())
-        out[number] = (code, seen[code])
-        seen[code] += 1
-    return out
-
-
 def compare_lines(row, source_rows):
-    """A Comparison of every line of one profiled launch that touches shared memory, in the host run or the profile."""
+    """A Comparison of every line of one profiled launch that touches shared memory, in the host run or the profile.
+    Lines are matched by their code (// comments left out, spaces collapsed) and its place among the file's lines of
+    that code, so that a comment, on a line of its own or after the code, moves nothing."""
+    def by_code(numbered):  # {line number: (code, k)}: the k-th line of that code
+        out, seen = {}, defaultdict(int)
+        for number, text in sorted(numbered):
+            code = " ".join(re.sub(r"//.*", "", text).split())
+            out[number], seen[code] = (code, seen[code]), seen[code] + 1
+        return out
+    path = host_run.stage_path(row["stage"])
+    here = by_code(enumerate(path.read_text().splitlines(), 1))
     try:
-        reqs, _, _, host = launch(row, key=lambda r: (r.line, r.op))
+        reqs, _, _, host = launch(row, key=lambda r: (here[r.line], r.op))
     except host_run.HostRunError as e:
         return [Comparison(row["stage"], row["variant"], None, None, None, text=str(e))]
-    here = _by_code(enumerate(host_run.stage_path(row["stage"]).read_text().splitlines(), 1))
-    host = {(here[line], op): {k: t[k] for k in COUNTS} for (line, op), t in host.items()}
-    mine = [s for s in source_rows if (s["stage"], s["variant"], s["file"])
-            == (row["stage"], row["variant"], host_run.stage_path(row["stage"]).name)]
-    there = _by_code({(int(s["line"]), s["source"]) for s in mine})
-    measured = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
+    mine = [s for s in source_rows if (s["stage"], s["variant"], s["file"]) == (row["stage"], row["variant"], path.name)]
+    there, measured = by_code({(int(s["line"]), s["source"]) for s in mine}), defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for s in mine:
-        m = measured[(there[int(s["line"])], {"Load": "ld", "Store": "st"}[s["op"]])]
         for k in COUNTS:
-            m[k] += int(float(s[k]))
-    number, zero, out = {v: k for k, v in here.items()}, dict.fromkeys(COUNTS, 0), []
-    for key in sorted(set(host) | set(measured), key=lambda key: (number.get(key[0], 0), key[1])):
-        ((text, _), op), line = key, number.get(key[0], 0)
+            measured[(there[int(s["line"])], {"Load": "ld", "Store": "st"}[s["op"]])][k] += int(float(s[k]))
+    number, out = {code: n for n, code in here.items()}, []
+    for code, op in sorted(set(host) | set(measured), key=lambda key: (number.get(key[0], 0), key[1])):
         steps = [(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs))
-                 for rs in by_phase([r for r in reqs if (r.line, r.op) == (line, op)])]
-        out.append(Comparison(row["stage"], row["variant"], op, host.get(key, zero), measured.get(key, zero),
-                              line=line, text=text, steps=steps))
+                 for rs in by_phase([r for r in reqs if (here[r.line], r.op) == (code, op)])]
+        out.append(Comparison(row["stage"], row["variant"], op, host.get((code, op), dict.fromkeys(COUNTS, 0)),
+                              measured.get((code, op), dict.fromkeys(COUNTS, 0)), line=number.get(code, 0),
+                              text=code[0], steps=steps))
     return out
 
 
-# ---- a tree, as the pictures and pages show it ------------------------------------------------------------------------
-
-@dataclass
-class Tree:
-    """One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t)."""
-    steps: dict  # {s: [requests]}: each step of the tree, keyed by s, the distance in elements thread 0 adds across
-    element: dict  # {word: the element the word holds before the tree}
-    warp_phases: set  # the phases only warp 0 reaches: after a __syncwarp(), when the other warps have left
+# One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t): steps {s: [the
+# requests of the step where thread 0 adds element s]}, element {word: the element it holds before the tree},
+# warp_phases {the phases only warp 0 reaches, after a __syncwarp(), the other warps gone}.
+Tree = collections.namedtuple("Tree", "steps element warp_phases")
 
 
 def tree(stage, block):
     accesses = host_run.run(stage, host_run.kernel_entries(stage)[0], block=block, n=block).of_block(0)
     element = {a.word: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
     steps = {}
-    for rs in loop_steps(compiled_requests(stage, requests(accesses))):
+    for rs in by_phase(compiled_requests(stage, requests(accesses)), steps=True):
         thread, word = next(iter(next(r for r in rs if r.op == "st").words.items()))  # the first store's first lane
         steps[element[other_reads(rs)[thread]] - element[word]] = rs
     others = max((a.phase for a in accesses if a.tid >= WARP), default=-1)

@@ -1,9 +1,8 @@
-"""The stage pages' pictures of what the threads do, drawn as SVG from host runs of the stages' own code (host_run.py,
-block_requests.py): every word, lane, shuffle, float4 load and ticket in a picture is one the kernel's code logged.
-./maint/do docs writes them to docs/img/ and its --check fails where one is stale; maint/tests/check_pictures.py holds
-them to legibility rules. Each lies on an opaque white panel, with dark text and fixed colours (GitHub shows an SVG as
-an image, whose prefers-color-scheme follows the reader's system, not GitHub's theme): the Okabe-Ito set, told apart
-with colour-blindness too, and a wine for bank conflicts."""
+"""The stage pages' pictures, drawn as SVG from host runs of the stages' own code (block_requests.py): every word, lane,
+shuffle, load and ticket drawn is one the kernel's code logged. Each lies on an opaque white panel with fixed colours
+(GitHub shows an SVG as an image, whose prefers-color-scheme follows the reader's system, not GitHub's theme): the
+Okabe-Ito set, told apart with colour-blindness too, and a wine for bank conflicts."""
+import itertools
 import math
 import pathlib
 from xml.sax.saxutils import escape
@@ -40,8 +39,7 @@ class Svg:
         if heading:
             self.text(16, 24, heading, 14, weight="bold")
 
-    def el(self, tag, content=None, arrow=None, **attrs):
-        """One element; arrow: the colour of an arrowhead at its end."""
+    def el(self, tag, content=None, arrow=None, **attrs):  # arrow: the colour of an arrowhead at its end
         if arrow:
             self.arrows.add(arrow)
             attrs["marker_end"] = f"url(#arrow{arrow[1:]})"
@@ -59,27 +57,23 @@ class Svg:
         self.el("line", None, arrow and stroke, x1=x1, y1=y1, x2=x2, y2=y2, stroke=stroke, stroke_width=width,
                 stroke_dasharray=dash)
 
-    def curve(self, x1, y1, x2, y2, lift, stroke=INK, width=1):
-        """An arrow from (x1, y1) to (x2, y2), bowing up by lift."""
+    def curve(self, x1, y1, x2, y2, lift, stroke=INK, width=1):  # an arrow bowing up by lift
         d = f"M{_fmt(x1)} {_fmt(y1)} C{_fmt(x1)} {_fmt(y1 - lift)} {_fmt(x2)} {_fmt(y2 - lift)} {_fmt(x2)} {_fmt(y2)}"
         self.el("path", None, stroke, d=d, fill="none", stroke=stroke, stroke_width=width)
 
-    def cell(self, x, y, w, h, fill, label=None, size=9, stroke=LINE):
-        """A box, its label in ink or white, whichever contrasts more with fill."""
+    def cell(self, x, y, w, h, fill, label=None, size=9, stroke=LINE):  # label: in ink or white, the more contrasting
         self.rect(x, y, w, h, fill, stroke)
         if label is not None:
             self.text(x + w / 2, y + h / 2 + size * 0.35, label, size, "middle",
                       INK if contrast(INK, fill) >= contrast(WHITE, fill) else WHITE)
 
-    def ticks(self, x, cw, y, columns, name=None, gap=8, label=lambda i: i):
-        """Small labels over columns of width cw from x (column i: label(i)), and the row's name left of them."""
+    def ticks(self, x, cw, y, columns, name=None, gap=8, label=lambda i: i):  # labels over columns of width cw
         for i in columns:
             self.text(x + i * cw + cw / 2, y, label(i), 9, "middle", MUTED)
         if name:
             self.text(x - gap, y, name, 9, "end", MUTED)
 
-    def legend(self, x, y, items, size=11):
-        """items: [(colour, words)], in one row."""
+    def legend(self, x, y, items, size=11):  # items: [(colour, words)], in one row
         for colour, words in items:
             self.rect(x, y - 9, 12, 12, colour)
             self.text(x + 17, y + 1, words, size)
@@ -98,20 +92,13 @@ class Svg:
 
 def span(numbers):
     """[0, 1, 2, 5] -> '0–2, 5'."""
-    out = []
-    for n in sorted(numbers):
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in out)
+    runs = [[n for _, n in g] for _, g in itertools.groupby(enumerate(sorted(numbers)), lambda p: p[1] - p[0])]
+    return ", ".join(f"{r[0]}" if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
 
 def plural(n, word):
     return f"{n} {word}{'s' * (n > 1)}"
 
-
-# ---- 01 to 03: the tree, its banks, the loop, the padding ---------------------------------------------------------
 
 def tree_figure(block=64):
     """01's tree on its smallest block: every step's adding threads, their words, and warp 0's active lanes."""
@@ -215,8 +202,6 @@ def layout_figure(s=16, block=1024):
     return svg
 
 
-# ---- 04 and 05: the warp's steps, the shuffles ----------------------------------------------------------------
-
 def warp_steps_figure(block=1024):
     """04's unrolled steps: lanes, the partial sums they add, the __syncwarp() between steps, and one read-after-write
     between lanes that the barrier orders."""
@@ -305,8 +290,6 @@ def shuffle_figure(block=1024):
                                (IDLE, "a lane lane 0 never reads")])
     return svg
 
-
-# ---- 06 and 07: the peel, the loads in flight, the combines ---------------------------------------------------
 
 def float4_reads(n, offset, threads, scalar=True):
     """From a host run of 06: {element: (thread, how, slot)}, how 'assign' (a float4 of the loop that keeps loads in
@@ -440,8 +423,6 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64):
     svg.legend(16, y + 88, [(BLUE, "a thread's first float4"), (SKY, "its second")])
     return svg
 
-
-# ---- 08: the tiles and their banks ------------------------------------------------------------------------------
 
 def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
     """08's block walking along K: the tiles of A and B it loads, and what one thread loads and reads."""
