@@ -90,8 +90,7 @@ class Svg:
                 f'stroke="{LINE}"/>\n' + "\n".join(self.body) + "\n</svg>\n")
 
 
-def span(numbers):
-    """[0, 1, 2, 5] -> '0–2, 5'."""
+def span(numbers):  # [0, 1, 2, 5] -> '0–2, 5'
     runs = [[n for _, n in g] for _, g in itertools.groupby(enumerate(sorted(numbers)), lambda p: p[1] - p[0])]
     return ", ".join(f"{r[0]}" if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
@@ -100,15 +99,14 @@ def plural(n, word):
     return f"{n} {word}{'s' * (n > 1)}"
 
 
-def tree_figure(block=64):
-    """01's tree on its smallest block: every step's adding threads, their words, and warp 0's active lanes."""
-    t, (cw, left, top, rh) = br.tree("01_naive", block), (8, 54, 62, 50)
+def tree_figure(block=64, cw=8, left=54, top=62, rh=50):  # 01's tree: each step's threads, words and warp 0's lanes
+    t = br.tree("01_naive", block)
     svg = Svg(top + rh * len(t.steps) + 84, f"01_naive: the tree of a {block}-thread block, step by step",
               f"01_naive, one block of {block} threads: at step s thread t adds word 2·s·t + s into word 2·s·t")
     svg.ticks(left, cw, top - 10, range(0, block, 8), "word", 6)
     svg.text(left + block * cw + 22, top - 10, "warp 0's 32 lanes: adding or idle", 9, fill=MUTED)
-    for row, (s, reqs) in enumerate(t.steps.items()):
-        y, written, read = top + row * rh, br.writes(reqs), br.other_reads(reqs)
+    for y, (s, reqs) in zip(itertools.count(top, rh), t.steps.items()):
+        written, read, worst = br.writes(reqs), br.other_reads(reqs), max(r.wavefronts() for r in reqs)
         for w in range(block):
             svg.cell(left + w * cw, y, cw, 12, ORANGE if w in written.values() else SKY if w in read.values() else IDLE)
         for th, w in written.items():
@@ -117,10 +115,9 @@ def tree_figure(block=64):
         svg.text(left - 6, y + 10, f"s = {s}", 11, "end")
         for lane in range(WARP):
             svg.rect(left + block * cw + 22 + lane * 6, y, 6, 12, BLUE if lane in written else WHITE, LINE, 0.5)
-        worst, n = max(r.wavefronts() for r in reqs), len(written)
-        svg.text(left, y + 28, (f"threads {span(written)} add" if n > 1 else f"thread {min(written)} adds") + f" ("
-                 f"{plural(len({x // WARP for x in written}), 'warp')}; {WARP - sum(x < WARP for x in written)} of warp "
-                 f"0's lanes idle); {worst}-way: {plural(worst, 'wavefront')} a request", 10,
+        svg.text(left, y + 28, (f"threads {span(written)} add" if len(written) > 1 else f"thread {min(written)} adds")
+                 + f" ({plural(len({x // WARP for x in written}), 'warp')}; {WARP - sum(x < WARP for x in written)} of "
+                 f"warp 0's lanes idle); {worst}-way: {plural(worst, 'wavefront')} a request", 10,
                  fill=CONFLICT if worst > 1 else INK)
     y = top + rh * len(t.steps) + 4
     svg.text(left - 6, y + 9, "bank", 9, "end", MUTED)
@@ -131,30 +128,28 @@ def tree_figure(block=64):
     return svg
 
 
-def bank_strips(stage, block=1024):
-    """Per step of the tree, the banks of the first adding warp's read of smem[index]: words per bank."""
-    t, (cw, left, top, rh) = br.tree(stage, block), (14, 240, 64, 24)
+def bank_strips(stage, block=1024, cw=14, left=240, top=64, rh=24):  # each step's first read: its words by bank
+    t = br.tree(stage, block)
     svg = Svg(top + rh * len(t.steps) + 56, f"{stage}: the banks of each step's first read, {block} threads",
               f"{stage}, {block} threads: the words of the first adding warp's read of smem[index], by bank")
     svg.ticks(left, cw, top - 8, range(0, BANKS, 2), "bank")
-    for row, (s, reqs) in enumerate(t.steps.items()):
-        y, first, active = top + row * rh, br.own_read(reqs), br.writes(reqs)
+    for y, (s, reqs) in zip(itertools.count(top, rh), t.steps.items()):
+        first, active = br.own_read(reqs), br.writes(reqs)
         svg.text(16, y + 14, f"s = {s}", 11, weight="bold")
         svg.text(64, y + 14, f"{len(active)} thread{'s add' if len(active) > 1 else ' adds'}, "
                  f"{plural(len({x // WARP for x in active}), 'warp')}", 11, fill=MUTED)
-        for b, words in enumerate(map(len, map(first.words_per_bank().get, range(BANKS), [()] * BANKS))):
+        for b, words in enumerate(len(first.words_per_bank().get(b, ())) for b in range(BANKS)):
             fill = DEGREE[min(DEGREE, key=lambda d: abs(math.log2(d) - math.log2(words)))] if words else WHITE
             svg.cell(left + b * cw, y, cw, rh - 4, fill, words or None, 9)
-        w = first.wavefronts()
-        svg.text(left + BANKS * cw + 10, y + 14, f"{w}-way", 11, weight="bold", fill=CONFLICT if w > 1 else INK)
+        svg.text(left + BANKS * cw + 10, y + 14, f"{first.wavefronts()}-way", 11, weight="bold",
+                 fill=CONFLICT if first.wavefronts() > 1 else INK)
     svg.text(16, top + rh * len(t.steps) + 22, "A number: distinct words of the request in that bank, served one "
              "wavefront each; the busiest bank sets the request's wavefronts.", 10, fill=MUTED)
     return svg
 
 
-def grid_stride_figure(blocks=2, block=64, n=300, mark=5):
-    """02's loop: which thread adds which element, one row per trip around the loop (from a host run per element)."""
-    threads, trips, (cw, left, top, rh) = blocks * block, -(-n // (blocks * block)), (5, 84, 62, 22)
+def grid_stride_figure(blocks=2, block=64, n=300, mark=5, cw=5, left=84, top=62, rh=22):  # 02's loop, trip by trip
+    threads, trips = blocks * block, -(-n // (blocks * block))
     readers = host_run.run("02_grid_stride", "reduce", block=block, grid=blocks, n=n, readers=1).readers
     assert all(len(r) == 1 for r in readers.values()), "an element read by no thread or by several"
     svg = Svg(top + rh * trips + 90, "02_grid_stride: the grid-stride loop",
@@ -166,8 +161,7 @@ def grid_stride_figure(blocks=2, block=64, n=300, mark=5):
         svg.text(left - 8, top + trip * rh + 12, f"trip {trip + 1}", 11, "end")
     for col in range(0, threads, 32):
         svg.text(left + col * cw, top - 8, col, 9, fill=MUTED)
-    y = top + rh * trips + 20
-    mine = ", ".join(str(e) for e in range(n) if readers[e][0] == mark)
+    y, mine = top + rh * trips + 20, ", ".join(str(e) for e in range(n) if readers[e][0] == mark)
     svg.text(left, y, f"thread {mark} (orange) adds elements {mine}: one stride of the grid ({threads}) apart.", 11)
     svg.legend(left, y + 28, [(BLUE, "read by block 0"), (SKY, "read by block 1"), (ORANGE, f"read by thread {mark}")])
     svg.text(left, y + 50, "Columns: the thread (global index) that adds the element; rows: its trips around the loop.",
@@ -175,24 +169,24 @@ def grid_stride_figure(blocks=2, block=64, n=300, mark=5):
     return svg
 
 
-def layout_figure(s=16, block=1024):
-    """Shared memory as rows of 32 banks, unpadded (02) and padded (03), with the words warp 0 reads at step s."""
+def layout_figure(s=16, block=1024, cell=8, top=70):  # shared memory unpadded (02) and padded (03), warp 0's reads
     trees = [br.tree(stage, block) for stage in ("02_grid_stride", "03_padding")]
-    cell, top, rows = 8, 70, -(-max(max(t.element) for t in trees) // BANKS) + 1
+    rows = -(-max(max(t.element) for t in trees) // BANKS) + 1
     svg = Svg(top + rows * cell + 96, "03_padding: where the words land",
               f"A {block}-thread block's shared memory in rows of 32 banks: warp 0's reads at s = {s}")
-    for g, (title, t) in enumerate(zip(("02: element i at word i", "03: element i at word i + i / 32"), trees)):
-        x0, reqs, used = 40 + g * (BANKS * cell + 96), [r for r in t.steps[s] if r.warp == 0], set(t.element)
-        own, other = {w for _, w in br.own_read(reqs).lanes}, set(br.other_reads(reqs).values())
+    for x0, title, t in zip((40, 40 + BANKS * cell + 96), ("02: element i at word i", "03: element i at word i + i / "
+                                                           "32"), trees):
+        reqs, used = [r for r in t.steps[s] if r.warp == 0], set(t.element)
+        own, other, worst = {w for _, w in br.own_read(reqs).lanes}, set(br.other_reads(reqs).values()), max(
+            r.wavefronts() for r in reqs)
         svg.text(x0, top - 22, title, 12, weight="bold")
         svg.ticks(x0, cell, top - 6, (0, 16, 31))
-        for word in range(rows * BANKS):
-            x, y = x0 + word % BANKS * cell, top + word // BANKS * cell
+        for word, (y, x) in enumerate(itertools.product(range(top, top + rows * cell, cell), range(x0, x0 + BANKS * cell,
+                                                                                                   cell))):
             svg.rect(x, y, cell, cell, ORANGE if word in own else SKY if word in other else IDLE if word in used else
                      WHITE, LINE if word in used else WHITE, 0.4)
             if word not in used and word < max(used):
                 svg.line(x + 1, y + cell - 1, x + cell - 1, y + 1, MUTED, 0.6)
-        worst = max(r.wavefronts() for r in reqs)
         svg.text(x0, top + rows * cell + 20, f"{plural(worst, 'word')} in the busiest bank: "
                  f"{plural(worst, 'wavefront')}", 11, fill=CONFLICT if worst > 1 else INK)
     svg.legend(40, top + rows * cell + 52, [(ORANGE, "smem[index], index = 2·s·tid"), (SKY, "smem[index + s]"),
@@ -202,39 +196,36 @@ def layout_figure(s=16, block=1024):
     return svg
 
 
-def warp_steps_figure(block=1024):
+def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
     """04's unrolled steps: lanes, the partial sums they add, the __syncwarp() between steps, and one read-after-write
     between lanes that the barrier orders."""
     t = br.tree("04_warp_unroll", block)
     steps = br.warp_steps(t)
-    first, (cw, left, top, rh) = min(steps), (12, 56, 64, 54)
-    slots = block // first  # the live partial sums at the start of the warp's steps: elements 0, first, 2 first, ...
+    first = min(steps)  # the live partial sums at the start of the warp's steps: elements 0, first, 2 first, ...
     svg = Svg(top + rh * len(steps) + 70, "04_warp_unroll: the last six steps in warp 0",
               f"04_warp_unroll, {block} threads: the {len(steps)} steps warp 0 runs alone, on elements 0, {first}, "
               f"{2 * first}, ... {block - first}")
-    svg.ticks(left, cw, top - 8, range(0, slots, 8), "element", 6, lambda k: k * first)
+    svg.ticks(left, cw, top - 8, range(0, block // first, 8), "element", 6, lambda k: k * first)
     before, example = {}, None  # before: {element: the lane that wrote it the step before}
-    for row, (s, reqs) in enumerate(steps.items()):
-        y = top + row * rh
+    for row, (y, (s, reqs)) in enumerate(zip(itertools.count(top, rh), steps.items())):
         writes = {th: t.element[w] for th, w in br.writes(reqs).items()}
         reads = [(th, t.element[w]) for r in reqs if r.op == "ld" for th, w in r.words.items()]
         races = [(th, e) for th, e in reads if before.get(e, th) != th]
         for e in range(0, block, first):
             svg.cell(left + e // first * cw, y, cw, 14, ORANGE if e in writes.values() else SKY if e in {x for _, x in
                      reads} else IDLE, next((th for th, x in writes.items() if x == e), None), 9)
-        for th, e in reads:
-            if e != writes[th]:
-                is_example = example is None and (th, e) in races
-                svg.curve(left + e // first * cw + cw / 2, y, left + writes[th] // first * cw + cw / 2 + 1.5, y,
-                          min(18, 5 + 2.5 * math.log2(1 + (e - writes[th]) // first)),
-                          CONFLICT if is_example else MUTED, 1.6 if is_example else 0.8)
-                example = (s, th, e, before[e]) if is_example else example
+        for th, e in ((th, e) for th, e in reads if e != writes[th]):
+            is_example = example is None and (th, e) in races
+            svg.curve(left + e // first * cw + cw / 2, y, left + writes[th] // first * cw + cw / 2 + 1.5, y,
+                      min(18, 5 + 2.5 * math.log2(1 + (e - writes[th]) // first)), CONFLICT if is_example else MUTED,
+                      1.6 if is_example else 0.8)
+            example = (s, th, e, before[e]) if is_example else example
         svg.text(left - 6, y + 11, f"s = {s}", 11, "end")
         svg.text(left, y + 28, f"{len(writes)} lane{'s add' if len(writes) > 1 else ' adds'}; {len(races)} of "
                  f"{len(reads)} reads are of words another lane wrote", 10, fill=CONFLICT if races else MUTED)
         if row + 1 < len(steps) and reqs[0].phase + 1 in t.warp_phases:
-            svg.line(left, y + 38, left + slots * cw, y + 38, BLUE, 1, "4 3")
-            svg.text(left + slots * cw - 70, y + 48, "__syncwarp()", 10, fill=BLUE)
+            svg.line(left, y + 38, left + block // first * cw, y + 38, BLUE, 1, "4 3")
+            svg.text(left + block // first * cw - 70, y + 48, "__syncwarp()", 10, fill=BLUE)
         before = {e: th for th, e in writes.items()}
     (s, lane, e, writer), y = example, top + rh * len(steps) + 8
     svg.text(left, y, f"Wine: at s = {s} lane {lane} reads element {e}, which lane {writer} wrote one step before; the "
@@ -245,10 +236,10 @@ def warp_steps_figure(block=1024):
     return svg
 
 
-def shuffle_figure(block=1024):
+def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
     """05's warp_reduce(): which lane each lane reads at each offset (the host run's shuffles), the lanes whose values
     reach lane 0, and then the per-warp sums in shared memory."""
-    trace, (cw, left, top, rh) = host_run.run("05_shuffle", "reduce", block=block, n=block), (17, 80, 62, 44)
+    trace = host_run.run("05_shuffle", "reduce", block=block, n=block)
     reads = {lane: [x[4] for x in trace.shuffles if x[:2] == (0, lane)][:5] for lane in range(WARP)}  # block 0
     rounds = [{lane: rs[k] for lane, rs in reads.items()} for k in range(len(reads[0]))]  # {lane: the lane it reads}
     svg = Svg(top + rh * len(rounds) + 190, "05_shuffle: the shuffle-down steps",
@@ -257,8 +248,7 @@ def shuffle_figure(block=1024):
     for r in reversed(rounds):
         matters.insert(0, matters[0] | {r[i] for i in matters[0]})
     svg.ticks(left, cw, top - 10, range(0, WARP, 4), "lane", 10)
-    for row in range(len(rounds) + 1):
-        y = top + row * rh + 8
+    for row, y in enumerate(range(top + 8, top + 8 + rh * (len(rounds) + 1), rh)):
         for lane in range(WARP):
             svg.el("circle", cx=left + lane * cw + cw / 2, cy=y, r=6,
                    **(dict(fill=BLUE, stroke=INK) if lane in matters[row] else dict(fill=IDLE, stroke=LINE)))
@@ -267,8 +257,7 @@ def shuffle_figure(block=1024):
             continue
         r = rounds[row - 1]
         others = [lane for lane in range(WARP) if r[lane] != lane]
-        for lane in others:
-            on = lane in matters[row]
+        for lane, on in ((lane, lane in matters[row]) for lane in others):
             svg.line(left + r[lane] * cw + cw / 2, y - rh + 15, left + lane * cw + cw / 2, y - 8, ORANGE if on else LINE,
                      1.3 if on else 0.7, arrow=on)
         svg.text(left - 10, y + 4, f"offset {r[0]}", 11, "end")
@@ -307,14 +296,13 @@ def float4_reads(n, offset, threads, scalar=True):
     return out
 
 
-def split_figure(base_n=16):
-    """06's head / float4 body / tail for input offsets 0-3 and each n mod 4, as the host run reads them."""
-    cases, (cw, left, top, rh) = [(offset, base_n + r) for offset in range(4) for r in range(4)], (14, 150, 62, 22)
+def split_figure(base_n=16, cw=14, left=150, top=62, rh=22):  # 06's head, float4 body, tail: each offset, n mod 4
+    cases = [(offset, base_n + r) for offset in range(4) for r in range(4)]
     svg = Svg(top + rh * len(cases) + 70, "06_float4: head, float4 body and tail",
               "06_float4: the input split at 16-byte boundaries, for each pointer offset and n mod 4")
     svg.text(left, top - 10, "memory from the 16-byte boundary at or below in (one cell per float)", 9, fill=MUTED)
-    for row, (offset, n) in enumerate(cases):
-        y, reads = top + row * rh, float4_reads(n, offset, 64)
+    for y, (offset, n) in zip(itertools.count(top, rh), cases):
+        reads = float4_reads(n, offset, 64)
         body = sorted(e for e, (_, how, _) in reads.items() if how != "scalar")
         head = sum(1 for e, (_, how, _) in reads.items() if how == "scalar" and e < (body or [n])[0] and offset + e < 4)
         for c, i in ((c, c - offset) for c in range(offset + n + (-(offset + n)) % 4)):
@@ -332,10 +320,10 @@ def split_figure(base_n=16):
     return svg
 
 
-def loads_figure(threads=64, shown=8, rows=10, extra=5):
-    """06's grid-stride over float4s: the vectors each thread loads together, kLoadsInFlight at a time, for the
-    first `shown` threads of a one-block grid."""
-    vectors, (cw, left, top, rh), colours = threads * (rows - 1) + extra, (56, 100, 66, 22), [BLUE, ORANGE, PINK, GREEN]
+def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66, rh=22):
+    """06's grid-stride over float4s: the vectors each thread loads together, kLoadsInFlight at a time, for the first
+    `shown` threads of a one-block grid."""
+    vectors, colours = threads * (rows - 1) + extra, [BLUE, ORANGE, PINK, GREEN]
     reads, batch, slot0 = float4_reads(4 * vectors, 0, threads, scalar=False), {}, {}
     for v in range(vectors):  # in each thread's order: a batch ends when the thread reuses its array's first slot
         tid, how, dest = reads[4 * v]
@@ -368,29 +356,27 @@ def loads_figure(threads=64, shown=8, rows=10, extra=5):
     return svg
 
 
-def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64):
-    """07's combines: what each block does when its sum is ready, in the order the blocks ran on the host (any order:
-    the blocks finish as the hardware schedules them), and one_block_kernel, which has nothing to combine."""
-    grid, finish, (unit, left, top, rh) = len(order), {b: k + 1 for k, b in enumerate(order)}, (46, 76, 60, 17)
+def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60, rh=17):
+    """07's combines: what each block does when its sum is ready, the blocks finishing in the order they ran on the
+    host (any order: as the hardware schedules them), and one_block_kernel, which has nothing to combine."""
+    grid, finish = len(order), {b: k + 1 for k, b in enumerate(order)}
     panel, after = rh * (grid + 1) + 62, left + (grid + 1.6) * unit
     svg = Svg(top + 3 * panel + 126, "07_multiblock: the combines", f"07_multiblock: {grid} blocks finishing in the "
               f"order {', '.join(map(str, order))}; what each combine does then")
     svg.text(16, 44, "A bar: a block's work until its sum is ready; time runs to the right.", 10, fill=MUTED)
     for y0, combine in zip(range(top, top + 3 * panel, panel), ("atomic", "two-pass", "last-block")):
         t = host_run.run("07_multiblock", combine, block=block, grid=grid, n=16 * block * grid, order=list(order))
-        tickets = {b: (k, written) for b, _, k, _, _, written in t.tickets}  # n: more than one block covers
+        tickets, y = {b: (k, written) for b, _, k, _, _, written in t.tickets}, y0 + 20 + grid * rh
         svg.text(16, y0 + 10, combine, 13, weight="bold")
-        for b in range(grid):
-            y, (k, written) = y0 + 20 + b * rh, tickets.get(b, (None, ()))
-            svg.text(left - 8, y + 11, f"block {b}", 10, "end", MUTED)
-            svg.rect(left, y, finish[b] * unit, rh - 5, IDLE)
-            svg.el("circle", cx=left + finish[b] * unit, cy=y + (rh - 5) / 2, r=4,
+        for b, (k, written) in ((b, tickets.get(b, (None, ()))) for b in range(grid)):
+            svg.text(left - 8, y0 + 31 + b * rh, f"block {b}", 10, "end", MUTED)
+            svg.rect(left, y0 + 20 + b * rh, finish[b] * unit, rh - 5, IDLE)
+            svg.el("circle", cx=left + finish[b] * unit, cy=y0 + 20 + b * rh + (rh - 5) / 2, r=4,
                    fill=ORANGE if combine == "atomic" else BLUE, stroke=INK)
-            svg.text(left + finish[b] * unit + 8, y + 10, "atomicAdd(out, sum)" if combine == "atomic" else
+            svg.text(left + finish[b] * unit + 8, y0 + 30 + b * rh, "atomicAdd(out, sum)" if combine == "atomic" else
                      f"out[{b}] = sum" if combine == "two-pass" else (f"partials[{b}] = sum, then " if b in written else
                      f"ticket BEFORE partials[{b}] = sum: ") + f"ticket {k}" + (" (the last)" if k == grid - 1 else ""), 9)
-        y = y0 + 20 + grid * rh  # then what makes *out
-        if combine == "atomic":
+        if combine == "atomic":  # then what makes *out
             sums = [b for b, *_ in t.atomics]
             svg.text(left - 8, y + 11, "*out", 10, "end", MUTED)
             for k, b in enumerate(sums):
@@ -424,10 +410,9 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64):
     return svg
 
 
-def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
+def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1), c=5, left=70, top=70):
     """08's block walking along K: the tiles of A and B it loads, and what one thread loads and reads."""
-    (tx, ty), (bx, by), c, left, top = thread, block, 5, 70, 70
-    a_x, a_y, b_x, b_y = left, top + k * c + 22, left + k * c + 22, top
+    (tx, ty), (bx, by), a_y, b_x = thread, block, top + k * c + 22, left + k * c + 22
     svg = Svg(a_y + m * c + 60, "08_gemm_tiled: the tiles along K", f"08_gemm_tiled: block ({bx}, {by}) walks K in "
               f"{tile} x {tile} tiles (M = N = {m}, K = {k})")
     t = host_run.run("08_gemm_tiled", f"tiled-{tile}-0", block=[tile, tile], grid=[m // tile, m // tile], n=m, m=m, k=k)
@@ -438,20 +423,19 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
     (row, col), shades = (a[0][0], b[0][1]), [IDLE, "#dde3ea"]
     in_a, in_b = (lambda i: by * tile <= i < (by + 1) * tile), (lambda j: bx * tile <= j < (bx + 1) * tile)
     for x0, y0, rows, cols, fill in (
-            (a_x, a_y, m, k, lambda i, j: ORANGE if (i, j) in a else SKY if i == row else
+            (left, a_y, m, k, lambda i, j: ORANGE if (i, j) in a else SKY if i == row else
              shades[j // tile % 2] if in_a(i) else WHITE),
-            (b_x, b_y, k, m, lambda i, j: ORANGE if (i, j) in b else SKY if j == col else
+            (b_x, top, k, m, lambda i, j: ORANGE if (i, j) in b else SKY if j == col else
              shades[i // tile % 2] if in_b(j) else WHITE),
             (b_x, a_y, m, m, lambda i, j: CONFLICT if (i, j) == (row, col) else IDLE if in_a(i) and in_b(j) else WHITE)):
-        for i in range(rows):
-            for j in range(cols):
-                svg.rect(x0 + j * c, y0 + i * c, c, c, fill(i, j), "none")
-    for x, y, w, h, name in ((a_x, a_y, k, m, "A"), (b_x, b_y, m, k, "B"), (b_x, a_y, m, m, "C")):
+        for i, j in itertools.product(range(rows), range(cols)):
+            svg.rect(x0 + j * c, y0 + i * c, c, c, fill(i, j), "none")
+    for x, y, w, h, name in ((left, a_y, k, m, "A"), (b_x, top, m, k, "B"), (b_x, a_y, m, m, "C")):
         svg.rect(x, y, w * c, h * c, "none", INK)
         svg.text(x - 8, y + 12, name, 13, "end", weight="bold")
     for k0 in range(0, k, tile):
-        svg.text(a_x + (k0 + tile / 2) * c, a_y - 6, f"k0 = {k0}", 9, "middle", MUTED)
-        svg.text(b_x + m * c + 6, b_y + (k0 + tile / 2) * c + 3, f"k0 = {k0}", 9, fill=MUTED)
+        svg.text(left + (k0 + tile / 2) * c, a_y - 6, f"k0 = {k0}", 9, "middle", MUTED)
+        svg.text(b_x + m * c + 6, top + (k0 + tile / 2) * c + 3, f"k0 = {k0}", 9, fill=MUTED)
     for i, text in enumerate(["At each step k0 the block loads one tile", "of A and one of B (the grey stripes).",
                               f"Thread (tx {tx}, ty {ty}) stores the orange ones:",
                               ", ".join(f"A[{i}][{j}]" for i, j in a) + ",", ", ".join(f"B[{i}][{j}]" for i, j in b) + ".",
@@ -463,20 +447,18 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1)):
     return svg
 
 
-def gemm_banks_figure(tile=16):
-    """08: warp 0's shared-memory requests in the unpadded and the padded tile, word by word in the banks."""
-    (cw, left, top, rh), rows = (14, 240, 64, 46), []
-    for pad in (0, 1):
-        reqs = [r for r in br.gemm_block("08_gemm_tiled", tile, pad) if r.warp == 0]
-        rows += [(pad, next(r for r in reqs if (r.array, r.op) == (array, op)),
-                  min(w for x in reqs if x.array == array for _, w in x.lanes))
-                 for array, op in (("a_tile", "st"), ("b_tile", "st"), ("a_tile", "ld"), ("b_tile", "ld"))]
+def gemm_banks_figure(tile=16, cw=14, left=240, top=64, rh=46):  # warp 0's requests in the unpadded and padded tile
+    rows = [(pad, next(r for r in reqs if (r.array, r.op) == (array, op)),
+             min(w for x in reqs if x.array == array for _, w in x.lanes))
+            for pad in (0, 1) for reqs in [[r for r in br.gemm_block("08_gemm_tiled", tile, pad) if r.warp == 0]]
+            for array, op in (("a_tile", "st"), ("b_tile", "st"), ("a_tile", "ld"), ("b_tile", "ld"))]
     svg = Svg(top + rh * len(rows) + 70, "08_gemm_tiled: a warp's requests in the banks", f"08_gemm_tiled, {tile} x "
               f"{tile} tile: warp 0 (ty 0 and 1, tx 0–{tile - 1}), each word it touches in its bank")
     svg.ticks(left, cw, top - 8, range(0, BANKS, 2))
-    for y, (pad, r, base) in zip(range(top, top + rh * len(rows), rh), rows):
-        lanes_at, banks = [w - base + i for _, w in r.lanes for i in range(r.width)], r.words_per_bank()
-        for layer, b in ((layer, b) for layer in range(max(lanes_at) // BANKS + 1) for b in range(BANKS)):
+    for y, (pad, r, base) in zip(itertools.count(top, rh), rows):
+        lanes_at, banks, w, free = [w - base + i for _, w in r.lanes for i in range(r.width)], r.words_per_bank(), \
+            r.wavefronts(), r.conflict_free()
+        for layer, b in itertools.product(range(max(lanes_at) // BANKS + 1), range(BANKS)):
             n = lanes_at.count(layer * BANKS + b)
             fill = CONFLICT if len(banks.get((b + base) % BANKS, ())) > 1 else ORANGE if r.op == "st" else SKY
             svg.cell(left + b * cw, y + layer * 16, cw, 15, fill if n else WHITE, n if n > 1 else None, 9)
@@ -484,7 +466,6 @@ def gemm_banks_figure(tile=16):
                  weight="bold")
         svg.text(16, y + 27, ("128-bit: k to k + 3 at once; " if r.width > 1 else "") + f"{tile} x {tile + pad} tile",
                  10, fill=MUTED)
-        w, free = r.wavefronts(), r.conflict_free()
         svg.text(left + BANKS * cw + 10, y + 12, plural(w, "wavefront") + (f": {w}-way" if w > free else ""), 11,
                  fill=CONFLICT if w > free else INK)
     y = top + rh * len(rows) + 20
@@ -512,8 +493,7 @@ def write_diagrams(directory):
     return sorted(pictures)
 
 
-def stale_diagrams(directory):
-    """What --check reports: a picture missing from docs/img/ or different from what the host runs draw."""
+def stale_diagrams(directory):  # what --check reports: a picture missing from docs/img/, or not what the runs draw
     old = {p.name: p.read_text() for p in pathlib.Path(directory).glob("*.svg")}
     return [f"docs/img/{name} " + ("differs from what maint/diagrams.py draws" if name in old else "is missing")
             + ": run ./maint/do docs" for name, text in drawn().items() if old.get(name) != text]
