@@ -4,33 +4,22 @@ the lanes of one warp with the same (phase, seq) made one warp-wide request. Fro
 (diagrams.py), the pages' counts (model_pages.py) and what maint/tests/check_thread_models.py holds against Nsight
 Compute. Where the machine code touches shared memory otherwise than the source, COMPILED says so, with a test of
 docs/results/sass_<stage>.txt that shows it, and compiled_requests() applies it (compiled=False: the source's)."""
-import collections
 import itertools
 import re
-from collections import defaultdict
-from dataclasses import dataclass, replace
+from collections import defaultdict, namedtuple
 
 from scripts import host_run
 
 WARP, BANKS = 32, 32  # shared memory: 32 banks of one 32-bit word; word w lives in bank w % 32
 ACCESS = {"ld": "loads", "st": "stores"}
 
-
-@dataclass(frozen=True)
-class Request:
-    """One warp-wide shared-memory instruction: the first word each active lane touches, and how many words."""
-    phase: int  # which stretch between barriers (of this warp: __syncwarp and shuffles count too)
-    seq: int  # which access of that stretch
-    line: int  # the stage file's line that made it
-    array: str
-    op: str  # "ld" or "st"
-    warp: int
-    lanes: tuple  # ((lane, word), ...) for the active lanes only
-    width: int = 1  # words per lane: 1 (32-bit) or 4 (128-bit)
+class Request(namedtuple("Request", "phase seq line array op warp lanes width")):
+    """One warp-wide shared-memory instruction of a warp: in the phase-th stretch between its barriers (__syncwarp and
+    shuffles count too), the seq-th access there, made by a line of the stage file; lanes ((lane, word), ...), the
+    first word each active lane touches, width words each (1: 32-bit, 4: 128-bit)."""
 
     @property
-    def words(self):
-        """{thread of the block: its first word}."""
+    def words(self):  # {thread of the block: its first word}
         return {WARP * self.warp + lane: word for lane, word in self.lanes}
 
     def words_per_bank(self):
@@ -49,10 +38,8 @@ class Request:
         at = dict(self.lanes)
         return 2 if any(all(at.get(lane ^ m, w) == w for lane, w in at.items()) for m in (1, 2)) else 4
 
-    def wavefronts(self):
-        """Distinct words in the busiest bank (lanes reading one word share it: a broadcast), at least conflict_free."""
+    def wavefronts(self):  # distinct words in the busiest bank (lanes on one word share it), at least conflict_free()
         return max(max(map(len, self.words_per_bank().values())), self.conflict_free())
-
 
 def requests(accesses):
     """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it)."""
@@ -67,35 +54,28 @@ def requests(accesses):
                            tuple(sorted((a.tid % WARP, a.word) for a in group)), max(1, size // 4)))
     return sorted(out, key=lambda r: (r.phase, r.seq, r.warp))
 
-
 def by_phase(reqs, steps=False):
     """[[requests of one phase], ...] of requests in program order; with steps, the tree's (each reads and stores)."""
     phases = [list(rs) for _, rs in itertools.groupby(reqs, key=lambda r: r.phase)]
     return [rs for rs in phases if not steps or {"ld", "st"} <= {r.op for r in rs}]
 
-
 def line_of(stage, text):
     """The number of the one line of the stage file whose code (its comment left out) holds text."""
-    lines = host_run.stage_path(stage).read_text().splitlines()
-    found = [i for i, line in enumerate(lines, 1) if text in line.split("//", 1)[0]]
+    found = [i for i, line in enumerate(host_run.stage_path(stage).read_text().splitlines(), 1)
+             if text in line.split("//", 1)[0]]
     assert len(found) == 1, f"{stage}: {len(found)} lines hold {text!r}"
     return found[0]
 
-
-def _predicated(sass):
-    """The tree's shared loads (between the first and the last BAR.SYNC) carry a predicate (@P1 LDS)."""
+def _predicated(sass):  # the tree's shared loads (between the first and the last BAR.SYNC) carry a predicate (@P1 LDS)
     lds = [line for line in sass[sass.find("BAR.SYNC"):sass.rfind("BAR.SYNC")].splitlines() if " LDS" in line]
     return bool(lds) and all("*/ @" in line for line in lds)
 
-
-def _lds128_where_aligned(sass):
-    """Every tiled instantiation <T, P> holds T / 4 LDS.128 (LDS.U.128 on sm_75) when (T + P) % 4 == 0, else none."""
+def _lds128_where_aligned(sass):  # gemm_kernel<T, P> has T / 4 LDS.128 (.U.128: sm_75) if (T + P) % 4 == 0, else none
     counts = {}
     for function in sass.split("Function :")[1:]:
         if m := re.match(r"[^\n]*gemm_kernelILi(\d+)ELi(\d+)EEv", function):
             counts[int(m[1]), int(m[2])] = len(re.findall(r"\bLDS(?:\.U)?\.128\b", function))
     return bool(counts) and all(n == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in counts.items())
-
 
 # What the compiler changed: (what a page says of it, a test of the stage's saved SASS that shows it).
 FINAL_READ = ("`return smem[0]` hands the sum to every thread, but only thread 0 uses it: the compiled kernel reads "
@@ -111,35 +91,31 @@ COMPILED = {"01_naive": [FINAL_READ, PREDICATED_TREE], "02_grid_stride": [FINAL_
             "08_gemm_tiled": [VECTOR_A_TILE]}
 PREDICATED = {stage for stage, facts in COMPILED.items() if PREDICATED_TREE in facts}
 
-
 def compiled_requests(stage, reqs, tile=None, pad=None):
     facts = COMPILED.get(stage, [])
     if FINAL_READ in facts:  # the final load in thread 0 alone
         final = (line_of(stage, "return smem[0]"), "ld")
-        reqs = [replace(r, lanes=r.lanes[:1]) if (r.line, r.op) == final else r for r in reqs
+        reqs = [r._replace(lanes=r.lanes[:1]) if (r.line, r.op) == final else r for r in reqs
                 if (r.line, r.op) != final or (r.warp, r.lanes[0][0]) == (0, 0)]
     if VECTOR_A_TILE in facts and (tile + pad) % 4 == 0:  # each warp's four a_tile loads (words w to w + 3) as one
-        runs, merged = defaultdict(list), {}
+        runs, wide, merged = defaultdict(list), {}, set()
         for r in reqs:
             if (r.array, r.op) == ("a_tile", "ld"):
                 runs[(r.warp, r.phase)].append(r)
-        for (warp, _), rs in runs.items():
-            for four in (rs[j:j + 4] for j in range(0, len(rs), 4)):
-                base = dict(four[0].lanes)
-                if len(four) != 4 or any(w % 4 for w in base.values()) or any(
-                        dict(r.lanes) != {lane: w + i for lane, w in base.items()} for i, r in enumerate(four)):
-                    raise host_run.HostRunError(f"08_gemm_tiled: warp {warp}'s a_tile loads at line {four[0].line} "
-                                                f"are not four consecutive aligned words a lane, as LDS.128 reads them")
-                merged.update({four[0]: replace(four[0], width=4), **{r: None for r in four[1:]}})
-        reqs = [merged.get(r, r) for r in reqs if merged.get(r, r) is not None]
+        for four in (rs[j:j + 4] for rs in runs.values() for j in range(0, len(rs), 4)):
+            base = dict(four[0].lanes)
+            if [dict(r.lanes) for r in four] != [{lane: w + i for lane, w in base.items()} for i in range(4)] or any(
+                    w % 4 for w in base.values()):
+                raise host_run.HostRunError(f"08_gemm_tiled: warp {four[0].warp}'s a_tile loads at line {four[0].line} "
+                                            "are not four consecutive aligned words a lane, as LDS.128 reads them")
+            wide[four[0]], merged = four[0]._replace(width=4), merged | set(four[1:])
+        reqs = [wide.get(r, r) for r in reqs if r not in merged]
     return reqs
-
 
 def reduce_block(stage, block, compiled=True, entry=None):
     """The requests of block 0 of a reduce stage's kernel, one element per thread."""
     reqs = requests(host_run.run(stage, entry or host_run.kernel_entries(stage)[0], block=block, n=block).of_block(0))
     return compiled_requests(stage, reqs) if compiled else reqs
-
 
 def gemm_block(stage, tile, pad, compiled=True):
     """The requests of one block of 08's gemm_kernel<tile, pad>, over one step along K."""
@@ -149,7 +125,6 @@ def gemm_block(stage, tile, pad, compiled=True):
                                     f"longer launches (it launches {', '.join(f'<{t}, {p}>' for t, p in launched)})")
     reqs = requests(host_run.run(stage, f"tiled-{tile}-{pad}", block=[tile, tile], n=tile, m=tile, k=tile).of_block(0))
     return compiled_requests(stage, reqs, tile, pad) if compiled else reqs
-
 
 # The rows of docs/results/ncu.csv the host runs are held to: (stage, variant).
 PROFILED = [("01_naive", "tree"), *((s, v) for s in ("02_grid_stride", "03_padding", "04_warp_unroll", "05_shuffle",
@@ -162,74 +137,55 @@ METRICS = {op: (f"smsp__inst_executed_op_shared_{op}.sum", f"l1tex__data_pipe_ls
                 f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ACCESS}
 COUNTS = ("instructions", "wavefronts", "ideal")  # ideal: the wavefronts with no bank conflict
 
-
 def profiled_rows(ncu_rows, stage=None):
     """The rows of ncu.csv the host runs are held to (PROFILED) that ncu_rows holds, of one stage or of all."""
     found = {(r["stage"], r["variant"]): r for r in ncu_rows}
     return [found[p] for p in PROFILED if p in found and stage in (None, p[0])]
 
-
 def launch(row, compiled=True, key=lambda r: r.op):
-    """A profiled launch (a row of ncu.csv): the requests of one block, its blocks, how many times it makes the
-    requests (its blocks, and for the GEMM its steps along K, which make the same ones: the tiles are stored whole
-    even at the edges), and totals() of the requests that many times."""
+    """A profiled launch (a row of ncu.csv): the requests of one block, its blocks, how many times it makes them (its
+    blocks, and for the GEMM its steps along K, which make the same ones: the tiles are stored whole even at the edges),
+    and their totals that many times, {key(request): {requests, COUNTS, conflicts}}, where a predicated tree has every
+    warp of the block issue each step's instructions."""
     (gx, gy, gz), (bx, by, bz) = ([int(x) for x in row[k].strip("() ").split(",")] for k in ("grid", "block"))
     if row["stage"] == "08_gemm_tiled":
         pad = int(re.search(r"gemm_kernel<\d+, (\d+)>", row["kernel"]).group(1))
-        reqs, repeat = gemm_block(row["stage"], bx, pad, compiled), -(-int(row["n_or_size"]) // bx)
+        reqs, repeat = gemm_block(row["stage"], bx, pad, compiled), gx * gy * gz * -(-int(row["n_or_size"]) // bx)
     else:
         template = re.search(r"reduce_kernel<(\d+)>", row["kernel"])  # reduce_kernel<1>: the Combine at index 1
         entry = host_run.combine_names()[int(template.group(1))] if template else None
-        reqs, repeat = reduce_block(row["stage"], bx * by * bz, compiled, entry), 1
-    warps = -(-bx * by // WARP) if row["stage"] in PREDICATED else None
-    return reqs, gx * gy * gz, gx * gy * gz * repeat, totals(reqs, gx * gy * gz * repeat, warps, key)
-
-
-def totals(reqs, repeat=1, warps=None, key=lambda r: r.op):
-    """{key(request): {requests, instructions, wavefronts, ideal, conflicts}} over the requests, times repeat. With
-    warps (a predicated tree), every warp of the block issues each tree step's instructions."""
+        reqs, repeat = reduce_block(row["stage"], bx * by * bz, compiled, entry), gx * gy * gz
+    warps = -(-bx * by // WARP) if row["stage"] in PREDICATED else 0
     tree = {(r.phase, r.seq, r.op) for rs in by_phase(reqs, steps=True) for r in rs} if warps else set()
     out, issued = {}, set()
     for r in reqs:
-        t = out.setdefault(key(r), dict.fromkeys(("requests", *COUNTS), 0))
+        t, step = out.setdefault(key(r), dict.fromkeys(("requests", *COUNTS), 0)), (key(r), r.phase, r.seq, r.op)
         t["requests"] += repeat
         t["wavefronts"] += r.wavefronts() * repeat
         t["ideal"] += r.conflict_free() * repeat
-        step = (key(r), r.phase, r.seq, r.op)
         t["instructions"] += (0 if step in issued else warps * repeat) if step[1:] in tree else repeat
         issued.add(step)
     for t in out.values():
         t["conflicts"] = t["wavefronts"] - t["ideal"]
-    return out
+    return reqs, gx * gy * gz, repeat, out
 
-
-@dataclass
-class Comparison:
-    """A profiled launch's loads or stores (op), the host run's totals() against Nsight Compute's counts: of one source
-    line, against its source counters (ncu_source.csv, summed over the line's SASS instructions), exactly; or of the
-    kernel (line None), against its aggregate counters (ncu.csv), exactly but for the bank conflicts, which may exceed
-    the host run's by TOLERANCE. With host None, the host run could not make the launch, and text says why."""
-    stage: str
-    variant: str
-    op: str
-    host: dict
-    measured: dict
-    blocks: int = 1
-    repeat: int = 1  # how many times the launch makes the block's requests: its blocks, times its steps along K
-    line: int = None  # 0: a line the stage file no longer has
-    text: str = ""  # the line's code
-    steps: list = ()  # the host run's (phase, requests, wavefronts) on the line, for the message
+class Comparison(namedtuple("Comparison", "stage variant op host measured blocks repeat line text steps",
+                            defaults=(1, 1, None, "", ()))):
+    """A profiled launch's loads or stores (op), the host run's counts against Nsight Compute's, the launch making one
+    block's requests repeat times: of one source line (text, its code; line 0: one the stage file no longer has; steps,
+    the host run's (phase, requests, wavefronts) there), against its source counters (ncu_source.csv, summed over the
+    line's SASS instructions), exactly; or of the kernel (line None), against its aggregate counters (ncu.csv), exactly
+    but for the bank conflicts, within TOLERANCE. With host None, the host run could not make the launch (text: why)."""
 
     @property
-    def excess(self):
-        """Measured conflicts beyond the host run's, as a share of the conflict-free wavefronts."""
+    def excess(self):  # measured conflicts beyond the host run's, as a share of the conflict-free wavefronts
         return (self.measured["conflicts"] - self.host["conflicts"]) / max(self.host["ideal"], 1)
 
     def problems(self):
         if self.host is None:
             return [self.text]
-        wrong = [f"{k} {self.measured[k]:,} measured, {self.host[k]:,} in the host run"
-                 for k in (COUNTS if self.line is not None else ("instructions", "ideal"))
+        exact = COUNTS if self.line is not None else ("instructions", "ideal")
+        wrong = [f"{k} {self.measured[k]:,} measured, {self.host[k]:,} in the host run" for k in exact
                  if self.host[k] != self.measured[k]]
         if self.line is None and abs(self.excess) > TOLERANCE:
             wrong.append(f"bank conflicts {self.measured['conflicts']:,} measured, {self.host['conflicts']:,} in the "
@@ -242,17 +198,13 @@ class Comparison:
         return [f"{self.stage} ({self.variant}) {where} `{self.text[:70]}`, {ACCESS[self.op]}: {', '.join(wrong)}. "
                 f"The host run's steps on this line: {steps}"]
 
-
 def compare(row, compiled=True):
     """The host run of one profiled launch against its row of ncu.csv: one Comparison for loads, one for stores."""
     _, blocks, repeat, host = launch(row, compiled)
-    out = []
-    for op, names in METRICS.items():
-        measured = dict(zip(("instructions", "wavefronts", "conflicts"), (int(float(row[m])) for m in names)))
-        measured["ideal"] = measured["wavefronts"] - measured["conflicts"]
-        out.append(Comparison(row["stage"], row["variant"], op, host[op], measured, blocks, repeat))
-    return out
-
+    measured = {op: dict(zip(("instructions", "wavefronts", "conflicts"), (int(float(row[m])) for m in names)))
+                for op, names in METRICS.items()}
+    return [Comparison(row["stage"], row["variant"], op, host[op], {**m, "ideal": m["wavefronts"] - m["conflicts"]},
+                       blocks, repeat) for op, m in measured.items()]
 
 def compare_lines(row, source_rows):
     """A Comparison of every line of one profiled launch that touches shared memory, in the host run or the profile.
@@ -264,32 +216,29 @@ def compare_lines(row, source_rows):
             code = " ".join(re.sub(r"//.*", "", text).split())
             out[number], seen[code] = (code, seen[code]), seen[code] + 1
         return out
-    path = host_run.stage_path(row["stage"])
+    path, row_key = host_run.stage_path(row["stage"]), (row["stage"], row["variant"])
     here = by_code(enumerate(path.read_text().splitlines(), 1))
     try:
         reqs, _, _, host = launch(row, key=lambda r: (here[r.line], r.op))
     except host_run.HostRunError as e:
         return [Comparison(row["stage"], row["variant"], None, None, None, text=str(e))]
-    mine = [s for s in source_rows if (s["stage"], s["variant"], s["file"]) == (row["stage"], row["variant"], path.name)]
-    there, measured = by_code({(int(s["line"]), s["source"]) for s in mine}), defaultdict(lambda: dict.fromkeys(COUNTS, 0))
+    mine = [s for s in source_rows if (s["stage"], s["variant"], s["file"]) == (*row_key, path.name)]
+    there, measured = by_code({(int(s["line"]), s["source"]) for s in mine}), defaultdict(dict.fromkeys(COUNTS, 0).copy)
     for s in mine:
         for k in COUNTS:
             measured[(there[int(s["line"])], {"Load": "ld", "Store": "st"}[s["op"]])][k] += int(float(s[k]))
-    number, out = {code: n for n, code in here.items()}, []
+    number, zero, out = {code: n for n, code in here.items()}, dict.fromkeys(COUNTS, 0), []
     for code, op in sorted(set(host) | set(measured), key=lambda key: (number.get(key[0], 0), key[1])):
-        steps = [(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs))
-                 for rs in by_phase([r for r in reqs if (here[r.line], r.op) == (code, op)])]
-        out.append(Comparison(row["stage"], row["variant"], op, host.get((code, op), dict.fromkeys(COUNTS, 0)),
-                              measured.get((code, op), dict.fromkeys(COUNTS, 0)), line=number.get(code, 0),
-                              text=code[0], steps=steps))
+        mine = [r for r in reqs if (here[r.line], r.op) == (code, op)]
+        out.append(Comparison(row["stage"], row["variant"], op, host.get((code, op), zero),
+                              measured.get((code, op), zero), line=number.get(code, 0), text=code[0],
+                              steps=[(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs)) for rs in by_phase(mine)]))
     return out
-
 
 # One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t): steps {s: [the
 # requests of the step where thread 0 adds element s]}, element {word: the element it holds before the tree},
 # warp_phases {the phases only warp 0 reaches, after a __syncwarp(), the other warps gone}.
-Tree = collections.namedtuple("Tree", "steps element warp_phases")
-
+Tree = namedtuple("Tree", "steps element warp_phases")
 
 def tree(stage, block):
     accesses = host_run.run(stage, host_run.kernel_entries(stage)[0], block=block, n=block).of_block(0)
@@ -301,24 +250,16 @@ def tree(stage, block):
     others = max((a.phase for a in accesses if a.tid >= WARP), default=-1)
     return Tree(steps, element, {a.phase for a in accesses if a.tid < WARP and a.phase > others})
 
-
-def warp_steps(t):
-    """04's steps that warp 0 runs alone."""
+def warp_steps(t):  # 04's steps that warp 0 runs alone
     return {s: rs for s, rs in t.steps.items() if all(r.warp == 0 for r in rs) and len(writes(rs)) <= WARP}
 
-
-def own_read(reqs):
-    """The first load request of a step that reads the words its warp then writes (smem[index] of `+=`)."""
+def own_read(reqs):  # the first load request of a step that reads the words its warp then writes (smem[index] of +=)
     stores = {(r.warp, r.lanes) for r in reqs if r.op == "st"}
     return next(r for r in reqs if r.op == "ld" and (r.warp, r.lanes) in stores)
 
-
-def writes(reqs):
-    """{thread: word} of the stores of a step."""
+def writes(reqs):  # {thread: word} of the stores of a step
     return {t: w for r in reqs if r.op == "st" for t, w in r.words.items()}
 
-
-def other_reads(reqs):
-    """{thread: word} of the loads of a step that read a word the thread does not write (smem[index + s])."""
+def other_reads(reqs):  # {thread: word} of the loads of a step that read a word the thread does not write
     own = writes(reqs)
     return {t: w for r in reqs if r.op == "ld" for t, w in r.words.items() if own.get(t) != w}

@@ -37,8 +37,8 @@ KERNEL_DRIFTS = [
     ("06_float4", "offset = 16; offset > 0; offset /= 2", "offset = 1; offset < 32; offset *= 2"),
     ("05_shuffle", "offset > 0;", "offset > 2;"), ("07_multiblock", "__shfl_down_sync(", "__shfl_xor_sync("),
     ("08_gemm_tiled", ", 1>(A, B, C", ", 2>(A, B, C"), ("07_multiblock", "kLoadsInFlight = 4;", "kLoadsInFlight = 2;"),
-    ("07_multiblock", "(16 - reinterpret_cast<std::uintptr_t>(in) % 16) % 16", "reinterpret_cast<std::uintptr_t>(in) "
-     "% 16", 0),  # the head's boundary from the wrong end
+    ("07_multiblock", "(16 - reinterpret_cast<std::uintptr_t>(in) % 16) % 16",  # the head's boundary from the wrong end
+     "reinterpret_cast<std::uintptr_t>(in) % 16", 0),
     ("06_float4", "i + (kLoadsInFlight - 1) * stride < vectors", "i + kLoadsInFlight * stride < vectors - stride"),
     ("08_gemm_tiled", "    __syncthreads();  // the tiles are complete\n", ""),
     ("08_gemm_tiled", "__syncthreads();  // everyone", "// everyone"),
@@ -64,54 +64,43 @@ ANALYSIS_DRIFTS = [
     ("01's predicated tree taken as branched", br, "PREDICATED", set(), ["01_naive"]),
 ]
 
-
 def read(name):
     with open(RESULTS / name, newline="") as f:
         return list(csv.DictReader(f))
 
+def profiled_rows(stage=None):  # each row of ncu.csv the host runs are held to (a KeyError where one is missing)
+    rows = {(r["stage"], r["variant"]): r for r in read("ncu.csv")}
+    return [rows[p] for p in br.PROFILED if stage in (None, p[0])]
+
+def line_problems(stage=None):
+    source = read("ncu_source.csv")
+    return [p for row in profiled_rows(stage) for c in br.compare_lines(row, source) for p in c.problems()]
 
 def machine_code_problems(stage):
-    sass = (RESULTS / f"sass_{stage}.txt").read_text()
+    sass, entry = (RESULTS / f"sass_{stage}.txt").read_text(), host_run.kernel_entries(stage)[0]
     out = [f"sass_{stage}.txt no longer shows: {fact}" for fact, holds in br.COMPILED.get(stage, []) if not holds(sass)]
     if stage not in reduce_stages():
         return out
-    run = host_run.run(stage, host_run.kernel_entries(stage)[0], block=64, n=64)
-    host = [(("DOWN", "UP", "BFLY", "IDX")[kind], abs(src))  # lane 0: the distance, or the lane mask of a butterfly
-            for b, tid, _, kind, src, *_ in run.shuffles if (b, tid) == (0, 0)]
-    run = host_run.run(stage, host_run.kernel_entries(stage)[0], block=64, n=4 * 64 * 40)
-    slots = [dest for b, tid, _, how, *_, dest in run.loads if (b, tid, how) == (0, 0, "assign")]
+    shuffles = host_run.run(stage, entry, block=64, n=64).shuffles
+    host = [(("DOWN", "UP", "BFLY", "IDX")[kind], abs(src))  # lane 0's: the distance, or the lane mask of a butterfly
+            for b, tid, _, kind, src, *_ in shuffles if (b, tid) == (0, 0)]
+    slots = [dest for b, tid, _, how, *_, dest in host_run.run(stage, entry, block=64, n=4 * 64 * 40).loads
+             if (b, tid, how) == (0, 0, "assign")]
     in_flight = slots[1:].index(slots[0]) + 1 if slots and slots[0] in slots[1:] else len(slots)  # till it reuses one
     for f, code in enumerate(sass.split("/*0000*/")[1:], 1):  # each function starts again at /*0000*/
         theirs = [(m[1], int(m[2], 16)) for m in SHFL.finditer(code)][:len(host)]  # a fallback path repeats them
-        step = next((i for i, (a, b) in enumerate(zip(host, theirs)) if a != b), None)
-        if host and step is not None:
-            (kind, by), (sass_kind, sass_by) = host[step], theirs[step]
-            out.append(f"{stage}: shuffle step {step + 1} of lane 0 is SHFL.{kind} by {by} in the host run, "
-                       f"SHFL.{sass_kind} by {sass_by} in function {f} of sass_{stage}.txt")
-        elif host and len(theirs) != len(host):
-            out.append(f"{stage}: {len(host)} shuffles in the host run, {len(theirs)} in function {f} of "
-                       f"sass_{stage}.txt")
+        if host and theirs != host:
+            out.append(f"{stage}: lane 0's shuffles (kind, lane or mask) are {host} in the host run, {theirs} in "
+                       f"function {f} of sass_{stage}.txt")
         loads = max(part.count("LDG.E.128") for part in code.split("FADD"))  # 128-bit loads with no add between
         if in_flight and loads != in_flight:
             out.append(f"{stage}: a thread of the host run has {in_flight} float4 loads in flight, function {f} of "
                        f"sass_{stage}.txt issues {loads} before its first add")
     return out
 
-
-def line_problems(stage):
-    source = read("ncu_source.csv")
-    return [p for row in profiled_rows(stage) for c in br.compare_lines(row, source) for p in c.problems()]
-
-
-def profiled_rows(stage=None):
-    rows = {(r["stage"], r["variant"]): r for r in read("ncu.csv")}
-    return [rows[p] for p in br.PROFILED if stage in (None, p[0])]
-
-
-def stage_problems(stage, profiled=True):
-    """Checks 1-3 of one stage (1 alone if it is not profiled yet)."""
-    return host_checks.problems(stage) + (machine_code_problems(stage) + line_problems(stage) if profiled else [])
-
+def stage_problems(stage, profiled=True):  # checks 1-3 of one stage (1 alone where it is not profiled yet)
+    sums = host_checks.problems(stage)
+    return sums + machine_code_problems(stage) + line_problems(stage) if profiled else sums
 
 def drifted(stage, old, new, k=None):
     """Checks 1-3 of the stage with one edit: old becomes new (only its k-th occurrence)."""
@@ -125,19 +114,16 @@ def drifted(stage, old, new, k=None):
         except host_run.HostRunError as e:
             return [str(e)]
 
-
-def missed(what, found):
+def caught(what, found):
     print(f"  drift: {what}: {'caught: ' + found[0][:300] if found else 'MISSED'}")
-    return not found
-
+    return found
 
 def check_across():
     """The shared block_reduce(), the aggregate counters, the analysis drifts and the comment-only edit."""
-    def block_reduce(stage):
-        text = host_run.stage_path(stage).read_text()
-        return text[text.index("__device__ float block_reduce"):].split("\n}\n")[0]
+    texts = {s: host_run.stage_path(s).read_text() for s in {*SAME_BLOCK_REDUCE, *SAME_BLOCK_REDUCE.values()}}
+    block_reduce = {s: t[t.index("__device__ float block_reduce"):].split("\n}\n")[0] for s, t in texts.items()}
     problems = [f"{stage}'s block_reduce() is no longer {same}'s word for word, as its page says"
-                for stage, same in SAME_BLOCK_REDUCE.items() if block_reduce(stage) != block_reduce(same)]
+                for stage, same in SAME_BLOCK_REDUCE.items() if block_reduce[stage] != block_reduce[same]]
     for c in (c for row in profiled_rows() for c in br.compare(row)):
         print(f"  {c.stage:15} {c.variant:13} {c.op}: conflict-free {c.host['ideal']:>12,} host "
               f"{c.measured['ideal']:>12,} ncu; conflicts {c.host['conflicts']:>11,} host "
@@ -145,10 +131,9 @@ def check_across():
         problems += c.problems()
     for what, target, name, value, stages in ANALYSIS_DRIFTS:
         with mock.patch.object(target, name, value):
-            if missed(what, [p for s in stages for p in line_problems(s)]):
+            if not caught(what, [p for s in stages for p in line_problems(s)]):
                 problems.append(f"the planted drift '{what}' passes the checks")
     return problems + [f"comments added to 03's block_reduce: {p}" for p in drifted(*COMMENT_ONLY)]
-
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -162,17 +147,15 @@ def main():
         problems = stage_problems(a.stage, profiled)
         print(f"{a.stage}: {'sums, machine code, lines' if profiled else 'sums (not profiled yet)'}: "
               f"{len(problems)} problems")
-    elif a.drifts:
-        for stage, old, new, *k in (d for d in KERNEL_DRIFTS if d[0] == a.drifts):
-            found, what = drifted(stage, old, new, *k), f"{stage}: {old.strip()!r} -> {new.strip()!r}"
-            if missed(what, found) or not all(stage in p for p in found):
-                problems.append(f"the planted drift '{what}' passes, or a message does not name {stage}: {found}")
-    else:
-        problems = check_across()
+    for stage, old, new, *k in (d for d in KERNEL_DRIFTS if d[0] == a.drifts):
+        what = f"{stage}: {old.strip()!r} -> {new.strip()!r}"
+        found = caught(what, drifted(stage, old, new, *k))
+        if not found or not all(stage in p for p in found):
+            problems.append(f"the planted drift {what} passes, or a message does not name the stage: {found}")
+    problems = problems if a.stage or a.drifts else check_across()
     for problem in problems:
         print(f"thread_models: {problem}", file=sys.stderr)
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
