@@ -1,7 +1,7 @@
-"""The stage pages' pictures, drawn as SVG from host runs of the stages' own code (block_requests.py): every word, lane,
-shuffle, load and ticket drawn is one the kernel's code logged. Each lies on an opaque white panel with fixed colours
-(GitHub shows an SVG as an image, whose prefers-color-scheme follows the reader's system, not GitHub's theme): the
-Okabe-Ito set, told apart with colour-blindness too, and a wine for bank conflicts."""
+"""The stage pages' pictures, drawn as SVG from host runs of the stages' own code (block_requests.py): every word,
+lane, shuffle, load and ticket drawn is one the kernel's code logged. Each lies on an opaque white panel with fixed
+colours (GitHub shows an SVG as an image, whose prefers-color-scheme follows the reader's system, not GitHub's theme):
+the Okabe-Ito set, told apart with colour-blindness too, and a wine for bank conflicts."""
 import itertools
 import math
 import pathlib
@@ -16,7 +16,6 @@ INK, MUTED, LINE, IDLE, WHITE = "#1f2328", "#57606a", "#d0d7de", "#eef1f4", "#ff
 ORANGE, SKY, BLUE, GREEN, PINK, CONFLICT = "#E69F00", "#56B4E9", "#0072B2", "#009E73", "#CC79A7", "#882255"
 DEGREE = {1: "#d6ecfa", 2: "#fde3b5", 4: "#fbbf6e", 8: "#f39a3b", 16: "#b8540f", 32: "#7a2e04"}  # words in a bank
 
-
 def contrast(a, b):
     """The WCAG contrast ratio of two #rrggbb colours."""
     def luminance(c):
@@ -26,10 +25,8 @@ def contrast(a, b):
     hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
 
-
 def _fmt(v):
     return f"{v:.1f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
-
 
 class Svg:
     """Just enough SVG, on an opaque white panel under a bold heading."""
@@ -47,25 +44,25 @@ class Svg:
         self.body.append(f"<{tag}{a}/>" if content is None else f"<{tag}{a}>{escape(str(content))}</{tag}>")
 
     def rect(self, x, y, w, h, fill, stroke=LINE, width=None, dash=None):
-        self.el("rect", x=x, y=y, width=w, height=h, fill=fill, stroke=stroke, stroke_width=width, stroke_dasharray=dash)
+        self.el("rect", x=x, y=y, width=w, height=h, fill=fill, stroke=stroke, stroke_width=width,
+                stroke_dasharray=dash)
 
     def text(self, x, y, s, size=12, anchor=None, fill=INK, weight=None):
         self.el("text", s, x=x, y=y, font_size=size if size != 12 else None, text_anchor=anchor, fill=fill,
                 font_weight=weight)
 
-    def line(self, x1, y1, x2, y2, stroke=INK, width=1, dash=None, arrow=False):
-        self.el("line", None, arrow and stroke, x1=x1, y1=y1, x2=x2, y2=y2, stroke=stroke, stroke_width=width,
-                stroke_dasharray=dash)
-
-    def curve(self, x1, y1, x2, y2, lift, stroke=INK, width=1):  # an arrow bowing up by lift
+    def line(self, x1, y1, x2, y2, stroke=INK, width=1, dash=None, arrow=False, lift=None):  # lift: an arc bowing up
+        if lift is None:
+            return self.el("line", None, arrow and stroke, x1=x1, y1=y1, x2=x2, y2=y2, stroke=stroke,
+                           stroke_width=width, stroke_dasharray=dash)
         d = f"M{_fmt(x1)} {_fmt(y1)} C{_fmt(x1)} {_fmt(y1 - lift)} {_fmt(x2)} {_fmt(y2 - lift)} {_fmt(x2)} {_fmt(y2)}"
         self.el("path", None, stroke, d=d, fill="none", stroke=stroke, stroke_width=width)
 
     def cell(self, x, y, w, h, fill, label=None, size=9, stroke=LINE):  # label: in ink or white, the more contrasting
         self.rect(x, y, w, h, fill, stroke)
         if label is not None:
-            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size, "middle",
-                      INK if contrast(INK, fill) >= contrast(WHITE, fill) else WHITE)
+            ink = INK if contrast(INK, fill) >= contrast(WHITE, fill) else WHITE
+            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size, "middle", ink)
 
     def ticks(self, x, cw, y, columns, name=None, gap=8, label=lambda i: i):  # labels over columns of width cw
         for i in columns:
@@ -89,15 +86,12 @@ class Svg:
                 + f'<rect x="0.5" y="0.5" width="{self.width - 1}" height="{self.height - 1}" rx="6" fill="#ffffff" '
                 f'stroke="{LINE}"/>\n' + "\n".join(self.body) + "\n</svg>\n")
 
-
 def span(numbers):  # [0, 1, 2, 5] -> '0–2, 5'
     runs = [[n for _, n in g] for _, g in itertools.groupby(enumerate(sorted(numbers)), lambda p: p[1] - p[0])]
     return ", ".join(f"{r[0]}" if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
-
 def plural(n, word):
     return f"{n} {word}{'s' * (n > 1)}"
-
 
 def tree_figure(block=64, cw=8, left=54, top=62, rh=50):  # 01's tree: each step's threads, words and warp 0's lanes
     t = br.tree("01_naive", block)
@@ -110,8 +104,8 @@ def tree_figure(block=64, cw=8, left=54, top=62, rh=50):  # 01's tree: each step
         for w in range(block):
             svg.cell(left + w * cw, y, cw, 12, ORANGE if w in written.values() else SKY if w in read.values() else IDLE)
         for th, w in written.items():
-            svg.curve(left + read[th] * cw + cw / 2, y, left + w * cw + cw / 2 + 1.5, y,
-                      min(16, 5 + 2.2 * math.log2(1 + read[th] - w)), MUTED, 0.8)
+            svg.line(left + read[th] * cw + cw / 2, y, left + w * cw + cw / 2 + 1.5, y, MUTED, 0.8,
+                     lift=min(16, 5 + 2.2 * math.log2(1 + read[th] - w)))
         svg.text(left - 6, y + 10, f"s = {s}", 11, "end")
         for lane in range(WARP):
             svg.rect(left + block * cw + 22 + lane * 6, y, 6, 12, BLUE if lane in written else WHITE, LINE, 0.5)
@@ -127,7 +121,6 @@ def tree_figure(block=64, cw=8, left=54, top=62, rh=50):  # 01's tree: each step
     svg.legend(left, y + 58, [(BLUE, "a lane of warp 0 that adds"), (WHITE, "an idle lane: predicated off, it waits")])
     return svg
 
-
 def bank_strips(stage, block=1024, cw=14, left=240, top=64, rh=24):  # each step's first read: its words by bank
     t = br.tree(stage, block)
     svg = Svg(top + rh * len(t.steps) + 56, f"{stage}: the banks of each step's first read, {block} threads",
@@ -141,12 +134,11 @@ def bank_strips(stage, block=1024, cw=14, left=240, top=64, rh=24):  # each step
         for b, words in enumerate(len(first.words_per_bank().get(b, ())) for b in range(BANKS)):
             fill = DEGREE[min(DEGREE, key=lambda d: abs(math.log2(d) - math.log2(words)))] if words else WHITE
             svg.cell(left + b * cw, y, cw, rh - 4, fill, words or None, 9)
-        svg.text(left + BANKS * cw + 10, y + 14, f"{first.wavefronts()}-way", 11, weight="bold",
-                 fill=CONFLICT if first.wavefronts() > 1 else INK)
+        w = first.wavefronts()
+        svg.text(left + BANKS * cw + 10, y + 14, f"{w}-way", 11, weight="bold", fill=CONFLICT if w > 1 else INK)
     svg.text(16, top + rh * len(t.steps) + 22, "A number: distinct words of the request in that bank, served one "
              "wavefront each; the busiest bank sets the request's wavefronts.", 10, fill=MUTED)
     return svg
-
 
 def grid_stride_figure(blocks=2, block=64, n=300, mark=5, cw=5, left=84, top=62, rh=22):  # 02's loop, trip by trip
     threads, trips = blocks * block, -(-n // (blocks * block))
@@ -155,8 +147,8 @@ def grid_stride_figure(blocks=2, block=64, n=300, mark=5, cw=5, left=84, top=62,
     svg = Svg(top + rh * trips + 90, "02_grid_stride: the grid-stride loop",
               f"02_grid_stride: {blocks} blocks of {block} threads ({threads} in the grid) over n = {n}")
     for e in range(n):
-        svg.rect(left + e % threads * cw, top + e // threads * rh, cw, rh - 6, ORANGE if readers[e][0] == mark else
-                 BLUE if readers[e][0] < block else SKY, WHITE, 0.4)
+        svg.rect(left + e % threads * cw, top + e // threads * rh, cw, rh - 6,
+                 ORANGE if readers[e][0] == mark else BLUE if readers[e][0] < block else SKY, WHITE, 0.4)
     for trip in range(trips):
         svg.text(left - 8, top + trip * rh + 12, f"trip {trip + 1}", 11, "end")
     for col in range(0, threads, 32):
@@ -168,25 +160,24 @@ def grid_stride_figure(blocks=2, block=64, n=300, mark=5, cw=5, left=84, top=62,
              10, fill=MUTED)
     return svg
 
-
 def layout_figure(s=16, block=1024, cell=8, top=70):  # shared memory unpadded (02) and padded (03), warp 0's reads
     trees = [br.tree(stage, block) for stage in ("02_grid_stride", "03_padding")]
     rows = -(-max(max(t.element) for t in trees) // BANKS) + 1
     svg = Svg(top + rows * cell + 96, "03_padding: where the words land",
               f"A {block}-thread block's shared memory in rows of 32 banks: warp 0's reads at s = {s}")
-    for x0, title, t in zip((40, 40 + BANKS * cell + 96), ("02: element i at word i", "03: element i at word i + i / "
-                                                           "32"), trees):
+    titles = ("02: element i at word i", "03: element i at word i + i / 32")
+    for x0, title, t in zip((40, 40 + BANKS * cell + 96), titles, trees):
         reqs, used = [r for r in t.steps[s] if r.warp == 0], set(t.element)
-        own, other, worst = {w for _, w in br.own_read(reqs).lanes}, set(br.other_reads(reqs).values()), max(
-            r.wavefronts() for r in reqs)
+        own, other = {w for _, w in br.own_read(reqs).lanes}, set(br.other_reads(reqs).values())
         svg.text(x0, top - 22, title, 12, weight="bold")
         svg.ticks(x0, cell, top - 6, (0, 16, 31))
-        for word, (y, x) in enumerate(itertools.product(range(top, top + rows * cell, cell), range(x0, x0 + BANKS * cell,
-                                                                                                   cell))):
-            svg.rect(x, y, cell, cell, ORANGE if word in own else SKY if word in other else IDLE if word in used else
-                     WHITE, LINE if word in used else WHITE, 0.4)
+        for word in range(rows * BANKS):
+            x, y = x0 + word % BANKS * cell, top + word // BANKS * cell
+            svg.rect(x, y, cell, cell, ORANGE if word in own else SKY if word in other else IDLE if word in used
+                     else WHITE, LINE if word in used else WHITE, 0.4)
             if word not in used and word < max(used):
                 svg.line(x + 1, y + cell - 1, x + cell - 1, y + 1, MUTED, 0.6)
+        worst = max(r.wavefronts() for r in reqs)
         svg.text(x0, top + rows * cell + 20, f"{plural(worst, 'word')} in the busiest bank: "
                  f"{plural(worst, 'wavefront')}", 11, fill=CONFLICT if worst > 1 else INK)
     svg.legend(40, top + rows * cell + 52, [(ORANGE, "smem[index], index = 2·s·tid"), (SKY, "smem[index + s]"),
@@ -195,16 +186,15 @@ def layout_figure(s=16, block=1024, cell=8, top=70):  # shared memory unpadded (
              fill=MUTED)
     return svg
 
-
 def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
     """04's unrolled steps: lanes, the partial sums they add, the __syncwarp() between steps, and one read-after-write
     between lanes that the barrier orders."""
     t = br.tree("04_warp_unroll", block)
     steps = br.warp_steps(t)
     first = min(steps)  # the live partial sums at the start of the warp's steps: elements 0, first, 2 first, ...
-    svg = Svg(top + rh * len(steps) + 70, "04_warp_unroll: the last six steps in warp 0",
-              f"04_warp_unroll, {block} threads: the {len(steps)} steps warp 0 runs alone, on elements 0, {first}, "
-              f"{2 * first}, ... {block - first}")
+    svg = Svg(top + rh * len(steps) + 70, "04_warp_unroll: the last six steps in warp 0", f"04_warp_unroll, {block} "
+              f"threads: the {len(steps)} steps warp 0 runs alone, on elements 0, {first}, {2 * first}, ... "
+              f"{block - first}")
     svg.ticks(left, cw, top - 8, range(0, block // first, 8), "element", 6, lambda k: k * first)
     before, example = {}, None  # before: {element: the lane that wrote it the step before}
     for row, (y, (s, reqs)) in enumerate(zip(itertools.count(top, rh), steps.items())):
@@ -212,13 +202,13 @@ def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
         reads = [(th, t.element[w]) for r in reqs if r.op == "ld" for th, w in r.words.items()]
         races = [(th, e) for th, e in reads if before.get(e, th) != th]
         for e in range(0, block, first):
-            svg.cell(left + e // first * cw, y, cw, 14, ORANGE if e in writes.values() else SKY if e in {x for _, x in
-                     reads} else IDLE, next((th for th, x in writes.items() if x == e), None), 9)
+            fill = ORANGE if e in writes.values() else SKY if e in {x for _, x in reads} else IDLE
+            svg.cell(left + e // first * cw, y, cw, 14, fill, next((th for th, x in writes.items() if x == e), None), 9)
         for th, e in ((th, e) for th, e in reads if e != writes[th]):
             is_example = example is None and (th, e) in races
-            svg.curve(left + e // first * cw + cw / 2, y, left + writes[th] // first * cw + cw / 2 + 1.5, y,
-                      min(18, 5 + 2.5 * math.log2(1 + (e - writes[th]) // first)), CONFLICT if is_example else MUTED,
-                      1.6 if is_example else 0.8)
+            svg.line(left + e // first * cw + cw / 2, y, left + writes[th] // first * cw + cw / 2 + 1.5, y,
+                     CONFLICT if is_example else MUTED, 1.6 if is_example else 0.8,
+                     lift=min(18, 5 + 2.5 * math.log2(1 + (e - writes[th]) // first)))
             example = (s, th, e, before[e]) if is_example else example
         svg.text(left - 6, y + 11, f"s = {s}", 11, "end")
         svg.text(left, y + 28, f"{len(writes)} lane{'s add' if len(writes) > 1 else ' adds'}; {len(races)} of "
@@ -228,13 +218,12 @@ def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
             svg.text(left + block // first * cw - 70, y + 48, "__syncwarp()", 10, fill=BLUE)
         before = {e: th for th, e in writes.items()}
     (s, lane, e, writer), y = example, top + rh * len(steps) + 8
-    svg.text(left, y, f"Wine: at s = {s} lane {lane} reads element {e}, which lane {writer} wrote one step before; the "
-             "__syncwarp() between the steps orders", 11)
+    svg.text(left, y, f"Wine: at s = {s} lane {lane} reads element {e}, which lane {writer} wrote one step before; "
+             "the __syncwarp() between the steps orders", 11)
     svg.text(left, y + 16, f"the two. The volatile version has no barrier there, and lane {lane}'s read can come "
              "first: the race racecheck reports.", 11)
     svg.legend(left, y + 40, [(ORANGE, "written (the lane's number)"), (SKY, "read"), (IDLE, "done")])
     return svg
-
 
 def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
     """05's warp_reduce(): which lane each lane reads at each offset (the host run's shuffles), the lanes whose values
@@ -258,12 +247,13 @@ def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
         r = rounds[row - 1]
         others = [lane for lane in range(WARP) if r[lane] != lane]
         for lane, on in ((lane, lane in matters[row]) for lane in others):
-            svg.line(left + r[lane] * cw + cw / 2, y - rh + 15, left + lane * cw + cw / 2, y - 8, ORANGE if on else LINE,
-                     1.3 if on else 0.7, arrow=on)
+            svg.line(left + r[lane] * cw + cw / 2, y - rh + 15, left + lane * cw + cw / 2, y - 8,
+                     ORANGE if on else LINE, 1.3 if on else 0.7, arrow=on)
         svg.text(left - 10, y + 4, f"offset {r[0]}", 11, "end")
         svg.text(left + WARP * cw + 8, y - 4, f"every lane adds: {span(others)}", 10)
         svg.text(left + WARP * cw + 8, y + 8, f"add lanes {span(r[i] for i in others)}'s v,", 10)
-        svg.text(left + WARP * cw + 8, y + 20, f"{span(set(range(WARP)) - set(others))} their own", 10, fill=MUTED)
+        svg.text(left + WARP * cw + 8, y + 20, f"{span(set(range(WARP)) - set(others))} their own", 10,
+                 fill=MUTED)
     y, reqs = top + rh * len(rounds) + 50, br.reduce_block("05_shuffle", block)  # the per-warp sums
     stores, load = [r for r in reqs if r.op == "st"], next(r for r in reqs if r.op == "ld")
     svg.text(16, y, f"Then ({block} threads): lane 0 of each of the {len(stores)} warps writes smem[warp]; warp 0 "
@@ -278,7 +268,6 @@ def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
     svg.legend(left, y + 100, [(BLUE, "a lane whose v reaches lane 0"), (ORANGE, "a read on that path"),
                                (IDLE, "a lane lane 0 never reads")])
     return svg
-
 
 def float4_reads(n, offset, threads, scalar=True):
     """From a host run of 06: {element: (thread, how, slot)}, how 'assign' (a float4 of the loop that keeps loads in
@@ -295,7 +284,6 @@ def float4_reads(n, offset, threads, scalar=True):
         out.setdefault(e, (who[0], "scalar", None))
     return out
 
-
 def split_figure(base_n=16, cw=14, left=150, top=62, rh=22):  # 06's head, float4 body, tail: each offset, n mod 4
     cases = [(offset, base_n + r) for offset in range(4) for r in range(4)]
     svg = Svg(top + rh * len(cases) + 70, "06_float4: head, float4 body and tail",
@@ -307,7 +295,7 @@ def split_figure(base_n=16, cw=14, left=150, top=62, rh=22):  # 06's head, float
         head = sum(1 for e, (_, how, _) in reads.items() if how == "scalar" and e < (body or [n])[0] and offset + e < 4)
         for c, i in ((c, c - offset) for c in range(offset + n + (-(offset + n)) % 4)):
             svg.rect(left + c * cw, y, cw, rh - 6, *((BLUE if i in body else PINK if i < head else GREEN, WHITE, 0.6)
-                     if 0 <= i < n else (WHITE, MUTED, 0.6, "2 2")))  # dashed: the rest of a chunk, not the input
+                     if 0 <= i < n else (WHITE, MUTED, 0.6, "2 2")))  # dashed: the rest of the chunk, not the input
         for e in body[::4]:
             svg.rect(left + (offset + e) * cw, y, 4 * cw, rh - 6, "none", INK, 1.2)
         svg.text(left - 8, y + 12, f"offset {offset}, n = {n}", 11, "end")
@@ -318,7 +306,6 @@ def split_figure(base_n=16, cw=14, left=150, top=62, rh=22):  # 06's head, float
                               (GREEN, "tail: in[n - tail + tid]")])
     svg.text(left, y + 48, "Dashed: the rest of a 16-byte chunk, outside the input: never read.", 11, fill=MUTED)
     return svg
-
 
 def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66, rh=22):
     """06's grid-stride over float4s: the vectors each thread loads together, kLoadsInFlight at a time, for the first
@@ -332,8 +319,8 @@ def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66,
             slot0[tid] = (first, count + (dest == first))
         batch[v] = slot0[tid][1] if how == "assign" else "single"
     svg = Svg(top + rh * rows + 70, "06_float4: the loads a thread has in flight", f"06_float4, kLoadsInFlight = "
-              f"{sum(batch[v] == 0 and reads[4 * v][0] == 0 for v in batch)}: one block of {threads} threads, {vectors} "
-              f"float4 vectors; threads 0–{shown - 1} shown")
+              f"{sum(batch[v] == 0 and reads[4 * v][0] == 0 for v in batch)}: one block of {threads} threads, "
+              f"{vectors} float4 vectors; threads 0–{shown - 1} shown")
     svg.ticks(left, cw, top - 8, range(shown), label=lambda t: f"thread {t}")
     for v, tid in ((v, reads[4 * v][0]) for v in range(vectors) if reads[4 * v][0] < shown):
         svg.cell(left + tid * cw, top + v // threads * rh, cw, rh - 4, SKY if batch[v] == "single" else
@@ -355,7 +342,6 @@ def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66,
              "vector at a time.", 10, fill=MUTED)
     return svg
 
-
 def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60, rh=17):
     """07's combines: what each block does when its sum is ready, the blocks finishing in the order they ran on the
     host (any order: as the hardware schedules them), and one_block_kernel, which has nothing to combine."""
@@ -373,9 +359,10 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60
             svg.rect(left, y0 + 20 + b * rh, finish[b] * unit, rh - 5, IDLE)
             svg.el("circle", cx=left + finish[b] * unit, cy=y0 + 20 + b * rh + (rh - 5) / 2, r=4,
                    fill=ORANGE if combine == "atomic" else BLUE, stroke=INK)
-            svg.text(left + finish[b] * unit + 8, y0 + 30 + b * rh, "atomicAdd(out, sum)" if combine == "atomic" else
-                     f"out[{b}] = sum" if combine == "two-pass" else (f"partials[{b}] = sum, then " if b in written else
-                     f"ticket BEFORE partials[{b}] = sum: ") + f"ticket {k}" + (" (the last)" if k == grid - 1 else ""), 9)
+            action = ("atomicAdd(out, sum)" if combine == "atomic" else f"out[{b}] = sum" if combine == "two-pass" else
+                      (f"partials[{b}] = sum, then " if b in written else f"ticket BEFORE partials[{b}] = sum: ")
+                      + f"ticket {k}" + (" (the last)" if k == grid - 1 else ""))
+            svg.text(left + finish[b] * unit + 8, y0 + 30 + b * rh, action, 9)
         if combine == "atomic":  # then what makes *out
             sums = [b for b, *_ in t.atomics]
             svg.text(left - 8, y + 11, "*out", 10, "end", MUTED)
@@ -403,19 +390,18 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60
              f"{len(vectors)} float4s", 13, weight="bold")
     for v, tid in vectors:
         svg.cell(16 + v * 15, y + 12, 15, 18, BLUE if v < 32 else SKY, tid if v % 4 == 0 else None, 9)
-    svg.text(16, y + 48, "The number: the thread that loads it (every 4th shown). Thread 0 writes *out = "
+    svg.text(16, y + 48, f"The number: the thread that loads it (every 4th shown). Thread 0 writes *out = "
              f"{one.results[('out', 0)]:.0f} itself:", 11)
     svg.text(16, y + 64, "no memset, no atomic, no ticket, no second launch.", 11)
     svg.legend(16, y + 88, [(BLUE, "a thread's first float4"), (SKY, "its second")])
     return svg
 
-
 def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1), c=5, left=70, top=70):
     """08's block walking along K: the tiles of A and B it loads, and what one thread loads and reads."""
     (tx, ty), (bx, by), a_y, b_x = thread, block, top + k * c + 22, left + k * c + 22
-    svg = Svg(a_y + m * c + 60, "08_gemm_tiled: the tiles along K", f"08_gemm_tiled: block ({bx}, {by}) walks K in "
-              f"{tile} x {tile} tiles (M = N = {m}, K = {k})")
-    t = host_run.run("08_gemm_tiled", f"tiled-{tile}-0", block=[tile, tile], grid=[m // tile, m // tile], n=m, m=m, k=k)
+    svg = Svg(a_y + m * c + 60, "08_gemm_tiled: the tiles along K",
+              f"08_gemm_tiled: block ({bx}, {by}) walks K in {tile} x {tile} tiles (M = N = {m}, K = {k})")
+    t = host_run.run("08_gemm_tiled", f"tiled-{tile}-0", block=[tile, tile], grid=[m // tile] * 2, n=m, m=m, k=k)
     a, b = [], []  # the (row, col) of A (A[i] = i + 1) and of B (B[i] = -(i + 1)) the thread stores, step by step
     for blk, acc in t.accesses:
         if (blk, acc.tid, acc.op) == (by * (m // tile) + bx, ty * tile + tx, "st") and acc.value:
@@ -427,7 +413,8 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1), c=5, lef
              shades[j // tile % 2] if in_a(i) else WHITE),
             (b_x, top, k, m, lambda i, j: ORANGE if (i, j) in b else SKY if j == col else
              shades[i // tile % 2] if in_b(j) else WHITE),
-            (b_x, a_y, m, m, lambda i, j: CONFLICT if (i, j) == (row, col) else IDLE if in_a(i) and in_b(j) else WHITE)):
+            (b_x, a_y, m, m, lambda i, j: CONFLICT if (i, j) == (row, col) else
+             IDLE if in_a(i) and in_b(j) else WHITE)):
         for i, j in itertools.product(range(rows), range(cols)):
             svg.rect(x0 + j * c, y0 + i * c, c, c, fill(i, j), "none")
     for x, y, w, h, name in ((left, a_y, k, m, "A"), (b_x, top, m, k, "B"), (b_x, a_y, m, m, "C")):
@@ -438,20 +425,22 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1), c=5, lef
         svg.text(b_x + m * c + 6, top + (k0 + tile / 2) * c + 3, f"k0 = {k0}", 9, fill=MUTED)
     for i, text in enumerate(["At each step k0 the block loads one tile", "of A and one of B (the grey stripes).",
                               f"Thread (tx {tx}, ty {ty}) stores the orange ones:",
-                              ", ".join(f"A[{i}][{j}]" for i, j in a) + ",", ", ".join(f"B[{i}][{j}]" for i, j in b) + ".",
-                              "", "It then reads row ty of A's tile and", f"column tx of B's tile (light blue) for its {tile}",
-                              f"multiply-adds into C[{row}][{col}] (wine)."]):
+                              ", ".join(f"A[{i}][{j}]" for i, j in a) + ",",
+                              ", ".join(f"B[{i}][{j}]" for i, j in b) + ".",
+                              "", "It then reads row ty of A's tile and", f"column tx of B's tile (light blue) for its "
+                              f"{tile}", f"multiply-adds into C[{row}][{col}] (wine)."]):
         svg.text(left, top + 14 + 16 * i, text, 11)
     svg.legend(left, a_y + m * c + 34, [(ORANGE, "stored by the thread"), (SKY, "read by it from the tiles"),
                                         (CONFLICT, "its element of C")])
     return svg
 
-
 def gemm_banks_figure(tile=16, cw=14, left=240, top=64, rh=46):  # warp 0's requests in the unpadded and padded tile
-    rows = [(pad, next(r for r in reqs if (r.array, r.op) == (array, op)),
-             min(w for x in reqs if x.array == array for _, w in x.lanes))
-            for pad in (0, 1) for reqs in [[r for r in br.gemm_block("08_gemm_tiled", tile, pad) if r.warp == 0]]
-            for array, op in (("a_tile", "st"), ("b_tile", "st"), ("a_tile", "ld"), ("b_tile", "ld"))]
+    rows = []
+    for pad in (0, 1):
+        reqs = [r for r in br.gemm_block("08_gemm_tiled", tile, pad) if r.warp == 0]
+        rows += [(pad, next(r for r in reqs if (r.array, r.op) == (array, op)),
+                  min(w for x in reqs if x.array == array for _, w in x.lanes))
+                 for array, op in (("a_tile", "st"), ("b_tile", "st"), ("a_tile", "ld"), ("b_tile", "ld"))]
     svg = Svg(top + rh * len(rows) + 70, "08_gemm_tiled: a warp's requests in the banks", f"08_gemm_tiled, {tile} x "
               f"{tile} tile: warp 0 (ty 0 and 1, tx 0–{tile - 1}), each word it touches in its bank")
     svg.ticks(left, cw, top - 8, range(0, BANKS, 2))
@@ -474,7 +463,6 @@ def gemm_banks_figure(tile=16, cw=14, left=240, top=64, rh=46):  # warp 0's requ
     svg.legend(16, y + 26, [(ORANGE, "stored"), (SKY, "loaded"), (CONFLICT, "two words in one bank: a conflict")])
     return svg
 
-
 DIAGRAMS = {"01_naive_tree": tree_figure, "01_naive_banks": lambda: bank_strips("01_naive"),
             "02_grid_stride_loop": grid_stride_figure, "03_padding_layout": layout_figure,
             "03_padding_banks": lambda: bank_strips("03_padding"), "04_warp_unroll_steps": warp_steps_figure,
@@ -482,16 +470,13 @@ DIAGRAMS = {"01_naive_tree": tree_figure, "01_naive_banks": lambda: bank_strips(
             "07_multiblock_combines": combines_figure, "08_gemm_tiled_tiles": gemm_tiles_figure,
             "08_gemm_tiled_banks": gemm_banks_figure}
 
-
 def drawn():
     return {f"{name}.svg": draw().svg() for name, draw in DIAGRAMS.items()}
-
 
 def write_diagrams(directory):
     for name, text in (pictures := drawn()).items():
         (pathlib.Path(directory) / name).write_text(text)
     return sorted(pictures)
-
 
 def stale_diagrams(directory):  # what --check reports: a picture missing from docs/img/, or not what the runs draw
     old = {p.name: p.read_text() for p in pathlib.Path(directory).glob("*.svg")}
