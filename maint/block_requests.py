@@ -229,10 +229,10 @@ def compare_lines(row, source_rows):
             measured[(there[int(s["line"])], {"Load": "ld", "Store": "st"}[s["op"]])][k] += int(float(s[k]))
     number, zero, out = {code: n for n, code in here.items()}, dict.fromkeys(COUNTS, 0), []
     for code, op in sorted(set(host) | set(measured), key=lambda key: (number.get(key[0], 0), key[1])):
-        mine = [r for r in reqs if (here[r.line], r.op) == (code, op)]
+        made = [r for r in reqs if (here[r.line], r.op) == (code, op)]
         out.append(Comparison(row["stage"], row["variant"], op, host.get((code, op), zero),
                               measured.get((code, op), zero), line=number.get(code, 0), text=code[0],
-                              steps=[(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs)) for rs in by_phase(mine)]))
+                              steps=[(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs)) for rs in by_phase(made)]))
     return out
 
 # One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t): steps {s: [the

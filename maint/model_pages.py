@@ -6,8 +6,8 @@ from .block_requests import ACCESS
 def tree_degrees(stage, block=1024):
     """The conflict degree of each step's first read in the tree, at block threads, in words."""
     steps = br.tree(stage, block).steps
-    degrees, where = [max(r.wavefronts() for r in rs if r.op == "ld") for rs in steps.values()], \
-        f"from s = {min(steps)} to s = {max(steps)}"
+    degrees = [max(r.wavefronts() for r in rs if r.op == "ld") for rs in steps.values()]
+    where = f"from s = {min(steps)} to s = {max(steps)}"
     if len(set(degrees)) == 1:
         return f"{degrees[0]}-way at every step {where}"
     return ", ".join(f"{d}-" for d in degrees[:-1]) + f" and {degrees[-1]}-way {where}"

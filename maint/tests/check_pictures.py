@@ -14,9 +14,10 @@ from maint import diagrams as D
 COLUMN, MIN_PX, MIN_CONTRAST, EM = 830, 8, 4.5, 0.55
 PLANTED = {  # a small picture with one fault: its width, and what is drawn on it
     "wide": (900, lambda p: p.text(10, 50, "fine", 12)), "small": (400, lambda p: p.text(10, 50, "tiny", 6)),
-    "white on orange": (400, lambda p: (p.cell(10, 10, 60, 30, D.ORANGE), p.text(40, 30, "label", 10, "middle",
-                                                                                 D.WHITE))),
-    "into a box": (400, lambda p: (p.cell(100, 30, 60, 30, D.SKY), p.text(20, 50, "a label running into the cell", 11))),
+    "white on orange": (400, lambda p: (p.cell(10, 10, 60, 30, D.ORANGE),
+                                        p.text(40, 30, "label", 10, "middle", D.WHITE))),
+    "into a box": (400, lambda p: (p.cell(100, 30, 60, 30, D.SKY),
+                                   p.text(20, 50, "a label that runs on into the cell", 11))),
     "overflow": (400, lambda p: p.text(300, 50, "a sentence far too long to fit in what is left of the picture", 12)),
 }
 
