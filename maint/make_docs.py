@@ -1,22 +1,11 @@
-"""Builds docs/ from docs/templates/ and the result files in docs/results/ (written on a GPU by
-`./maint/do measure`). Every number and chart in the docs comes from those files; nothing is typed by hand.
+"""./maint/do docs: builds docs/ and README.md from docs/templates/ (Markdown rendered with Jinja2, whose placeholders
+call the helpers of maint/docsgen/) and the result files in docs/results/ (written on a GPU by `./maint/do measure`).
+Every number and chart in the docs comes from those files; nothing is typed by hand.
 
-  python3 -m scripts.make_docs           render the pages, draw the charts (charts need matplotlib)
-  python3 -m scripts.make_docs --check   fail if a page differs from what the templates and results give,
-                                         a stage has no page, a result file does not parse, a chart is
-                                         missing or disagrees with its table or the results, a link or
-                                         anchor does not resolve, a page names a file the project does not
-                                         have, a template types a fact of the GPU or a
-                                         comparative word, a page says faster/slower in words the comparison
-                                         helpers did not produce, or a page rendered from a synthetic second
-                                         GPU (maint/docsgen/synthetic_gpu.py) keeps a fact of the first, says "N×
-                                         faster" with N below 1, or states a cause that is false there
-                                         (standard library only: this is a CPU test)
-  python3 -m scripts.make_docs --self-test   plant such claims and demand that the checks catch each
-
-Templates are Markdown rendered with Jinja2: {{ expression }} placeholders, evaluated with the helpers below, and
-{% if condition %} ... {% else %} ... {% endif %} blocks around the sentences that state a cause, with a condition
-from the "conditions" section."""
+  ./maint/do docs               render the pages, draw the charts (charts need matplotlib)
+  ./maint/do docs --check       fail if a page differs from what the templates and results give, or fails a check of
+                                maint/docsgen/checks.py or charts.py (standard library only: this is a CPU test)
+  ./maint/do docs --self-test   plant wrong claims and demand that the checks catch each"""
 import difflib
 import pathlib
 import re
@@ -25,23 +14,28 @@ import tempfile
 
 from .diagrams import stale_diagrams, write_diagrams
 from .docsgen import synthetic_gpu
-from .docsgen.base import (CHARTS, DOCS, DocsError, IMG, meta, NOT_MEASURED, not_measured, ratio, ROOT, rows, state,
+from .docsgen.base import (CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, ROOT, rows, select, state,
                            TEMPLATES, use_results)
 from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
-from .docsgen.claims import (check_claims, FACT, guarded_problems, hardware_literals, lint_rendered, lint_template,
-                             outside_code)
-from .docsgen.code import code
+from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
+                             hardware_literals, layout_problems, length_problems, lint_rendered, lint_template,
+                             outside_code, plumbing_problems)
 from .docsgen.compare import distinct
-from .docsgen.glossary import check_structure, layout_problems, pages
-from .docsgen.lengths import length_problems
-from .docsgen.links import check_links, check_paths
-from .docsgen.plumbing import plumbing_problems
-from .docsgen.render import render, render_text
+from .docsgen.render import pages, render, render_text
+from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
+
+def caught(check, *args):
+    """What a check says of a planted fault: its problems, or the DocsError it raises ([] if it raises none)."""
+    try:
+        return check(*args)
+    except DocsError as e:
+        return [str(e)]
+
+
 def self_test():
-    """Planted claims the checks must catch: a typed GPU fact, a typed comparative, a 'faster' whose ratio turns
-    below 1 on the synthetic GPU, and a helper that hard-codes a fact. Exit 0 only if every one is caught."""
+    """Plants wrong claims, pages and charts; exit 0 only if every check catches its own."""
     facts = hardware_literals()
     sms, grid = str(meta()["sms"]), next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
     planted = {
@@ -58,23 +52,22 @@ def self_test():
         synthetic_gpu.write(real, pathlib.Path(tmp))
         use_results(tmp)
         try:
-            text = f'03 runs {ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")}× faster than 02.'
-            planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", text)
+            ms = [f(select("ladder_tree", stage=s)["ms_median"]) for s in ("02_grid_stride", "03_padding")]
+            planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", f"03 runs {ms[0] / ms[1]:.2f}× faster than 02.")
             text = outside_code("The stream grid is {} blocks.".format(grid))  # a helper returning a constant
-            planted["a fact hard-coded in a helper"] = [fact for fact in facts if re.search(FACT.format(re.escape(fact)), text)]
+            planted["a fact hard-coded in a helper"] = [x for x in facts if re.search(FACT.format(re.escape(x)), text)]
             page, words = synthetic_gpu.GUARDED[1]
-            planted_text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
+            text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
             planted["a causal sentence false on the synthetic GPU"] = [
-                p for p in guarded_problems(page, planted_text, render_text(planted_text, page), synthetic_gpu.GUARDED)
-                if "synthetic GPU" in p]
+                p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic GPU" in p]
         finally:
             use_results(real)
     planted["a stage without results"] = stage_without_results(real)
     data = chart_data("ladder.png")
     tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
     data["marks"].append(dict(tree01, series="stream regime", col=3))  # 01's tree value drawn as a stream bar
-    readme = render(TEMPLATES / "README.md")
-    planted["a chart that disagrees with its table"] = chart_vs_table("README.md", readme, "ladder.png", data)
+    planted["a chart that disagrees with its table"] = chart_vs_table("README.md", render(TEMPLATES / "README.md"),
+                                                                      "ladder.png", data)
     data = chart_data("probe.png")
     data["marks"].pop()
     planted["a chart that leaves out a row of its table"] = chart_vs_table(
@@ -85,22 +78,12 @@ def self_test():
     planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
     planted["a reader's page naming plumbing"] = plumbing_problems(
         {"docs/stages/planted.md": "Run `./maint/do profile` and read `docs/results/ncu.csv`.\n"})
-    planted["a sentence quoting code the kernel no longer has"] = quote_problem("05_shuffle", "offset = 8")
+    planted["a sentence quoting code the kernel no longer has"] = caught(code, "05_shuffle", "offset = 8")
     planted["a stage page too long to read in one sitting"] = length_problems(
         {"docs/stages/planted.md": "word " * 1001 + "\n" + "| a |\n|---|\n\nx\n\n" * 5})
-    missed = [name for name, found in planted.items() if not found]
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
-    return 1 if missed else 0
-
-
-def quote_problem(stage, text):
-    """What code() says of a quote the stage's code does not hold ([] if it renders it)."""
-    try:
-        code(stage, text)
-        return []
-    except DocsError as e:
-        return [str(e)]
+    return 0 if all(planted.values()) else 1
 
 
 def stage_without_results(real):
@@ -116,9 +99,8 @@ def stage_without_results(real):
         use_results(tmp)
         not_measured.clear()
         try:
-            texts = [render(t) for t in pages().values()]
-            return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured)
-                    if NOT_MEASURED in texts[0] + "".join(texts)]
+            texts = "".join(render(t) for t in pages().values())
+            return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
         except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
             print(f"docs self-test: rendering without {stage}'s results failed: {type(e).__name__}: {e}")
             return []
@@ -146,10 +128,9 @@ def main(a):
 
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
+    by_rel = {out.relative_to(ROOT): text for out, text in rendered.items()}
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
-                 + check_charts(rendered)
-                 + length_problems({out.relative_to(ROOT): text for out, text in rendered.items()})
-                 + plumbing_problems({out.relative_to(ROOT): text for out, text in rendered.items()}))
+                 + check_charts(rendered) + length_problems(by_rel) + plumbing_problems(by_rel))
     for out, text in rendered.items():
         rel = out.relative_to(ROOT)
         if not out.exists():
@@ -186,4 +167,3 @@ def write(rendered):
     for problem in remaining:
         print(f"docs: {problem}", file=sys.stderr)
     return 1 if remaining else 0
-

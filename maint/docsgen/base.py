@@ -1,5 +1,5 @@
-"""The paths, the result files the pages are built from (read once, checked for their columns), what a page says
-where a result is missing, and the small formatting helpers every other module uses."""
+"""The paths, the result files the pages are built from (read once, checked for their columns), what a page says where
+a result is missing, and the formatting every other module uses."""
 import csv
 import io
 import json
@@ -7,15 +7,16 @@ import math
 import pathlib
 import re
 
-from scripts.stages import combine_stage, combines, describe, reduce_stages
+from ..measure import NCU_SHORT
+from scripts.stages import combine_stage, combines, describe, ladder_stages, reduce_stages
 from scripts.tries import variant_target
-
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TEMPLATES = DOCS / "templates"
 LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own
 IMG = DOCS / "img"
+CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
 
 
 class _State:
@@ -28,15 +29,15 @@ class _State:
 state = _State()
 
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
+TIMED = ["check", "ms_median", "gbps", "pct_peak"]
 REQUIRED = {
-    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "check", "exact_check",
-               "read_ms_median", "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops",
-               "float_check", "abs_error", "bound", "error_bound_ratio", "launches", "launches_checked", "ms_median",
-               "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "exact_check", "read_ms_median",
+               "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops", "float_check", "abs_error", "bound",
+               "error_bound_ratio", "launches", "launches_checked", *TIMED, "cub_ms_median", "cub_gbps", "x_cub"],
     "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
-    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
-    "try_02_grid_stride_grid": ["variant", "regime", "grid", "check", "ms_median", "gbps", "pct_peak"],
-    "multiblock": ["n", "combine", "check", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "x_cub"],
+    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", *TIMED],
+    "try_02_grid_stride_grid": ["variant", "regime", "grid", *TIMED],
+    "multiblock": ["n", "combine", *TIMED, "cub_ms_median", "cub_gbps", "x_cub"],
     "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
                     "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
     "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
@@ -52,15 +53,13 @@ REQUIRED = {
     "flush": ["l2_flush", "n", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "cub_pct_peak"],
     "combine_tree": ["block", "combine", "grid", "check", "ms_median", "gbps"],
     "ncu": ["stage", "variant", "stall_1", "stall_1_per_issue", "launch__registers_per_thread",
-            "sm__warps_active.avg.pct_of_peak_sustained_active",
-            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "sm__warps_active.avg.pct_of_peak_sustained_active", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
             "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
 }
-CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
 
-
-# The functions a template may call: each marked @helper where it is defined (render.py gives Jinja2 these, each
+# The functions a template may call, each marked @helper where it is defined (render.py gives Jinja2 these, each
 # wrapped so that a missing result prints "not measured yet", and no other function of the package).
 HELPERS = {}
 
@@ -80,9 +79,13 @@ class NotMeasured(DocsError):
 
 NOT_MEASURED = "*not measured yet*"
 not_measured = set()  # what a rendering found missing, reported by --check
-
-
 _cache = {}
+
+
+def missing(note):
+    """Records what a page will say is not measured yet, and raises NotMeasured."""
+    not_measured.add(note)
+    raise NotMeasured(note)
 
 
 def use_results(directory):
@@ -91,87 +94,49 @@ def use_results(directory):
     _cache.clear()
 
 
-# What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
-# regime, its one launch, and stands in both; 07 at its default combine, atomic).
-LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
-
-
-def option(program, flag):
-    """One option of the program, as its --describe gives it."""
-    return next(o for o in describe(program)["options"] if flag in o["flags"])
-
-
-@helper
-def patch_target(stage, patch):
-    """The program ./ladder try builds for an experiment's patch."""
-    return variant_target(stage, pathlib.Path(patch).stem)
-
-
-@helper
-def default_of(program, flag):
-    """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
-    return option(program, flag)["default"]
-
-
-@helper
-def combine_default():
-    """The default combine of the stage that has several (the first its stage file lists): 'atomic'."""
-    return combines(combine_stage())[0]
-
-
 def default_combine(r):
     """Whether a result row is its stage at the stage's default combine (the first its stage file lists)."""
     return r["combine"] == combines(r["stage"])[0]
 
 
-def ladder_view(regime):
-    out = []
-    for stage in reduce_stages():
-        mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
-        pick = [r for r in mine if r["regime"] == regime] or mine
-        if pick:
-            out.append(pick[0])
-        else:
-            not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
-    return out
+# What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
+# regime, its one launch, and stands in both; 07 at its default combine, atomic).
+LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
 
 
 @helper
 def rows(name):
+    """The rows of docs/results/<name>.csv; "sweep" holds each stage at its default combine, "sweep_all" every one."""
     if name in LADDER_VIEWS:
-        return ladder_view(LADDER_VIEWS[name])
-    if name == "sweep":  # each stage at its default combine; "sweep_all" has 07's every combine
+        out = []
+        for stage in reduce_stages():
+            mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
+            pick = [r for r in mine if r["regime"] == LADDER_VIEWS[name]] or mine
+            if pick:
+                out.append(pick[0])
+            else:
+                not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
+        return out
+    if name == "sweep":
         return [r for r in rows("sweep_all") if default_combine(r)]
-    if name == "sweep_all":
-        name = "sweep"
+    file = "sweep" if name == "sweep_all" else name
     if name not in _cache:
-        path = state.results / f"{name}.csv"
-        shown = f"docs/results/{path.name}"  # as the page's reader knows it (a --self-test renders from elsewhere)
-        with open(path, newline="") if path.exists() else io.StringIO() as f:
-            data = list(csv.DictReader(f))
-        if not data:  # a result not measured yet (a new stage's, say): the page says so; check_structure() holds
-            not_measured.add(f"{shown}: not measured yet")  # the files every page needs to exist
-            raise NotMeasured(f"{shown} is not measured yet")
-        missing = [c for c in REQUIRED.get(name, []) if c not in data[0]]
-        if missing:
-            raise DocsError(f"{shown} lacks columns {missing}")
+        path = state.results / f"{file}.csv"
+        with open(path, newline="") if path.exists() else io.StringIO() as fh:
+            data = list(csv.DictReader(fh))
+        if not data:  # not measured yet (a new stage's, say): the page says so (check_structure() demands the files
+            missing(f"docs/results/{file}.csv: not measured yet")  # that every page needs)
+        lacking = [c for c in REQUIRED.get(file, []) if c not in data[0]]
+        if lacking:
+            raise DocsError(f"docs/results/{file}.csv lacks columns {lacking}")
         _cache[name] = data
     return _cache[name]
 
 
-@helper
 def measured(name):
-    """Whether a result file exists and holds a row (a --self-test may leave a stage's files with a header only)."""
+    """Whether a result file exists and holds a row."""
     path = state.results / f"{name}.csv"
     return path.exists() and len(path.read_text().splitlines()) > 1
-
-
-def optional(name):
-    """The rows of a result file added since the last ./maint/do measure may have run: NotMeasured if it is missing."""
-    if not measured(name):
-        not_measured.add(f"docs/results/{name}.csv: not measured yet")
-        raise NotMeasured(f"{name} is not measured yet")
-    return rows(name)
 
 
 @helper
@@ -184,20 +149,15 @@ def meta():
 
 def stage_rows(name, stage):
     """A stage's rows of a result file; NotMeasured if it has none."""
-    found = [r for r in rows(name) if r["stage"] == stage]
-    if not found:
-        not_measured.add(f"{stage}: no rows in docs/results/{name}.csv")
-        raise NotMeasured(f"{stage} is not measured yet")
-    return found
+    return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
 
 
 @helper
 def select(name, **match):
-    data = rows(name)
-    if "stage" in match and not any(r["stage"] == match["stage"] for r in data):
-        not_measured.add(f"{match['stage']}: no rows in docs/results/{'ladder' if name in LADDER_VIEWS else name}.csv")
-        raise NotMeasured(f"{match['stage']} is not measured yet")
-    found = [r for r in data if all(str(r[k]) == str(v) for k, v in match.items())]
+    """The one row of a result file that matches: select("ladder_tree", stage="03_padding")."""
+    if "stage" in match:
+        stage_rows("ladder" if name in LADDER_VIEWS else name, match["stage"])
+    found = [r for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())]
     if len(found) != 1:
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
@@ -214,16 +174,68 @@ def num(name, field, fmt=".1f", **match):
     return format(f(select(name, **match)[field]), fmt)
 
 
-def ratio(name, field, a, b, fmt=".2f", key="stage", **match):
-    """Row a's field over row b's: ratio("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
-    return format(f(select(name, **{key: a}, **match)[field]) / f(select(name, **{key: b}, **match)[field]), fmt)
+@helper
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+@helper
+def and_list(items):
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def value_range(values):
+    """'3' or '3–5' of numbers printed alike, in their printed form."""
+    lo, hi = min(values, key=float), max(values, key=float)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+@helper
+def size_value(text):
+    """'2^24' or '16777216' -> 16777216."""
+    base, _, exp = str(text).partition("^")
+    return int(base) ** int(exp) if exp else int(base)
+
+
+@helper
+def sizes(name, **match):
+    """The sizes n a result file holds, in order."""
+    return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
+
+
+@helper
+def sizes_of(name, **match):
+    """The sizes n of a result file as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
+    return and_list(pow2(n) for n in sizes(name, **match))
 
 
 def md_table(headers, body, align=None):
     align = align or ["---"] + ["---:"] * (len(headers) - 1)
-    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
-    return "\n".join(out)
+    lines = [headers, align] + [[str(c) for c in r] for r in body]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def cell(r, spec):
+    """One cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
+    "gbps:.0f" formatted, "ms_median*1e3:.1f" scaled and formatted (an ncu row's columns also by their short names)."""
+    if callable(spec):
+        return spec(r)
+    if spec.startswith("`"):
+        return f"`{r[spec.strip('`')]}`"
+    column, _, fmt = spec.partition(":")
+    column, _, scale = column.partition("*")
+    column = column if column in r else NCU_SHORT[column]
+    return format(f(r[column]) * float(scale or 1), fmt) if fmt else r[column]
+
+
+@helper
+def table(columns, data, align=None):
+    """A Markdown table of result rows (a file's name, or the rows): columns {header: cell spec} (see cell())."""
+    data = rows(data) if isinstance(data, str) else data
+    return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
 
 
 @helper
@@ -247,7 +259,6 @@ def constant(file, name):
 
 @helper
 def oracle_constant(name):
-    """A constant of the check, as common/oracle.hpp defines it."""
     return constant("common/oracle.hpp", name)
 
 
@@ -259,40 +270,52 @@ def tail_exponent(name):
 
 @helper
 def tail_probability(name):
-    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits, as the pages write a bound on
-    it: 3.1·10<sup>−8</sup> for lambda = 6 (the value is 3.05·10^-8)."""
+    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits: 3.1·10<sup>−8</sup> for 6."""
     value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
     exponent = math.floor(math.log10(value))
     mantissa = math.ceil(round(value / 10 ** exponent * 10, 9)) / 10
     return f"{mantissa:.1f}·10<sup>−{-exponent}</sup>"
 
 
-@helper
-def pow2(n):
-    n = int(n)
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+def option(program, flag):
+    """One option of the program, as its --describe gives it."""
+    return next(o for o in describe(program)["options"] if flag in o["flags"])
 
 
 @helper
-def and_list(items):
-    """'a', 'a and b', 'a, b and c'."""
-    items = [str(i) for i in items]
-    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+def default_of(program, flag):
+    """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
+    return option(program, flag)["default"]
 
 
 @helper
-def rows_values(name, field):
-    """The distinct values of one field of a result file, in numeric order: rows_values("combine_tree", "block")."""
-    return sorted({r[field] for r in rows(name)}, key=float)
+def combine_default():
+    """The default combine of the stage that has several (the first its stage file lists): 'atomic'."""
+    return combines(combine_stage())[0]
 
 
 @helper
-def sizes_of(name, **match):
-    """The sizes n a result file holds, as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
-    return and_list(pow2(n) for n in sorted({int(r["n"]) for r in rows(name)
-                                                if all(str(r[k]) == str(v) for k, v in match.items())}))
+def patch_target(stage, patch):
+    """The program ./ladder try builds for an experiment's patch."""
+    return variant_target(stage, pathlib.Path(patch).stem)
 
 
 def docs_path(target):
     """A path under docs/ as the page being rendered links it."""
     return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target
+
+
+@helper
+def link(stage):
+    folder = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
+    return f"[{stage}]({folder}{stage}.md)"
+
+
+@helper
+def img(name, alt):
+    return f"![{alt}]({docs_path('img/' + name)})"
+
+
+@helper
+def stage_links():
+    return ", ".join(link(s) for s in ladder_stages())

@@ -4,11 +4,9 @@ import math
 import re
 
 from scripts.stages import gemm_stage, ladder_stages, reduce_stages
-from .accuracy import accuracy_table
-from .base import DocsError, f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows
-from .compare import size_value
-from .gemm import fp32_peak, gemm_table, roofline_table
-from .tables import ladder_table, probe_table, sweep_table
+from .base import DocsError, f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows, size_value
+from .numbers import fp32_peak
+from .tables import accuracy_table, gemm_table, ladder_table, probe_table, roofline_table, sweep_table
 
 
 def finish_log_log(fig, ax, xlabel, ylabel, title, name, xticks=None, ticklabel=str):

@@ -1,29 +1,23 @@
-"""Comparisons: the only place a page's comparative words (faster, slower, the same within noise) come from."""
-import statistics
+"""Comparisons, the only place a page's comparative words (faster, slower, the same within noise) come from, and the
+conditions: the causes a page may state, each a function of the results."""
+import re
 
-from ..measure import NCU_COUNTERS, NCU_SECTIONS, NCU_SHORT, profile_command as command
-from scripts.stages import reduce_stages
-from .base import helper, DocsError, f, md_table, rows, select
-
-
-def _times(r, prefix=""):
-    median = f(r[prefix + "ms_median"])
-    lo, hi = r.get(prefix + "ms_min"), r.get(prefix + "ms_max")
-    return median, (f(lo) if lo else None), (f(hi) if hi else None)
-
+from scripts.stages import gemm_stage, reduce_stages
+from .base import and_list, default_of, f, helper, md_table, pow2, rows, select, TEMPLATES
+from .numbers import combine_sizes, handoff_by_n, handoff_combined, ncu_value, per_block, per_block_ns, sweep_07
 
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
-_said = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
-
-
-def said_phrases():
-    """Every comparative phrase the helpers have produced so far."""
-    return set(_said)
+SAID = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
 
 
 def said(phrase):
-    _said.add(phrase)
+    SAID.add(phrase)
     return phrase
+
+
+def times(r, prefix=""):
+    """A row's median time and, where it records them, its fastest and slowest repetition."""
+    return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
 
 
 def distinct(a, b, a_prefix="", b_prefix=""):
@@ -32,8 +26,7 @@ def distinct(a, b, a_prefix="", b_prefix=""):
     within noise", as the glossary defines it) or a row has no spread. The one test behind every "faster", "slower"
     and "the same within noise" in the docs, in both directions. A min-max overlap alone would call two runs the
     same whenever one repetition of each strays."""
-    m_a, lo_a, hi_a = _times(a, a_prefix)
-    m_b, lo_b, hi_b = _times(b, b_prefix)
+    (m_a, lo_a, hi_a), (m_b, lo_b, hi_b) = times(a, a_prefix), times(b, b_prefix)
     if None in (lo_a, hi_a, lo_b, hi_b):
         return 0
     if m_a < lo_b or m_b > hi_a:
@@ -46,10 +39,8 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
     <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
     within noise (N×)' where it does not, and 'N× the speed of <other>' where a row has no spread."""
-    ma, lo_a, _ = _times(a, a_prefix)
-    mb, lo_b, _ = _times(b, b_prefix)
-    r = ma / mb
-    tail = f" than {other}" if other else ""
+    (ma, lo_a, _), (mb, lo_b, _) = times(a, a_prefix), times(b, b_prefix)
+    r, tail = ma / mb, f" than {other}" if other else ""
     if lo_a is None or lo_b is None:
         return said(f"{r:.2f}× the speed of {other}" if other else f"{r:.2f}× the speed")
     order = distinct(b, a, b_prefix, a_prefix)
@@ -61,38 +52,109 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
 
 
 @helper
+def speedup(view, field, a, b, other=None):
+    """Row b against row a of a ladder view: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
+    assert field == "ms_median"
+    return compare_rows(select(view, stage=a), select(view, stage=b), other)
+
+
+@helper
+def than_cub(name, **match):
+    """A row against CUB timed in the same process: than_cub("ladder_stream", stage="06_float4")."""
+    r = select(name, **match)
+    return compare_rows(r, r, "CUB", a_prefix="cub_")
+
+
+@helper
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
-    same, differ = [], []
+    same, out = [], []
     for a, b in pairs:
         ra, rb = select(view, stage=a), select(view, stage=b)
         if distinct(rb, ra) == 0:
-            same.append((b, f(ra["ms_median"]) / f(rb["ms_median"])))
+            same.append((b[:2], f"{f(ra['ms_median']) / f(rb['ms_median']):.2f}×"))
         else:
-            differ.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
-    out = differ[:]
+            out.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
     if same:
-        names = [s[:2] for s, _ in same]
-        ratios = ", ".join(f"{r:.2f}×" for _, r in same)
-        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        verb = "takes" if len(names) == 1 else "each take"
-        out.append(said(f"{who} {verb} the same time as the stage before {NOISE} ({ratios})"))
+        verb = "takes" if len(same) == 1 else "each take"
+        out.append(said(f"{and_list(s for s, _ in same)} {verb} the same time as the stage before {NOISE} "
+                        f"({', '.join(r for _, r in same)})"))
     return "; ".join(out)
 
 
 @helper
-def speedup(name, field, a, b, key="stage", other=None, **match):
-    """Row b against row a: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding", other="02")."""
-    assert field == "ms_median"
-    return compare_rows(select(name, **{key: a}, **match), select(name, **{key: b}, **match), other)
+def time_difference(a, b, other=None, prefix=""):
+    """Row b's median time against row a's (the columns with prefix, e.g. "cub_"), in µs: 'X µs more [than <other>]'
+    or 'X µs less [than <other>]' where the runs' spreads do not overlap, 'the same time [as <other>] within noise
+    (X µs apart)' where they do."""
+    d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
+    if distinct(a, b, prefix, prefix) == 0:
+        return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
+    return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
 
 
 @helper
-def than_cub(stage, regime="stream"):
-    """A ladder row against CUB timed in the same process."""
-    r = select(f"ladder_{regime}", stage=stage)
-    return compare_rows(r, r, "CUB", a_prefix="cub_")
+def per_block_spread_diff(a, b, blocks):
+    """How much more (or less) time per block combine a takes than combine b, over the blocks given."""
+    vals = [per_block(a, x) - per_block(b, x) for x in blocks]
+    lo, hi = min(vals), max(vals)
+    if lo > 0:
+        return f"{lo:.2f}–{hi:.2f} ns per block more than {b}"
+    if hi < 0:
+        return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
+    return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
+
+
+@helper
+def try_vs_file(name, stage="01_naive", regime="tree"):
+    """An experiment's patched build against the file, in one regime, from its try results."""
+    return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
+
+
+@helper
+def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
+    """A regime's row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
+    return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
+                  regime=regime)
+
+
+@helper
+def flush_rows(n):
+    """07's flush study at size n: its rows after a clean flush, after a write and with none."""
+    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
+
+
+@helper
+def flush_compare(file, n):
+    """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
+    pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
+    return compare_rows(pick["clean"], pick["none"], "after a clean flush")
+
+
+@helper
+def flush_conclusion():
+    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
+    groups = {-1: [], 0: [], 1: []}
+    for n in sorted({int(r["n"]) for r in rows("flush")}):
+        clean, _, none = flush_rows(n)
+        groups[distinct(none, clean)].append(pow2(n))
+    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
+    return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
+
+
+@helper
+def handoff_summary(other, lo, hi):
+    """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
+    where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
+    d = handoff_by_n()
+    order = [distinct(d[n]["handoff"], d[n][other]) for n in handoff_combined(lo, hi)]
+    words = [(f"faster than {other}", order.count(-1)), (f"slower than {other}", order.count(1)),
+             (f"the same as {other} {NOISE}", order.count(0))]
+    said_ = [f"{w} at {k}" for w, k in words if k]
+    if len(said_) == 1:
+        return said(f"{said_[0].rsplit(' at ', 1)[0]} at all {len(order)} sizes")
+    return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
 
 
 @helper
@@ -102,123 +164,90 @@ def which(pred, yes, no):
 
 
 @helper
-def size_value(text):
-    """'2^24' or '16777216' -> 16777216."""
-    base, _, exp = str(text).partition("^")
-    return int(base) ** int(exp) if exp else int(base)
-
-
-@helper
-def median_of(name, field):
-    return statistics.median(f(r[field]) for r in rows(name))
-
-
-@helper
-def ncu_value(stage, variant, metric):
-    return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
-
-
-@helper
-def ncu_change(stage_a, stage_b, variant, metric):
-    """How much metric falls (or rises) from stage a to stage b, in words: '16% fewer' / '3% more'."""
-    a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant, metric)
-    pct = 100 * (b - a) / a
-    return f"{abs(pct):.0f}% {'fewer' if pct < 0 else 'more'}"
-
-
-@helper
-def stalls(stage, variant, k=3):
-    """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
-    r = select("ncu", stage=stage, variant=variant)
-    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1)
-                     if r.get(f"stall_{i}"))
-
-
-@helper
-def stall_value(stage, variant, reason):
-    """Warps stalled for one reason per issued instruction, if it is among the top stalls kept; else 0."""
-    r = select("ncu", stage=stage, variant=variant)
-    if f"stall_{reason}" not in r:
-        raise DocsError(f"ncu.csv has no column stall_{reason}: run ./maint/do profile")
-    return f(r[f"stall_{reason}"])
-
-
-@helper
 def largest_step(regime):
     """The stage with the largest × prev in a regime (02 in the stream regime against 01's only regime)."""
-    best, best_r = None, 0
-    for i in range(1, len(reduce_stages())):
-        prev = select(f"ladder_{regime}", stage=reduce_stages()[i - 1])
-        r = f(prev["ms_median"]) / f(select(f"ladder_{regime}", stage=reduce_stages()[i])["ms_median"])
-        if r > best_r:
-            best, best_r = reduce_stages()[i], r
-    return best
-
-
-PROFILE_COLUMNS = [("µs", "ns", lambda v: f"{v / 1e3:.1f}"), ("DRAM % of peak", "dram_pct", lambda v: f"{v:.1f}"),
-                   ("achieved occupancy %", "occupancy", lambda v: f"{v:.1f}"), ("registers", "regs", lambda v: f"{v:.0f}"),
-                   ("warp instructions", "instructions", lambda v: f"{v:,.0f}"),
-                   ("threads on per instruction", "pred_on", lambda v: f"{v:.1f}"),
-                   ("shared-load wavefronts", "wavefronts_ld", lambda v: f"{v:,.0f}"),
-                   ("bank conflicts (ld + st)", None, None)]
+    stages = reduce_stages()
+    ms = [f(select(f"ladder_{regime}", stage=s)["ms_median"]) for s in stages]
+    return stages[max(range(1, len(stages)), key=lambda i: ms[i - 1] / ms[i])]
 
 
 @helper
-def profile_table(cases):
-    """Nsight Compute's view of the first launch of each case [(stage, variant)], as ./maint/do profile saved it."""
-    body = []
-    for stage, variant in cases:
-        r = select("ncu", stage=stage, variant=variant)
-        cells = [f"{stage} ({variant})"]
-        for _, short, fmt_ in PROFILE_COLUMNS:
-            if short is None:
-                cells.append(f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}")
-            else:
-                cells.append(fmt_(f(r[NCU_SHORT[short]])))
-        cells.append(stalls(stage, variant))
-        body.append(cells)
-    return md_table(["kernel (first launch)", *[c[0] for c in PROFILE_COLUMNS], "top stalls (warp-cycles per issue)"], body)
-
-
-def profile_command(stage, variant):
-    """The command that repeats one profile row, in a code block."""
-    size = select("ncu", stage=stage, variant=variant)["n_or_size"]
-    return "```\n" + command(stage, variant, size) + "\n```"
-
-
-def per_block_ns(stage, block, regime="tree"):
-    """Time per block of a probe row: median ms / (n / block), in ns."""
-    r = select(f"probe_{regime}", stage=stage, block=block)
-    return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
+def repeats_bits(combine):
+    """Every determinism run of a combine gave bitwise the same result, at every size."""
+    return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
 
 
 @helper
-def per_block_range(stages, block):
-    vals = [per_block_ns(s, block) for s in stages]
-    lo, hi = f"{min(vals):.2f}", f"{max(vals):.2f}"
-    return f"{lo} ns" if lo == hi else f"{lo}–{hi} ns"
+def hold_changed_hot(n):
+    """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
+    quicker than a clean flush, and now it is."""
+    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
+    clean, _, none = flush_rows(n)
+    return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 
 
 @helper
-def combine_tree_table():
-    body = []
-    for r in rows("combine_tree"):
-        blocks = int(r["grid"])
-        body.append([r["block"], f"`{r['combine']}`", f"{blocks:,}", r["check"], f"{f(r['ms_median']):.3f}",
-                     f"{f(r['gbps']):.0f}", f"{f(r['ms_median']) * 1e6 / blocks:.2f}"])
-    return md_table(["block", "combine", "blocks", "check", "ms", "GB/s", "ns per block"], body)
+def handoff_ever_quicker(lo, hi):
+    """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
+    return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
 
 
 @helper
-def multiblock_range(n):
-    vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
-    return f"{min(vals):.1f}–{max(vals):.1f}%"
+def runs_at_defaults():
+    """The ladder's and the GEMM's results were taken at the warm-up and repetition counts the binaries default to."""
+    reduce, gemm = rows("ladder")[0], rows("gemm")[0]
+    return all(r[key] == default_of(stage, f"--{key}")
+               for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))
+
+
+# ---- the conditions ------------------------------------------------------------------------------------------------
+# A template states a cause or a comparison only inside {% if condition(...) %} ... {% endif %}, with one of these (or
+# an expression over the results) as the condition, so a rendering from another GPU's results leaves the sentence out
+# where it does not hold there. method.md lists them (conditions_table()); synthetic_gpu.py makes each one false.
+# Their docstrings are that table's definitions.
+
+MEMORY_BOUND_PCT = 50  # below this DRAM % of peak, a kernel waiting on loads is not using the bandwidth
+BUSY_PCT = 80  # a unit at or above this % of its peak is the one a kernel is bound by
 
 
 @helper
-def than_cub_multiblock(n, combine):
-    r = select("multiblock", n=n, combine=combine)
-    return compare_rows(r, r, "CUB", a_prefix="cub_")
+def top_stall_is(stage, variant, reason):
+    """The profiled kernel's most frequent stall reason is `reason`."""
+    return select("ncu", stage=stage, variant=variant)["stall_1"] == reason
+
+
+@helper
+def waits_for_loads(stage, variant):
+    """The kernel's top stall is long_scoreboard: its warps mostly wait for global-memory loads."""
+    return top_stall_is(stage, variant, "long_scoreboard")
+
+
+@helper
+def latency_bound(stage, variant):
+    """The warps mostly wait for global loads (top stall long_scoreboard) while DRAM runs below
+    MEMORY_BOUND_PCT % of its peak: too few bytes in flight, not too little bandwidth."""
+    return waits_for_loads(stage, variant) and ncu_value(stage, variant, "dram_pct") < MEMORY_BOUND_PCT
+
+
+@helper
+def cache_bound(stage, variant):
+    """The busiest memory unit is at BUSY_PCT % of its peak or more while DRAM is below a quarter of that: a cache,
+    not DRAM, sets the pace."""
+    return ncu_value(stage, variant, "mem_pct") >= BUSY_PCT and ncu_value(stage, variant, "dram_pct") < BUSY_PCT / 4
+
+
+@helper
+def shared_pipe_bound(stage, variant):
+    """The top stall is mio_throttle or short_scoreboard (waiting on the unit that serves shared memory) and the
+    busiest memory unit is at BUSY_PCT % of its peak or more."""
+    r = select("ncu", stage=stage, variant=variant)
+    return r["stall_1"] in ("mio_throttle", "short_scoreboard") and ncu_value(stage, variant, "mem_pct") >= BUSY_PCT
+
+
+@helper
+def about_equal(a, b, within=0.05):
+    """Two counts within 5% of each other."""
+    return abs(a - b) <= within * max(abs(a), abs(b))
 
 
 @helper
@@ -234,14 +263,79 @@ def not_slower(a, b):
 
 
 @helper
-def ncu_sections():
-    return ", ".join(NCU_SECTIONS[:-1]) + " and " + NCU_SECTIONS[-1]
+def none_at_peak():
+    """No measured reduce kernel (the ladder, the size sweep, the read-only kernel) reaches 100% of the theoretical
+    peak."""
+    data = rows("ladder") + rows("sweep")
+    return all(f(r["pct_peak"]) < 100 for r in data) and all(f(r["read_pct_peak"]) < 100 for r in rows("ladder"))
 
 
 @helper
-def ncu_metrics_table():
-    """Every counter ./maint/do profile keeps, as ncu.csv's columns and the tables call it, beside its ncu metric."""
-    body = [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS]
-    body.append(["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
-                 "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"])
-    return md_table(["what the pages say", "`ncu` metric"], body, ["---", "---"])
+def read_kernel_passed():
+    """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
+    above 100)."""
+    return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
+
+
+@helper
+def per_block_flat(combine, blocks, within=0.10):
+    """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
+    vals = [per_block(combine, b) for b in blocks]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+@helper
+def per_block_same(stages, block, within=0.05):
+    """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
+    vals = [per_block_ns(s, block) for s in stages]
+    return max(vals) <= (1 + within) * min(vals)
+
+
+@helper
+def costliest(combine, view="combine_tree"):
+    """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
+    combine's."""
+    data = rows(view)
+    return all(quicker(o, r) for r in data if r["combine"] == combine
+               for o in data if o["block"] == r["block"] and o["combine"] != combine)
+
+
+@helper
+def atomic_quicker_up_to(hi):
+    """07 atomic quicker than last-block at every size up to hi where the combine had work."""
+    return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
+
+
+@helper
+def two_pass_quicker_at(blocks):
+    """In the tree regime at each block size given, two-pass quicker than atomic."""
+    return all(quicker(select("combine_tree", combine="two-pass", block=b), select("combine_tree", combine="atomic", block=b))
+               for b in blocks)
+
+
+@helper
+def every_launch_checked():
+    """Every row of the ladder table checked all of its launches."""
+    return all(r["launches_checked"] == r["launches"] for r in rows("ladder"))
+
+
+CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker,
+              not_slower, none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest,
+              atomic_quicker_up_to, two_pass_quicker_at, every_launch_checked]
+
+
+@helper
+def tag(words):
+    """A template tag as inline code, for the page that explains them: tag("endif") gives `{% endif %}`."""
+    return "`{% " + words + " %}`"
+
+
+@helper
+def conditions_table():
+    """Every condition a page may rest a cause on, with its definition, and which pages use it."""
+    def pages(c):
+        return ", ".join(sorted(t.stem for t in TEMPLATES.rglob("*.md") if re.search(
+            r"\{%[-+]?\s*(?:el)?if\b[^%]*\b" + c.__name__ + r"\(", t.read_text())))
+    body = [[f"`{c.__name__}`", " ".join(c.__doc__.split()).replace("MEMORY_BOUND_PCT %", f"{MEMORY_BOUND_PCT}%")
+             .replace("BUSY_PCT %", f"{BUSY_PCT}%"), pages(c)] for c in CONDITIONS]
+    return md_table(["condition", "holds when", "pages"], body, ["---"] * 3)

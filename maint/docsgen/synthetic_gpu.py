@@ -1,15 +1,9 @@
-"""A second GPU for the docs test: the measured results rewritten as if they came from another, smaller GPU.
-
-maint/make_docs.py --check renders every page from these results too. A page that still shows a fact of the
-GPU really measured (its name, SM count, L2, peak, grid) typed into a template, or a comparative word that
-disagrees with the new numbers, fails the check. The GPU differs in every fact the templates may not type, and
-the stages rank differently: 03 is slower than 02 in the tree regime, 07 slower than CUB, 05 slower than 04 in
-the stream regime, so a "faster" typed by hand turns false here.
-
-Its profile and its timings are set, not scaled, wherever a page states a cause (a top stall, a bound, a
-ranking of the combines): every condition of make_docs.py's CONDITIONS is false here for the sentences in GUARDED,
-whatever the measured GPU showed, and the check demands that none of those sentences appears in a page rendered
-from these results.
+"""A second GPU for the docs check: the measured results rewritten as if they came from another, smaller GPU, from
+which --check renders every page too. It differs in every fact a template may not type (name, SM count, L2, peak,
+grid), and the stages rank differently (03 is slower than 02 in the tree regime, 07 slower than CUB, 05 slower than
+04 in the stream regime), so a "faster" typed by hand turns false here. Wherever a page states a cause (a top stall,
+a bound, a ranking of the combines) its profile and timings are set, not scaled: every condition of compare.py is
+false here for the sentences in GUARDED, and none of them may appear in a page rendered from these results.
 """
 import csv
 import json
@@ -105,10 +99,7 @@ def _fmt(v):
 
 def _rewrite_row(r, scale, old_sms, file=None):
     out = dict(r)
-    for k in ("device", "compute_capability", "sms", "l2_bytes", "peak_gbps", "clock_mhz", "fp32_lanes_per_sm",
-              "fp32_peak_gflops", "mem_clock_mhz", "bus_width_bits"):
-        if k in out:
-            out[k] = str(GPU[k])
+    out.update({k: str(GPU[k]) for k in GPU if k in out})
     if file == "cpu":
         out["cpu"] = CPU["cpu"]
         if out.get("row") == "all_cores":
@@ -123,28 +114,19 @@ def _rewrite_row(r, scale, old_sms, file=None):
             out["result"] = _fmt(_num(out["reference"]) + _num(out["abs_error"]))
     if file == "determinism" and _matches(r, NOT_REPEATED):
         out["distinct_results"], out["bitwise_identical"] = "2", "false"
-    for k in ("empty_launch_ms", "memset4_ms"):  # the floors scale with the GPU like every other time
-        if _num(out.get(k)) is not None:
-            out[k] = _fmt(_num(out[k]) * scale)
     bps = _num(out.get("blocks_per_sm"))
     if "grid" in out and out.get("regime") == "stream" and bps and _num(out["grid"]) == bps * old_sms:
         out["grid"] = str(int(bps) * GPU["sms"])  # a grid the SM count set (not a one-block or a small-n launch)
-    _rescale_times(out, r, scale, file)
-    return _gemm_rates(out) if "m" in out else _sum_rates(out)
-
-
-def _rescale_times(out, r, scale, file):
-    """Every time of the row on the other GPU: scaled, the stage's own reranked where RERANK says."""
-    factor = scale
+    factor = scale  # every time scaled (the floors too), the stage's own reranked where RERANK says
     for match, extra in RERANK:
-        if _matches(r, match, file):
-            factor *= extra
+        factor *= extra if _matches(r, match, file) else 1
     for k in list(out):
-        if not k.endswith(("ms_median", "ms_min", "ms_max")) or _num(out[k]) is None:
-            continue
-        which = k.split("_ms_")[0] if "_ms_" in k else ""
-        f = {"": factor, "cub": scale * CUB_FACTOR, "read": scale * READ_FACTOR}.get(which, scale)
-        out[k] = _fmt(_num(out[k]) * f)
+        if k.endswith(("ms_median", "ms_min", "ms_max")) and _num(out[k]) is not None:
+            which = k.split("_ms_")[0] if "_ms_" in k else ""
+            out[k] = _fmt(_num(out[k]) * {"": factor, "cub": scale * CUB_FACTOR, "read": scale * READ_FACTOR}.get(which, scale))
+        elif k in ("empty_launch_ms", "memset4_ms") and _num(out[k]) is not None:
+            out[k] = _fmt(_num(out[k]) * scale)
+    return _gemm_rates(out) if "m" in out else _sum_rates(out)
 
 
 def _gemm_rates(out):
@@ -182,13 +164,9 @@ def _sum_rates(out):
 
 
 def _rewrite_ncu(r):
-    out = dict(r)
-    for k, v in r.items():
-        if k in ("stage", "variant", "n_or_size", "kernel", "grid", "block", "launch__registers_per_thread") or \
-                k in ("stall_1", "stall_2", "stall_3"):
-            continue
-        if _num(v) is not None:
-            out[k] = _fmt(_num(v) * NCU_FACTOR)
+    out = {k: _fmt(_num(v) * NCU_FACTOR) if _num(v) is not None and k not in (
+        "stage", "variant", "n_or_size", "kernel", "grid", "block", "launch__registers_per_thread") else v
+        for k, v in r.items()}
     for match, key, value in NCU_SET:
         if _matches(r, match) and key in out:
             out[key] = value
@@ -204,29 +182,22 @@ def write(src, dst):
     """Writes the synthetic results set into dst from the measured one in src."""
     src, dst = pathlib.Path(src), pathlib.Path(dst)
     meta = json.loads((src / "meta.json").read_text())
-    scale = float(meta["peak_gbps"]) / GPU["peak_gbps"]
-    old_sms = int(meta["sms"])
+    scale, old_sms = float(meta["peak_gbps"]) / GPU["peak_gbps"], int(meta["sms"])
     for path in src.iterdir():
         target = dst / path.name
-        if path.suffix == ".csv":
-            with open(path, newline="") as fh:
-                data = list(csv.DictReader(fh))
-            if not data:
-                shutil.copy(path, target)
-                continue
-            rows = [_rewrite_ncu(r) if path.stem == "ncu" else _rewrite_row(r, scale, old_sms, path.stem) for r in data]
-            with open(target, "w", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(data[0]))
-                w.writeheader()
-                w.writerows(rows)
-        elif path.suffix == ".json":
+        if path.suffix == ".json":
             data = json.loads(path.read_text())
             for m in data if isinstance(data, list) else [data]:  # a record, or a list of them
                 m.update({k: GPU[k] for k in m if k in GPU})
-                if "date" in m:
-                    m["date"] = "2000-01-01"
-                if "commit" in m:
-                    m["commit"] = "0000000"
+                m.update({k: v for k, v in (("date", "2000-01-01"), ("commit", "0000000")) if k in m})
             target.write_text(json.dumps(data, indent=2) + "\n")
-        else:
+            continue
+        with open(path, newline="") as fh:
+            data = list(csv.DictReader(fh)) if path.suffix == ".csv" else None
+        if not data:
             shutil.copy(path, target)
+            continue
+        with open(target, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(data[0]))
+            w.writeheader()
+            w.writerows(_rewrite_ncu(r) if path.stem == "ncu" else _rewrite_row(r, scale, old_sms, path.stem) for r in data)

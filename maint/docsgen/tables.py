@@ -1,67 +1,138 @@
-"""The tables the pages show, each built from the result files."""
+"""The tables the pages show, each built from the result files: one generic writer, table(), for the tables that are
+a result file's rows with chosen, formatted columns, and a writer for each table of another shape."""
 import re
+import statistics
 
-from ..mutants import MUTANTS
-from scripts.stages import row_label
-from scripts.run import cpu_lines, cpu_stage_row, ladder_lines
-from scripts.stages import (all_regimes, combine_stage, describe, gemm_stage, has_stream, ladder_stages,
-                             reduce_stages, regimes)
-from scripts.tries import try_lines
-from .base import (and_list, DocsError, helper, default_combine, docs_path, f, md_table, meta, NOT_MEASURED, not_measured, NotMeasured,
-                   num, optional, pow2, rows, select, stage_rows, state)
-from .compare import compare_rows, distinct, NOISE, said, which
-from .small_n import time_difference, value_range
+from ..measure import NCU_COUNTERS, NCU_SHORT, profile_command as ncu_command
+from ..model_pages import model_check
+from ..tests.check_try_file import CASES
+from scripts.run import cpu_lines, ladder_lines
+from scripts.stages import all_regimes, combine_stage, combines, gemm_stage, ladder_stages, reduce_stages, row_label, stage_file
+from scripts.tries import experiments, try_lines
+from .base import (docs_path, f, helper, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
+                   patch_target, pow2, ROOT, rows, select, stage_rows)
+from .compare import compare_rows, which
+from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak, handoff_by_n,
+                      mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
+from .sources import padded
+
+CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
+
+
+def cell(r, spec):
+    """One cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
+    "gbps:.0f" formatted, "ms_median*1e3:.1f" or "ns/1e3:.1f" scaled and formatted (an ncu row's columns also by
+    their short names: "dram_pct:.1f")."""
+    if callable(spec):
+        return spec(r)
+    if spec.startswith("`"):
+        return f"`{r[spec.strip('`')]}`"
+    column, op, scale, fmt = CELL.fullmatch(spec).groups()
+    value = r[column if column in r else NCU_SHORT[column]]
+    if fmt is None:
+        return value
+    return format(f(value) * float(scale) if op == "*" else f(value) / float(scale) if op == "/" else f(value), fmt)
+
+
+def kernel_name(r):
+    return f"{r['stage']} ({r['variant']})"
+
+
+CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}  # CUB's names
+PROFILE = {"kernel (first launch)": kernel_name, "µs": "ns/1e3:.1f", "DRAM % of peak": "dram_pct:.1f",
+           "achieved occupancy %": "occupancy:.1f", "registers": "regs:.0f", "warp instructions": "instructions:,.0f",
+           "threads on per instruction": "pred_on:.1f", "shared-load wavefronts": "wavefronts_ld:,.0f",
+           "bank conflicts (ld + st)": lambda r: f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}",
+           "top stalls (warp-cycles per issue)": lambda r: stalls(r["stage"], r["variant"])}
+# name: (the result file, {header: cell spec (see cell())}, the columns' alignment; None: the first left, the rest right)
+TABLES = {
+    "multiblock": ("multiblock", {
+        "n": "n", "combine": "`combine`", "check": "check", "µs": "ms_median*1e3:.1f", "GB/s": "gbps:.0f",
+        "% of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f", "CUB GB/s": "cub_gbps:.0f",
+        "× CUB": "x_cub:.2f"}, None),
+    "flush": ("flush", {
+        "--flush": "`l2_flush`", "n": "n", "07 µs": "ms_median*1e3:.1f", "07 GB/s": "gbps:.0f",
+        "07 % of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f", "CUB GB/s": "cub_gbps:.0f",
+        "CUB % of peak": "cub_pct_peak:.1f"}, None),
+    "combine_tree": ("combine_tree", {
+        "block": "block", "combine": "`combine`", "blocks": lambda r: f"{int(r['grid']):,}", "check": "check",
+        "ms": "ms_median:.3f", "GB/s": "gbps:.0f", "ns per block": lambda r: f"{f(r['ms_median']) * 1e6 / int(r['grid']):.2f}"},
+        None),
+    "determinism": ("determinism", {
+        "n": "n", "combine": "`combine`", "runs": "runs", "distinct results": "distinct_results",
+        "smallest": "min_result", "largest": "max_result", "spread (ulp)": "spread_ulps",
+        "largest relative error": lambda r: f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
+        "bitwise identical": lambda r: "yes" if r["bitwise_identical"] == "true" else "no",
+        "CUB's level": lambda r: CUB_LEVEL.get(r["combine"], ""), "every result checked": "check"}, None),
+    "float_error": ("ladder", {
+        "stage": "stage", "regime": "regime", "combine": "combine",
+        "first launch (blocks x threads)": lambda r: f"{r['grid']} x {r['threads']}", "abs error": "abs_error",
+        "bound": lambda r: r["bound"] if r["float_check"] != "skipped" else "skipped",
+        "error / bound": lambda r: f"{f(r['error_bound_ratio']):.2g}" if r["float_check"] != "skipped" else "",
+        "launches checked": lambda r: f"{r['launches_checked']} of {r['launches']}", "verdict": "check"},
+        ["---"] * 4 + ["---:"] * 4 + ["---"]),
+    "profile": ("ncu", PROFILE, None),
+    "shared": ("ncu", {
+        "kernel (first launch)": kernel_name, "bank conflicts, loads": "conflicts_ld:,.0f",
+        "bank conflicts, stores": "conflicts_st:,.0f", "shared-load instructions": "shared_ld:,.0f",
+        "instructions": "instructions:,.0f", "µs": "ns/1e3:.1f"}, None),
+    "divergence": ("ncu", {
+        "kernel": kernel_name, "divergent branch targets": "divergent:,.0f",
+        "active threads per instruction": "threads:.1f", "threads on per instruction": "pred_on:.1f",
+        "warp instructions": "instructions:,.0f"}, None),
+    "gemm_pipes": ("ncu", {
+        "kernel": "variant", "FMA pipe busy, %": "fma_pct:.1f", "tensor pipe busy, %": "tensor_pct:.1f",
+        "FFMA thread instructions": "ffma:,.0f",
+        "per multiply-add": lambda r: f"{f(r[NCU_SHORT['ffma']]) / int(r['n_or_size']) ** 3:.2f}"}, None),
+}
 
 
 @helper
-def next_rung(stage):
-    """The footer of a stage page: a link to the next rung, or, on the last one, back to the docs."""
-    i = ladder_stages().index(stage)
-    if i + 1 < len(ladder_stages()):
-        return f"**Next rung:** [{ladder_stages()[i + 1]}]({ladder_stages()[i + 1]}.md) (back to the [docs](../index.md))"
-    return "This is the last rung: back to the [docs](../index.md) and the [results](../results.md)."
-
-
-@helper
-def previous_rung(stage):
-    """The rung before the stage (the one its diff is taken from)."""
-    return ladder_stages()[ladder_stages().index(stage) - 1]
-
-
-@helper
-def link(stage):
-    prefix = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
-    return f"[{stage}]({prefix}{stage}.md)"
+def table(name, data=None):
+    """A Markdown table of result rows, as TABLES names its columns: data the rows (default: its result file's), or
+    the profiled kernels [(stage, variant), ...]."""
+    file, columns, align = TABLES[name]
+    data = [select("ncu", stage=d[0], variant=d[1]) if isinstance(d, tuple) else d for d in data or rows(file)]
+    return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
 
 
 @helper
 def ladder_table():
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
-    headers, body, refs = ladder_lines(rows("ladder"))
-    out = []
-    for cells in body:
-        stage = cells[0].split(" ")[0]
-        out.append([link(stage) + cells[0][len(stage):], *cells[1:]])
-    names = {"cub": "CUB `DeviceReduce::Sum`", "read": "[read-only kernel](" + docs_path("method.md#speed-of-light") + ")",
+    _, body, refs = ladder_lines(rows("ladder"))
+    out = [[link(c[0].split(" ")[0]) + c[0][len(c[0].split(" ")[0]):], *c[1:]] for c in body]
+    names = {"cub": "CUB `DeviceReduce::Sum`", "read": f"[read-only kernel]({docs_path('method.md#speed-of-light')})",
              "copy": "`cudaMemcpy` device to device (read + write)"}
     for key, ref in refs.items():
         out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
                     f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
                     "1.00" if key == "cub" else ""])
-    measured = {r["stage"] for r in rows("ladder")}
-    out += [[link(s), NOT_MEASURED] + [""] * 11 for s in reduce_stages() if s not in measured]
-    headers = ["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
-               "% of peak", "% of read", "× prev", "× CUB"]
-    return md_table(headers, out)
+    out += [[link(s), NOT_MEASURED] + [""] * 11 for s in reduce_stages() if s not in {r["stage"] for r in rows("ladder")}]
+    return md_table(["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
+                     "% of peak", "% of read", "× prev", "× CUB"], out)
 
 
 @helper
-def stream_grid_line():
-    """The stream grid each stage got, as the occupancy API answered."""
-    data = [r for r in rows("ladder") if r["regime"] == "stream"]
-    grids = ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: "
-                      f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
-    return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
+def stage_table(stage):
+    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
+    against 01's only regime, tree) is marked *, as in ./ladder run's table."""
+    stages = reduce_stages()
+    i, body, crossed = stages.index(stage), [], False
+    for regime in all_regimes():
+        for st in stages[max(i - 1, 0):i + 1]:
+            r = select(f"ladder_{regime}", stage=st)
+            if r["regime"] != regime:
+                continue  # 01 has no stream regime
+            prev = select(f"ladder_{regime}", stage=stages[stages.index(st) - 1]) if stages.index(st) else None
+            mark = "*" if prev is not None and prev["regime"] != regime else ""
+            crossed = crossed or bool(mark)
+            body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
+                         f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
+                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}", f"{f(r['x_cub']):.2f}"])
+    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
+                     ["---", "---"] + ["---:"] * 6)
+    return table + (f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
+                    if crossed else "")
 
 
 @helper
@@ -71,170 +142,18 @@ def try_table(name):
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
 
 
-# The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
-FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|canary|rate|launches|cub|read|naive|"
-                          r"cublas): ")
-CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
-               "probe_b": "the probe of B", "float": "the float bound",
-               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches",
-               "canary": "the canary (the poison around what a launch may write)",
-               "rate": "the rate against the theoretical peak"}
-
-
-def caught_by(r, m):
-    """Which check caught a mutant: racecheck, or the part of the default check its FAIL line names."""
-    if m.expect == "racecheck":
-        return "racecheck"
-    if m.expect == "sass":
-        return "the machine code (`scripts/sass.py`)"
-    if "reported a first launch" in r["line"]:
-        return "the launch shape (from the captured graph)"
-    part = FAILED_CHECK.match(r["line"])
-    return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
-
-
-def mutant_results():
-    """The planted bugs of maint/mutants.py with their measured rows; a mutant without one (added since the last
-    ./maint/do measure) is noted as not measured yet, and results of a mutant the table no longer has are left out."""
-    measured = {r["mutant"]: r for r in rows("mutants")}
-    for m in MUTANTS:
-        if m.name not in measured:
-            not_measured.add(f"planted bug {m.name}: no row in docs/results/mutants.csv")
-    return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
-
-
 @helper
 def mutant_table():
-    body = []
-    for m, r in mutant_results():
-        args = f"`{m.args}`" if m.args else "none (the default run)"
-        args = "none (not run: compiled for sm_90 and read)" if m.expect == "sass" else args
-        body.append([f"`{m.name}`", link(m.stage), m.bug, args, caught_by(r, m), r["verdict"],
-                     "`" + r["line"].replace("|", "\\|") + "`"])
+    body = [[f"`{m.name}`", link(m.stage), m.bug, "none (not run: compiled for sm_90 and read)" if m.expect == "sass"
+             else f"`{m.args}`" if m.args else "none (the default run)", caught_by(r, m), r["verdict"],
+             "`" + r["line"].replace("|", "\\|") + "`"] for m, r in mutant_results()]
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
 
 
-@helper
-def mutant_caught_by(name):
-    """The check that caught a planted bug, from mutants.csv ('the exact check'); the docs fail where it got through."""
-    for m, r in mutant_results():
-        if m.name == name and r["verdict"] == "caught":
-            return caught_by(r, m).removeprefix("default check: ")
-    raise DocsError(f"a page says which check caught {name}, which mutants.csv does not record as caught")
-
-
-@helper
-def mutant_verdict(name):
-    """'caught by racecheck' / 'caught by the default check' / 'not caught', from mutants.csv."""
-    r = select("mutants", mutant=name)
-    how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
-    return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
-
-
-@helper
-def probe_best_line(regime):
-    """Each stage's quickest block size in the probe: '01 512, 02 1024, ...'."""
-    stages = dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}"))
-    return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in stages)
-
-
-@helper
-def repeats_bits(combine):
-    """Every determinism run of a combine gave bitwise the same result, at every size."""
-    return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
-
-
-@helper
-def mutants_line():
-    """What the planted bugs show of the check, from mutants.csv: how many the default check fails, which ones only
-    racecheck reports, and any that got through."""
-    every = [r for _, r in mutant_results()]
-    data = [r for r in every if r["expect"] != "sass"]
-    check = [r for r in data if r["expect"] == "fail"]
-    race = [r for r in data if r["expect"] == "racecheck"]
-    caught = sum(r["verdict"] == "caught" for r in check)
-    words = (f"Of the {len(every)} [planted bugs]({docs_path('method.md#bugs-this-check-catches')}), {caught} of the "
-             f"{len(check)} that the default run must catch fail their stage's check")
-    if race:
-        names = ", ".join(f"`{r['mutant']}`" for r in race)
-        seen = sum(r["verdict"] == "caught" for r in race)
-        words += (f"; the other {len(race)} ({names}) are races that need not change the sum, and "
-                  f"`compute-sanitizer --tool racecheck` reports {seen} of them")
-    sass = [r for r in every if r["expect"] == "sass"]
-    if sass:
-        words += (f"; the last {len(sass)} are orderings and scopes one GPU hides, and `scripts/sass.py` refuses "
-                  f"the machine code of {sum(r['verdict'] == 'caught' for r in sass)} of them")
-    missed = [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]
-    return words + (f". Not caught: {', '.join(missed)}." if missed else ".")
-
-
-@helper
-def stage_table(stage):
-    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
-    against 01's only regime, tree) is marked *, as in ./ladder run's table."""
-    i = reduce_stages().index(stage)
-    body, crossed = [], False
-    for regime in all_regimes():
-        for st in ([reduce_stages()[i - 1]] if i else []) + [stage]:
-            r = select(f"ladder_{regime}", stage=st)
-            if r["regime"] != regime:
-                continue  # 01 has no stream regime
-            prev = select(f"ladder_{regime}", stage=reduce_stages()[reduce_stages().index(st) - 1]) if reduce_stages().index(st) else None
-            mark = "*" if prev is not None and prev["regime"] != regime else ""
-            crossed = crossed or bool(mark)
-            body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
-                         f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
-                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}",
-                         f"{f(r['x_cub']):.2f}"])
-    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
-                     ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
-    if crossed:
-        table += (f"\n\n\\* against {reduce_stages()[0]}'s only regime, tree: {reduce_stages()[0]} has no loop, so no "
-                  f"stream regime.")
-    return table
-
-
-@helper
-def multiblock_table():
-    body = []
-    for r in rows("multiblock"):
-        body.append([r["n"], f"`{r['combine']}`", r["check"], f"{f(r['ms_median']) * 1e3:.1f}", f"{f(r['gbps']):.0f}",
-                     f"{f(r['pct_peak']):.1f}", f"{f(r['cub_ms_median']) * 1e3:.1f}", f"{f(r['cub_gbps']):.0f}",
-                     f"{f(r['x_cub']):.2f}"])
-    return md_table(["n", "combine", "check", "µs", "GB/s", "% of peak", "CUB µs", "CUB GB/s", "× CUB"], body)
-
-
-# How the combines map onto the determinism levels CUB names (https://nvidia.github.io/cccl/unstable/cub/determinism.html).
-CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}
-
-
-@helper
-def determinism_table():
-    body = [[r["n"], f"`{r['combine']}`", r["runs"], r["distinct_results"], r["min_result"], r["max_result"],
-             r["spread_ulps"], f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
-             "yes" if r["bitwise_identical"] == "true" else "no", CUB_LEVEL.get(r["combine"], ""), r["check"]]
-            for r in rows("determinism")]
-    return md_table(["n", "combine", "runs", "distinct results", "smallest", "largest", "spread (ulp)",
-                     "largest relative error", "bitwise identical", "CUB's level", "every result checked"], body)
-
-
 def gbps_cell(v):
     """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
-    v = f(v)
-    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
-
-
-@helper
-def sweep_reach():
-    """How far the sweep goes for each stage: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
-    top = {}
-    for r in rows("sweep"):
-        top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
-    by_top = {}
-    for stage, n in top.items():
-        by_top.setdefault(n, []).append(stage)
-    return ", ".join(f"up to {pow2(n)} for {and_list(by_top[n])}" for n in sorted(by_top))
+    return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
 
 
 @helper
@@ -248,13 +167,9 @@ def sweep_table(step=2):
     ref = next((l for l in labels if l.startswith(combine_stage())), None)
     if ref is None:
         raise NotMeasured(f"{combine_stage()} is not in the size sweep")
-    body = []
-    for i, n in enumerate(sizes):
-        if i % step and n != sizes[-1]:
-            continue
-        cells = [gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels]
-        body.append([pow2(n), *cells,
-                     gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])])
+    body = [[pow2(n), *[gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
+             gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])]
+            for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
 
@@ -265,211 +180,211 @@ def probe_table(regime):
     body = []
     for label in dict.fromkeys(row_label(r) for r in data):
         by = {int(r["block"]): f(r["gbps"]) for r in data if row_label(r) == label}
-        best = max(by, key=by.get)
-        body.append([label, *[f"**{by[b]:.0f}**" if b == best else f"{by[b]:.0f}" for b in blocks]])
+        body.append([label, *[f"**{by[b]:.0f}**" if b == max(by, key=by.get) else f"{by[b]:.0f}" for b in blocks]])
     return md_table(["stage", *[str(b) for b in blocks]], body)
 
 
 @helper
-def best_read():
-    """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
-    r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
-    label = row_label(r)
-    return label, f"{f(r['pct_read']):.1f}"
-
-
-@helper
-def read_check_line():
-    """The read-only kernel's own check in the ladder results, where the results record it."""
-    data = rows("ladder")
-    if "read_check" not in data[0]:
-        return ("Its verdict in the results on these pages: not measured yet (they predate the `read_check` "
-                "column; `./maint/do measure` records it).")
-    by_process = {}  # each stage's process checks the read-only kernel once; its rows repeat that verdict
-    for r in data:
-        by_process.setdefault(r["stage"], r["read_check"])
-    passed = sum(v == "PASS" for v in by_process.values())
-    return (f"In the ladder results it passed in {passed} of the {len(by_process)} stages' processes (`read_check` in "
-            f"`ladder.csv`).")
-
-
-def flush_rows(n):
-    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
-
-
-@helper
-def flush_lines():
-    """What the flush table shows, size by size, in generated words."""
-    l2 = int(meta()["l2_bytes"])
-    out = []
-    for n in sorted({int(r["n"]) for r in rows("flush")}):
-        clean, write, none = flush_rows(n)
-        fits = which(4 * n <= l2, "fits in the L2", "does not fit in the L2")
-        out.append(f"- n = {n} ({4 * n / 1e6:.0f} MB, {fits}): with no flush 07 is "
-                   f"{compare_rows(clean, none, 'after a clean flush')}; after `write` 07 takes "
-                   f"{time_difference(clean, write)} against `clean`, and CUB {time_difference(clean, write, prefix='cub_')}.")
-    return "\n".join(out)
-
-
-@helper
-def flush_conclusion():
-    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
-    groups = {-1: [], 0: [], 1: []}
-    for n in sorted({int(r["n"]) for r in rows("flush")}):
-        clean, _, none = flush_rows(n)
-        groups[distinct(none, clean)].append(pow2(n))
-    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
-    parts = [said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v]
-    return "; it ".join(parts)
+def small_n_table():
+    by = {c: sweep_07(c) for c in combines(combine_stage())}
+    body = [[pow2(n), a["grid"] if a["grid"] != "1" else f"1 × {a['threads']} threads",
+             *[f"{us(by[c][n]):.2f}" for c in by], f"{us(a, 'cub_ms_median'):.2f}", f"{us(a, 'read_ms_median'):.2f}",
+             *[f"{f(by[c][n]['x_cub']):.2f}" for c in by], f"{f(a['pct_read']):.0f}"]
+            for n, a in sorted(by["atomic"].items()) if n <= SMALL_N_MAX]
+    return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
+                     "atomic % of read"], body)
 
 
 @helper
 def flush_before_hold():
     """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
     21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
-    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush_before_hold")}
-    now = {(r["l2_flush"], r["n"]): f(r["ms_median"]) * 1e3 for r in rows("flush")}
-    body = [[pow2(n), f"{old[('none', n)]:.1f}", f"{old[('clean', n)]:.1f}", f"{now[('none', n)]:.1f}",
-             f"{now[('clean', n)]:.1f}"]
+    old = {(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows("flush_before_hold")}
+    now = {(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows("flush")}
+    body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 
 
 @helper
-def flush_compare(file, n):
-    """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
-    pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
-    return compare_rows(pick["clean"], pick["none"], "after a clean flush")
-
-
-@helper
-def hold_changed_hot(n):
-    """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
-    quicker than a clean flush, and now it is."""
-    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
-    clean, _, none = flush_rows(n)
-    return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
-
-
-@helper
-def flush_table():
+def handoff_table():
+    """07's handoff sweep: per n, atomic, last-block and the handoff in µs, the read-only kernel as the handoff's
+    process timed it, the handoff's speed as % of that, and its time against atomic's. Where 07 runs one block (grid
+    1) every column is the same one-block kernel, which the patch does not touch."""
     body = []
-    for r in rows("flush"):
-        body.append([f"`{r['l2_flush']}`", r["n"], f"{f(r['ms_median']) * 1e3:.1f}", f"{f(r['gbps']):.0f}",
-                     f"{f(r['pct_peak']):.1f}", f"{f(r['cub_ms_median']) * 1e3:.1f}", f"{f(r['cub_gbps']):.0f}",
-                     f"{f(r['cub_pct_peak']):.1f}"])
-    return md_table(["--flush", "n", "07 µs", "07 GB/s", "07 % of peak", "CUB µs", "CUB GB/s", "CUB % of peak"], body)
+    for n, d in sorted(handoff_by_n().items()):
+        against = ("one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
+                   else compare_rows(d["atomic"], d["handoff"]))
+        body.append([pow2(n), d["atomic"]["grid"], "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL",
+                     *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")),
+                     f"{us(d['handoff'], 'read_ms_median'):.2f}", f"{pct_read(d['atomic']):.0f}%",
+                     f"{pct_read(d['handoff']):.0f}%", against])
+    return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
+                     "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
+                     "handoff against atomic"], body)
 
-
-@helper
-def probe_rank(stage, regime, which="best"):
-    """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
-    data = stage_rows(f"probe_{regime}", stage)
-    pick = max if which == "best" else min
-    return pick(data, key=lambda r: f(r["gbps"]))["block"]
-
-
-@helper
-def probe_gbps(stage, regime, block, fmt=".0f"):
-    return num(f"probe_{regime}", "gbps", fmt, stage=stage, block=block)
-
-
-@helper
-def sweep_best_n(stage, fmt=".1f"):
-    """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
-    data = stage_rows("sweep", stage)
-    best = max(format(f(r["pct_peak"]), fmt) for r in data)
-    return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
-
-
-@helper
-def tree_gbps(stages, block):
-    """The tree-regime probe's GB/s of the stages at block threads per block."""
-    return ", ".join(probe_gbps(s, "tree", block) for s in stages)
-
-
-@helper
-def sweep_max_range(stages):
-    """The range of the stages' largest % of peak in the size sweep."""
-    return value_range([sweep_max(s, ".0f") for s in stages])
-
-
-@helper
-def profiled_cases(gemm_variants):
-    """The profiled runs a results table shows: every reduce stage in each regime it has, then the GEMM variants."""
-    return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
-        [(gemm_stage(), v) for v in gemm_variants]
-
-
-@helper
-def stage_links():
-    return ", ".join(link(s) for s in ladder_stages())
-
-
-@helper
-def sweep_max(stage, fmt=".1f"):
-    return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
-
-
-@helper
-def ncu_table(cases):
-    """cases: list of (stage, variant)."""
-    body = []
-    for stage, variant in cases:
-        r = select("ncu", stage=stage, variant=variant)
-        body.append([f"{stage} ({variant})", f"{f(r['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum']):,.0f}",
-                     f"{f(r['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum']):,.0f}",
-                     f"{f(r['smsp__inst_executed_op_shared_ld.sum']):,.0f}", f"{f(r['smsp__inst_executed.sum']):,.0f}",
-                     f"{f(r['gpu__time_duration.sum']) / 1e3:.1f}"])
-    return md_table(["kernel (first launch)", "bank conflicts, loads", "bank conflicts, stores",
-                     "shared-load instructions", "instructions", "µs"], body)
-
-
-# ---- the CPU beside the ladder (cpu_baseline) ----------------------------------------------------------------
 
 @helper
 def cpu_table():
     """The table ./ladder run prints under the ladder: the CPU's sums, the copy, 01 and 07 alone and after it."""
-    headers, body = cpu_lines(optional("cpu"), rows("ladder"))
-    return md_table(headers, body)
+    return md_table(*cpu_lines(rows("cpu"), rows("ladder")))
 
 
 @helper
-def cpu(row):
-    """cpu_baseline's row: 'loop' (one thread), 'all_cores' or 'copy'."""
-    return next(r for r in optional("cpu") if r["row"] == row)
+def accuracy_table(ulps=False):
+    """The relative error (or the error in ulps) of every stage, CUB and the CPU's float sums, against n."""
+    series = accuracy_ulps() if ulps else accuracy_series()
+    return md_table(["n", *series], [[pow2(n), *[format(s[n], ".2f" if ulps else ".1e") if n in s else ""
+                                                 for s in series.values()]] for n in accuracy_sizes()])
 
 
 @helper
-def kernel(stage):
-    """The stage's ladder row the CPU rows are compared with (its default combine, stream regime where it has one)."""
-    return cpu_stage_row(rows("ladder"), stage)
+def bound_table():
+    """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
+    sum, against the CPU loop's worst case n u."""
+    by = {(r["stage"], int(r["n"])): r for r in reversed(rows("accuracy"))}
+    body = [[pow2(n), *[f"{f(by[s, n]['bound']) / f(by[s, n]['reference']):.1e}" if (s, n) in by else NOT_MEASURED
+                        for s in reduce_stages()], f"{n * 2.0 ** -24:.1e}"] for n in accuracy_sizes()]
+    return md_table(["n", *reduce_stages(), "CPU float loop, n u"], body)
+
+
+ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]  # the edges of the error study's columns
 
 
 @helper
-def after_copy(stage):
-    """kernel(stage) with the copy's time added: its median, fastest and slowest repetition each plus the copy's."""
-    k, c = kernel(stage), cpu("copy")
-    return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
+def error_study_table():
+    """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
+    study, edges = error_study(), [0.0] + ERROR_BINS
+    heads = [f"{lo:g} to {hi:g}" for lo, hi in zip(edges, edges[1:])] + [f"over {ERROR_BINS[-1]:g}"]
+    body = []
+    for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
+        if not vals:
+            body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)))
+            continue
+        counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
+        z = study["sigmas"].get(stage)
+        limit = f"{oracle_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
+        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED
+        body.append([stage, str(len(vals)), *[f"{quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)], mean_z,
+                     *[str(c) for c in counts], str(sum(v > ERROR_BINS[-1] for v in vals))])
+    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
+                    body, ["---"] + ["---:"] * (6 + len(heads)))
 
 
 @helper
-def ms(r):
-    return f"{f(r['ms_median']):.3f} ms"
+def gemm_table(stage, tile="16", sizes=None):
+    """Each size of the GEMM stage at one tile: the tiled kernels, then the naive kernel and cuBLAS."""
+    data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
+    body = []
+    for size in dict.fromkeys(r["m"] for r in data):
+        group = [r for r in data if r["m"] == size]
+        for r in group:
+            name = f"tiled {padded(tile)} (padded)" if r["pad"] == "true" else f"tiled {tile}×{tile}"
+            body.append([f"{size}³", name, r["check"], f"{f(r['ms_median']):.3f}", f"{f(r['gflops']):.0f}",
+                         f"{f(r['pct_cublas']):.1f}", f"{f(r['x_naive']):.2f}"])
+        r = group[0]
+        body.append([f"{size}³", "naive", r["naive_check"], f"{f(r['naive_ms_median']):.3f}", f"{f(r['naive_gflops']):.0f}",
+                     f"{100 * f(r['cublas_ms_median']) / f(r['naive_ms_median']):.1f}", "1.00"])
+        body.append([f"{size}³", "cuBLAS SGEMM", r["cublas_check"], f"{f(r['cublas_ms_median']):.3f}",
+                     f"{f(r['cublas_gflops']):.0f}", "100.0", f"{f(r['naive_ms_median']) / f(r['cublas_ms_median']):.2f}"])
+    return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
 
 @helper
-def flag_list(stage, without=None):
-    """The options `stage --help` lists (the long spelling of each), in its order, as code; with `without`, only
-    those that stage does not list."""
-    def listed(program):
-        return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
-    other = set(listed(without)) if without else set()
-    return [f"`{flag}`" for flag in listed(stage) if flag not in other]
+def roofline_table():
+    """Every reduce stage (stream, 07 atomic) at 0.25 FLOP per byte and every GEMM kernel at 4096³, against the roof."""
+    points = [(r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"]))
+              for r in rows("ladder_stream")]
+    g, ai = select("gemm", m="4096", tile="16", pad="false"), 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)
+    points += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
+               ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
+    bw, body = f(meta()["peak_gbps"]), []
+    for name, ai, gf in points:
+        roof = min(fp32_peak(), ai * bw)
+        body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
+                     which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
+    return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
 
 
 @helper
-def stages_with(regime, only=False):
-    """The numbers ('02') of the reduce stages that run a regime (only=True: that regime alone), as their stage files
-    declare them."""
-    return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
+def gemm_profile_table(stage):
+    """Nsight Compute's view of the tiled GEMM, the naive kernel and cuBLAS, with their pipes and FFMAs."""
+    cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
+    return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
+
+
+@helper
+def ncu_metrics_table():
+    """Every counter ./maint/do profile keeps, as ncu.csv's columns and the tables call it, beside its ncu metric."""
+    body = [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS]
+    body.append(["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
+                 "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"])
+    return md_table(["what the pages say", "`ncu` metric"], body, ["---", "---"])
+
+
+@helper
+def own_cases_table():
+    """Every planted copy of 05 that the test try_file hands to ./ladder try, and what the report must then say."""
+    return md_table(["copy of 05", "the report must hold", "exit status"],
+                    [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
+                     for name, _, allowed, wanted in CASES], ["---"] * 3)
+
+
+@helper
+def stage_list():
+    """One row per stage (its folder, in order): the stage, the one change its file's first line names, its page."""
+    body = []
+    for stage in ladder_stages():
+        summary = stage_file(stage).read_text().splitlines()[0].removeprefix("//").strip()
+        summary = summary.removeprefix(f"{stage}:").strip().rstrip(".")
+        body.append([f"`{stage}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", summary), link(stage)])  # code as code
+    return md_table(["stage", "the one change", "page"], body, ["---", "---", "---"])
+
+
+def profile_command(stage, variant):
+    """The command that repeats one profile row, in a code block."""
+    return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
+
+
+@helper
+def experiments_section(stage):
+    """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./maint/do profile
+    measured the patched build, the profiler rows beside the file's."""
+    out = []
+    for patch in [p for s, p in experiments() if s == stage]:
+        name, (intro, _, diff_text) = patch.stem, patch.read_text().partition("--- ")
+        out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
+        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, on the GPU measured here:\n")
+        if not measured(f"try_{stage}_{name}"):  # a patch kept before it was measured
+            not_measured.add(f"{stage}: the experiment {name}")
+            out.append(NOT_MEASURED + " (`./maint/do measure` on a GPU)\n")
+            continue
+        out.append(try_table(f"try_{stage}_{name}") + "\n")
+        profiled = [r["variant"] for r in rows("ncu") if r["stage"] == stage and r["variant"].endswith(f", {name}")]
+        if profiled:
+            cases = [(stage, c) for v in profiled for c in (v.split(",")[0], v)]
+            command = profile_command(stage, profiled[0].split(",")[0]).replace(
+                f"build/bin/{stage}", f"build/try/bin/{patch_target(stage, patch)}")
+            out += ["<details>\n<summary><b>The profiler's rows</b>: first launch, the file beside the patch (open it)"
+                    "</summary>\n\n`./maint/do profile` profiles every experiment that `./ladder try` has built:\n",
+                    table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
+    return "\n".join(out)
+
+
+@helper
+def evidence(stage, cases, command=None, extra=""):
+    """The folded evidence of a stage page, off the reader's path: the host run of the stage's code against Nsight
+    Compute's counters (model_check), the profiler's rows of `cases`, the ncu command for `command` (a (stage, variant)
+    pair; the first case by default), then `extra` (Markdown the page adds, e.g. machine code)."""
+    try:
+        profile = [table("profile", cases), "", profile_command(*(command or cases[0]))]
+    except NotMeasured:  # a stage not profiled yet: the section is there, and says so
+        not_measured.add(f"{stage}: no rows in docs/results/ncu.csv")
+        profile = [NOT_MEASURED + " (`./maint/do profile` on a GPU)"]
+    parts = ['<a id="evidence"></a>', "<details>",
+             "<summary><b>Evidence</b>: the host run of this stage's code against Nsight Compute's counters, the "
+             "profiler's rows and the command that repeats them</summary>", "",
+             "### The host run against the counters", "", model_check(stage, rows("ncu"), rows("ncu_source")), "",
+             "### The profiler's rows", "", "The first launch of each, as `./maint/do profile` saved it:", "",
+             *profile, ""]
+    return "\n".join(parts + ([extra.strip(), ""] if extra else []) + ["</details>"])
