@@ -6,8 +6,8 @@ import json
 import math
 import pathlib
 import re
+import types
 
-from ..measure import NCU_SHORT
 from scripts.stages import combine_stage, combines, describe, ladder_stages, reduce_stages
 from scripts.tries import variant_target
 
@@ -17,47 +17,37 @@ TEMPLATES = DOCS / "templates"
 LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own
 IMG = DOCS / "img"
 CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
-
-
-class _State:
-    """What a rendering reads that a check may switch: the result files (the synthetic GPU's, in a check), and the
-    folder of the page being rendered ("root" for README.md, "." for docs/, "stages")."""
-    results = DOCS / "results"
-    page_dir = "."
-
-
-state = _State()
+# What a rendering reads that a check may switch: the result files (the synthetic GPU's, in a check), and the folder
+# of the page being rendered ("root" for README.md, "." for docs/, "stages").
+state = types.SimpleNamespace(results=DOCS / "results", page_dir=".")
 
 # Result files and the columns the pages use: --check fails if one is missing or does not parse.
-TIMED = ["check", "ms_median", "gbps", "pct_peak"]
-REQUIRED = {
-    "ladder": ["stage", "regime", "n", "block", "grid", "blocks_per_sm", "combine", "exact_check", "read_ms_median",
-               "read_gbps", "pct_read", "copy_gbps", "fp32_peak_gflops", "float_check", "abs_error", "bound",
-               "error_bound_ratio", "launches", "launches_checked", *TIMED, "cub_ms_median", "cub_gbps", "x_cub"],
-    "mutants": ["mutant", "stage", "expect", "exit", "verdict", "line"],
-    "try_06_float4_kLoadsInFlight": ["variant", "regime", "grid", *TIMED],
-    "try_02_grid_stride_grid": ["variant", "regime", "grid", *TIMED],
-    "multiblock": ["n", "combine", *TIMED, "cub_ms_median", "cub_gbps", "x_cub"],
-    "determinism": ["n", "combine", "runs", "distinct_results", "min_result", "max_result", "spread_ulps",
-                    "max_abs_error", "reference", "bitwise_identical", "deterministic_by_design", "check"],
-    "accuracy": ["stage", "n", "regime", "result", "reference", "abs_error", "bound", "error_bound_ratio", "check"],
-    "error_bound": ["stage", "seed", "n", "offset", "block", "regime", "grid", "threads", "combine", "abs_error",
-                    "bound", "error_bound_ratio", "check"],
-    "accuracy_cpu": ["n", "exact", "float_loop", "float_loop_error", "kahan_float", "kahan_float_error"],
-    "sweep": ["stage", "n", "gbps", "cub_gbps", "check", "cub_result", "cub_abs_error", "reference"],
-    "probe_stream": ["stage", "block", "gbps", "check"],
-    "probe_tree": ["stage", "block", "gbps", "check"],
-    "gemm": ["m", "tile", "pad", "check", "ms_median", "gflops", "pct_cublas", "x_naive", "naive_ms_median",
-             "naive_gflops", "cublas_ms_median", "cublas_gflops", "cublas_math", "check_method", "pct_fp32_peak",
-             "cublas_pct_fp32_peak", "fp32_peak_gflops"],
-    "flush": ["l2_flush", "n", "ms_median", "gbps", "pct_peak", "cub_ms_median", "cub_gbps", "cub_pct_peak"],
-    "combine_tree": ["block", "combine", "grid", "check", "ms_median", "gbps"],
-    "ncu": ["stage", "variant", "stall_1", "stall_1_per_issue", "launch__registers_per_thread",
-            "sm__warps_active.avg.pct_of_peak_sustained_active", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed.sum",
-            "smsp__inst_executed_op_shared_ld.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"],
-}
+TIMED = "check ms_median gbps pct_peak "
+REQUIRED = {name: columns.split() for name, columns in {
+    "ladder": "stage regime n block grid blocks_per_sm combine exact_check read_ms_median read_gbps pct_read copy_gbps "
+              "fp32_peak_gflops float_check abs_error bound error_bound_ratio launches launches_checked " + TIMED +
+              "cub_ms_median cub_gbps x_cub",
+    "mutants": "mutant stage expect exit verdict line",
+    "try_06_float4_kLoadsInFlight": "variant regime grid " + TIMED,
+    "try_02_grid_stride_grid": "variant regime grid " + TIMED,
+    "multiblock": "n combine " + TIMED + "cub_ms_median cub_gbps x_cub",
+    "determinism": "n combine runs distinct_results min_result max_result spread_ulps max_abs_error reference "
+                   "bitwise_identical deterministic_by_design check",
+    "accuracy": "stage n regime result reference abs_error bound error_bound_ratio check",
+    "error_bound": "stage seed n offset block regime grid threads combine abs_error bound error_bound_ratio check",
+    "accuracy_cpu": "n exact float_loop float_loop_error kahan_float kahan_float_error",
+    "sweep": "stage n gbps cub_gbps check cub_result cub_abs_error reference",
+    "probe_stream": "stage block gbps check",
+    "probe_tree": "stage block gbps check",
+    "gemm": "m tile pad check ms_median gflops pct_cublas x_naive naive_ms_median naive_gflops cublas_ms_median "
+            "cublas_gflops cublas_math check_method pct_fp32_peak cublas_pct_fp32_peak fp32_peak_gflops",
+    "flush": "l2_flush n ms_median gbps pct_peak cub_ms_median cub_gbps cub_pct_peak",
+    "combine_tree": "block combine grid check ms_median gbps",
+    "ncu": "stage variant stall_1 stall_1_per_issue launch__registers_per_thread "
+           "sm__warps_active.avg.pct_of_peak_sustained_active gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed "
+           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum "
+           "smsp__inst_executed.sum smsp__inst_executed_op_shared_ld.sum dram__bytes_read.sum gpu__time_duration.sum",
+}.items()}
 
 # The functions a template may call, each marked @helper where it is defined (render.py gives Jinja2 these, each
 # wrapped so that a missing result prints "not measured yet", and no other function of the package).
@@ -188,7 +178,7 @@ def and_list(items):
 
 
 def value_range(values):
-    """'3' or '3–5' of numbers printed alike, in their printed form."""
+    """'3' or '3–5', of numbers as printed."""
     lo, hi = min(values, key=float), max(values, key=float)
     return lo if lo == hi else f"{lo}–{hi}"
 
@@ -213,29 +203,8 @@ def sizes_of(name, **match):
 
 
 def md_table(headers, body, align=None):
-    align = align or ["---"] + ["---:"] * (len(headers) - 1)
-    lines = [headers, align] + [[str(c) for c in r] for r in body]
+    lines = [headers, align or ["---"] + ["---:"] * (len(headers) - 1)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
-
-
-def cell(r, spec):
-    """One cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
-    "gbps:.0f" formatted, "ms_median*1e3:.1f" scaled and formatted (an ncu row's columns also by their short names)."""
-    if callable(spec):
-        return spec(r)
-    if spec.startswith("`"):
-        return f"`{r[spec.strip('`')]}`"
-    column, _, fmt = spec.partition(":")
-    column, _, scale = column.partition("*")
-    column = column if column in r else NCU_SHORT[column]
-    return format(f(r[column]) * float(scale or 1), fmt) if fmt else r[column]
-
-
-@helper
-def table(columns, data, align=None):
-    """A Markdown table of result rows (a file's name, or the rows): columns {header: cell spec} (see cell())."""
-    data = rows(data) if isinstance(data, str) else data
-    return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
 
 
 @helper
@@ -273,8 +242,7 @@ def tail_probability(name):
     """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits: 3.1·10<sup>−8</sup> for 6."""
     value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
     exponent = math.floor(math.log10(value))
-    mantissa = math.ceil(round(value / 10 ** exponent * 10, 9)) / 10
-    return f"{mantissa:.1f}·10<sup>−{-exponent}</sup>"
+    return f"{math.ceil(round(value / 10 ** exponent * 10, 9)) / 10:.1f}·10<sup>−{-exponent}</sup>"
 
 
 def option(program, flag):
@@ -307,8 +275,7 @@ def docs_path(target):
 
 @helper
 def link(stage):
-    folder = {"stages": "", "root": "docs/stages/"}.get(state.page_dir, "stages/")
-    return f"[{stage}]({folder}{stage}.md)"
+    return f"[{stage}]({'' if state.page_dir == 'stages' else docs_path('stages/')}{stage}.md)"
 
 
 @helper

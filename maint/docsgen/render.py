@@ -114,32 +114,9 @@ def pages():
 
 # ---- the glossary's links ----------------------------------------------------------------------------------------
 
-GLOSSARY_ENTRY = re.compile(r'<a id="([^"]+)"></a>(?:\*\*([^*]+)\*\*|`([^`]+)`)')
-# Words a page uses for a glossary entry besides its own name. Entries not named here link by their name alone.
-GLOSSARY_FORMS = {
-    "stage": [], "thread": [], "block": [], "grid": [], "gbs": [], "cub": [], "prev": [],  # too common to link
-    "regime": [], "stream-regime": ["stream regime"], "tree-regime": ["tree regime"],
-    "speed-of-light": ["speed of light", "read-only kernel"], "theoretical-peak": ["theoretical peak"],
-    "warp": ["warp", "warps"], "sm": ["SM", "SMs"], "bank": ["banks"], "bank-conflict": ["bank conflict", "bank conflicts"],
-    "wavefront": ["wavefront", "wavefronts"], "divergence": ["divergence", "diverges"],
-    "predication": ["predicated", "predication"], "loop-unrolling": ["loop unrolling", "unrolled"],
-    "syncwarp": ["__syncwarp()"], "shuffle": ["shuffle", "shuffles", "__shfl_down_sync"],
-    "vectorized-loads": ["vectorized loads", "16-byte loads", "vector loads"], "coalesced": ["coalesced"],
-    "atomic": ["atomicAdd", "atomics"], "two-pass": ["two-pass"], "last-block": ["last-block"],
-    "acquire-release": ["acquire-release", "acq_rel"], "occupancy": ["occupancy"], "data-race": ["data race", "race"],
-    "interleaved-addressing": ["interleaved tree", "interleaved addressing"],
-    "sequential-addressing": ["sequential addressing"], "grid-stride-loop": ["grid-stride loop"],
-    "shared-memory": ["shared memory"], "padding": ["padding"], "l2-flush": ["L2 flush"],
-    "within-noise": ["within noise"], "oracle": ["oracle"], "exact-check": ["exact check"],
-    "float-bound": ["float bound"], "summation-depth": ["summation depth"], "ulp": ["ulp", "ulps"],
-    "kahan-summation": ["Kahan"], "planted-bug": ["planted bug", "planted bugs", "mutants"],
-    "deterministic": ["deterministic", "determinism"], "nsight-compute": ["Nsight Compute"], "sass": ["SASS"],
-    "stall-reason": ["stall reason", "stall reasons", "top stall"],
-    "threads-on-per-instruction": ["threads on per instruction"], "dram-throughput": ["DRAM throughput"],
-    "gemm": ["GEMM", "SGEMM"], "tile": ["tile", "tiles"], "register-tiling": ["register tiling"],
-    "fp32-peak": ["FP32 peak"], "tf32": ["TF32", "tensor cores"], "roofline": ["roofline"],
-    "arithmetic-intensity": ["arithmetic intensity"],
-}
+# An entry of docs/templates/glossary.md: its anchor, its name (bold, or code), and the words a page uses for it where
+# they are not its name alone, in a comment: {# links: warp, warps #} ("none": too common to link).
+GLOSSARY_ENTRY = re.compile(r'<a id="([^"]+)"></a>(?:\*\*([^*]+)\*\*|`([^`]+)`)(?:\{# links: ([^#]*) #\})?')
 INLINE = re.compile(r"(`[^`\n]+`|!?\[(?:[^\[\]]|\[[^\]]*\])*\]\([^)]*\)|<[^>\n]+>)")
 
 
@@ -147,8 +124,8 @@ def glossary_terms():
     """[(form, anchor, its pattern)] from docs/templates/glossary.md, the longest forms first. An entry named in code
     (a stall reason) has no pattern: it links only where a page writes it as code, `wait`, not the word wait."""
     terms = []
-    for anchor, bold, code in GLOSSARY_ENTRY.findall((TEMPLATES / "glossary.md").read_text()):
-        for form in GLOSSARY_FORMS.get(anchor, [(bold or code).strip("`")]):
+    for anchor, bold, code, forms in GLOSSARY_ENTRY.findall((TEMPLATES / "glossary.md").read_text()):
+        for form in [] if forms == "none" else forms.split(", ") if forms else [(bold or code).strip("`")]:
             flags = 0 if any(c.isupper() for c in form[1:]) or form.isupper() else re.I
             terms.append((form, anchor, None if code else re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)))
     return sorted(terms, key=lambda t: -len(t[0]))
