@@ -25,14 +25,12 @@ from .docsgen.render import pages, render, render_text
 from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
-
 def caught(check, *args):
     """What a check says of a planted fault: its problems, or the DocsError it raises ([] if it raises none)."""
     try:
         return check(*args)
     except DocsError as e:
         return [str(e)]
-
 
 def self_test():
     """Plants wrong claims, pages and charts; exit 0 only if every check catches its own."""
@@ -85,7 +83,6 @@ def self_test():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
     return 0 if all(planted.values()) else 1
 
-
 def stage_without_results(real):
     """The pages rendered from results without one stage's rows, as when a rung is added: each note of what is not
     measured, where the README says so (empty, and the rendering's error printed, if it dies)."""
@@ -108,7 +105,6 @@ def stage_without_results(real):
             use_results(real)
             not_measured.clear()
 
-
 def main(a):
     try:
         import jinja2  # noqa: F401
@@ -124,7 +120,6 @@ def main(a):
         print(f"docs: {e}", file=sys.stderr)
         return 1
     return check(rendered, problems) if a.check else write(rendered)
-
 
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
@@ -146,7 +141,6 @@ def check(rendered, problems):
     if not problems:
         print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
     return 1 if problems else 0
-
 
 def write(rendered):
     """The pages, the charts (where matplotlib is) and the pictures."""

@@ -2,4 +2,4 @@
 from the ones before it: base (paths, result files, formatting), numbers (what the prose quotes), compare (the only
 comparative words, and the conditions a cause rests on), sources (code, machine code, saved reports), tables, render
 (Jinja2 and the glossary's links), checks and charts; synthetic_gpu writes a second GPU's results for the claims
-check. A template may call the functions marked @helper (base.py), and no other."""
+check. A template may call the functions of base, numbers, compare, sources and tables (render.py)."""

@@ -49,52 +49,34 @@ REQUIRED = {name: columns.split() for name, columns in {
            "smsp__inst_executed.sum smsp__inst_executed_op_shared_ld.sum dram__bytes_read.sum gpu__time_duration.sum",
 }.items()}
 
-# The functions a template may call, each marked @helper where it is defined (render.py gives Jinja2 these, each
-# wrapped so that a missing result prints "not measured yet", and no other function of the package).
-HELPERS = {}
-
-
-def helper(fn):
-    HELPERS[fn.__name__] = fn
-    return fn
-
-
 class DocsError(Exception):
     pass
-
 
 class NotMeasured(DocsError):
     """A stage (or a result file a page may do without) that the results do not have yet: the page says so."""
 
-
 NOT_MEASURED = "*not measured yet*"
 not_measured = set()  # what a rendering found missing, reported by --check
 _cache = {}
-
 
 def missing(note):
     """Records what a page will say is not measured yet, and raises NotMeasured."""
     not_measured.add(note)
     raise NotMeasured(note)
 
-
 def use_results(directory):
     """Render from the result files in directory from now on (a check renders from a synthetic GPU's)."""
     state.results = pathlib.Path(directory)
     _cache.clear()
 
-
 def default_combine(r):
     """Whether a result row is its stage at the stage's default combine (the first its stage file lists)."""
     return r["combine"] == combines(r["stage"])[0]
-
 
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
 # regime, its one launch, and stands in both; 07 at its default combine, atomic).
 LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
 
-
-@helper
 def rows(name):
     """The rows of docs/results/<name>.csv; "sweep" holds each stage at its default combine, "sweep_all" every one."""
     if name in LADDER_VIEWS:
@@ -122,27 +104,21 @@ def rows(name):
         _cache[name] = data
     return _cache[name]
 
-
 def measured(name):
     """Whether a result file exists and holds a row."""
     path = state.results / f"{name}.csv"
     return path.exists() and len(path.read_text().splitlines()) > 1
 
-
-@helper
 def meta():
     path = state.results / "meta.json"
     if not path.exists():
         raise DocsError("docs/results/meta.json is missing: run ./maint/do measure on a GPU")
     return json.loads(path.read_text())
 
-
 def stage_rows(name, stage):
     """A stage's rows of a result file; NotMeasured if it has none."""
     return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
 
-
-@helper
 def select(name, **match):
     """The one row of a result file that matches: select("ladder_tree", stage="03_padding")."""
     if "stage" in match:
@@ -152,62 +128,44 @@ def select(name, **match):
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
 
-
-@helper
 def f(value):
     return float(value)
 
-
-@helper
 def num(name, field, fmt=".1f", **match):
     """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
     return format(f(select(name, **match)[field]), fmt)
 
-
-@helper
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
-
-@helper
 def and_list(items):
     """'a', 'a and b', 'a, b and c'."""
     items = [str(i) for i in items]
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
-
 
 def value_range(values):
     """'3' or '3–5', of numbers as printed."""
     lo, hi = min(values, key=float), max(values, key=float)
     return lo if lo == hi else f"{lo}–{hi}"
 
-
-@helper
 def size_value(text):
     """'2^24' or '16777216' -> 16777216."""
     base, _, exp = str(text).partition("^")
     return int(base) ** int(exp) if exp else int(base)
 
-
-@helper
 def sizes(name, **match):
     """The sizes n a result file holds, in order."""
     return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
 
-
-@helper
 def sizes_of(name, **match):
     """The sizes n of a result file as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
     return and_list(pow2(n) for n in sizes(name, **match))
-
 
 def md_table(headers, body, align=None):
     lines = [headers, align or ["---"] + ["---:"] * (len(headers) - 1)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
-
-@helper
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
     VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The
@@ -225,64 +183,44 @@ def constant(file, name):
     v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
     return int(v) if float(v).is_integer() else v
 
-
-@helper
 def oracle_constant(name):
     return constant("common/oracle.hpp", name)
 
-
-@helper
 def tail_exponent(name):
     """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
     return f"{oracle_constant(name) ** 2 / 2:g}"
 
-
-@helper
 def tail_probability(name):
     """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits: 3.1·10<sup>−8</sup> for 6."""
     value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
     exponent = math.floor(math.log10(value))
     return f"{math.ceil(round(value / 10 ** exponent * 10, 9)) / 10:.1f}·10<sup>−{-exponent}</sup>"
 
-
 def option(program, flag):
     """One option of the program, as its --describe gives it."""
     return next(o for o in describe(program)["options"] if flag in o["flags"])
 
-
-@helper
 def default_of(program, flag):
     """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
     return option(program, flag)["default"]
 
-
-@helper
 def combine_default():
     """The default combine of the stage that has several (the first its stage file lists): 'atomic'."""
     return combines(combine_stage())[0]
 
-
-@helper
 def patch_target(stage, patch):
     """The program ./ladder try builds for an experiment's patch."""
     return variant_target(stage, pathlib.Path(patch).stem)
-
 
 def docs_path(target):
     """A path under docs/ as the page being rendered links it."""
     return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target
 
-
-@helper
 def link(stage):
     return f"[{stage}]({'' if state.page_dir == 'stages' else docs_path('stages/')}{stage}.md)"
 
-
-@helper
 def img(name, alt):
     return f"![{alt}]({docs_path('img/' + name)})"
 
-
-@helper
 def stage_links():
     return ", ".join(link(s) for s in ladder_stages())

@@ -14,7 +14,6 @@ from .base import DocsError, f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows, size_
 from .numbers import fp32_peak
 from .tables import accuracy_table, gemm_table, ladder_table, probe_table, roofline_table, sweep_table
 
-
 def parse_tables(text):
     """[(offset, headers, rows)] of every Markdown table in text, cells stripped of links, bold and code marks."""
     out = []
@@ -25,7 +24,6 @@ def parse_tables(text):
         out.append((m.start(), cells[0], cells[1:]))
     return out
 
-
 def number(cell):
     """A table cell as a number ('2,569' -> 2569, '0.12*' -> 0.12, '2^20' -> 1048576), or None."""
     text = cell.replace(",", "").rstrip("*%").strip()
@@ -34,10 +32,8 @@ def number(cell):
     except ValueError:
         return None
 
-
 def mark(table, row, col, series, x, y, label=None, **xcol):
     return {"table": table, "row": row, "col": col, **xcol, "series": series, "label": label or series, "x": x, "y": y}
-
 
 def marks_ladder(tables):
     """A bar per row and regime (a reference row a line), at its GB/s."""
@@ -45,13 +41,11 @@ def marks_ladder(tables):
             for col, series in ([(3, "stream regime"), (8, "tree regime")] if r[0].split(" ")[0] in reduce_stages()
                                 else [(3, "line")]) if number(r[col]) is not None]
 
-
 def marks_by_column(tables):
     """Rows are x (the first cell), each later column a series: the sweep and the accuracy table."""
     _, headers, body = tables[0]
     return [mark(0, [r[0]], c, headers[c], number(r[0]), number(r[c]))
             for r in body for c in range(1, len(headers)) if number(r[c]) is not None]
-
 
 def marks_probe(tables):
     """Each row of both tables a series, the block sizes (the headers) its x."""
@@ -59,20 +53,16 @@ def marks_probe(tables):
             for t, (_, headers, body) in enumerate(tables[:2]) for r in body for c in range(1, len(headers))
             if number(r[c]) is not None]
 
-
 def marks_gemm(tables):
     _, headers, body = tables[0]
     col = headers.index("GFLOP/s")
     return [mark(0, r[:2], col, r[1], number(r[0].rstrip("³")), number(r[col])) for r in body]
 
-
 def marks_roofline(tables):
     return [mark(0, [r[0]], 2, r[0], number(r[1]), number(r[2]), xcol=1) for r in tables[0][2]]
 
-
 def peak():
     return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
-
 
 CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; its marks; its reference lines)
     "ladder.png": (lambda: [ladder_table()], marks_ladder, peak),
@@ -84,12 +74,10 @@ CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; it
     "accuracy.png": (lambda: [accuracy_table()], marks_by_column, lambda: {"u = 2^-24 (one rounding)": 2.0 ** -24}),
 }
 
-
 def chart_data(name):
     """What a chart draws: its marks, from the cells of its table, and its reference lines."""
     tables, marks, refs = CHART_SPECS[name]
     return {"chart": name, "marks": marks([parse_tables(t)[0] for t in tables()]), "refs": refs()}
-
 
 def png_text(path, key="Description"):
     """A PNG's tEXt chunk (standard library: the docs check runs without matplotlib)."""
@@ -101,7 +89,6 @@ def png_text(path, key="Description"):
             return value.decode("latin-1")
         pos += 12 + length
     return None
-
 
 def chart_vs_table(page, text, name, data):
     """The chart's marks against those of the table(s) after its image on a page: the same rows, labels and values."""
@@ -120,7 +107,6 @@ def chart_vs_table(page, text, name, data):
             [f"{page}: the table under {name} has '{' '.join(m['row'])}' ({m['y']:g}), which the chart does not draw"
              for m in shown if m not in data["marks"]])
 
-
 def check_charts(rendered):
     """Each chart's PNG holds the data the results give now, and agrees with its table on every page showing it."""
     problems = []
@@ -133,7 +119,6 @@ def check_charts(rendered):
             problems.append(f"docs/img/{name} was drawn from other data than the results give now: run ./maint/do docs")
         problems += [p for out, text in rendered.items() for p in chart_vs_table(out.relative_to(ROOT), text, name, want)]
     return problems
-
 
 # ---- one look per series, the same in every chart ----------------------------------------------------------------
 # A stage keeps its colour and marker (from its place in the ladder), a combine its line style, and each reference
@@ -153,7 +138,6 @@ PEAK = dict(color="black", linestyle="--", linewidth=1)  # a theoretical peak: a
 COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cudaMemcpy row
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24
 
-
 def style(label):
     """The look of a series, from its label: a reference's own, else its stage's colour and marker and its combine's
     line ('tiled ...' is 08's kernel, padded dashed)."""
@@ -169,7 +153,6 @@ def style(label):
     line = next((COMBINE_LINES[c] for c in COMBINE_LINES if f"({c})" in base), "--" if "padded" in base else "-")
     return dict(color=STAGE_COLOURS[i], marker=STAGE_MARKERS[i], linestyle=line)
 
-
 def series_of(marks, **match):
     """{series: [(x, y), ...]} of the marks that match, in table order."""
     out = {}
@@ -178,14 +161,12 @@ def series_of(marks, **match):
             out.setdefault(m["series"], []).append((m["x"], m["y"]))
     return out
 
-
 def plot_series(ax, series, scale=lambda y: y):
     """Each series as a line with hollow markers, the k-th smaller than the one before: values that coincide show as
     rings one inside another, so no point hides another."""
     for k, (name, pts) in enumerate(series.items()):
         ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markerfacecolor="none",
                 markersize=max(11 - 0.8 * k, 3), linewidth=1.2, **style(name))
-
 
 # ---- what a chart must not do: a legend over data, two series alike, a point hidden or cut off ---------------------
 
@@ -229,7 +210,6 @@ def chart_problems(fig):
                 if a.get_window_extent().overlaps(b.get_window_extent())]
     return list(dict.fromkeys(out))
 
-
 def save_chart(fig, name):
     """Writes docs/img/<name> with the data it was drawn from, once its layout passes chart_problems()."""
     import matplotlib.pyplot as plt
@@ -239,7 +219,6 @@ def save_chart(fig, name):
     plt.close(fig)
     if problems:
         raise DocsError(f"docs/img/{name}: " + "; ".join(problems))
-
 
 def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid="both", **tick_font):
     """A log-2 x axis, with a tick at each x drawn where given; a log (or linear) y axis; labels and a grid."""
@@ -254,13 +233,11 @@ def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid=
     ax.set_title(title)
     ax.grid(True, which=grid, alpha=0.3)
 
-
 def finish(fig, ax, name):
     """The legend right of the plot, then the chart written."""
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     save_chart(fig, name)
-
 
 def draw_charts():
     """Draws every chart of CHARTS from its data (chart_data), into docs/img/."""

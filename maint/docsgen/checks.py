@@ -28,7 +28,6 @@ FACT = r"(?<!\w)(?<!\d[.,]){}(?!\w)(?![.,]\d)"  # a fact as a whole number or wo
 SPEED_CLAIM = re.compile(r"(\d+(?:\.\d+)?)× (faster|slower)")
 SPEED_WORD = re.compile(r"\b(faster|slower|quicker)\b", re.I)
 
-
 def hardware_literals():
     """The facts of the GPU the results were measured on, as a page would print them: none may be typed into a
     template, and none may survive a rendering from another GPU's results."""
@@ -45,10 +44,8 @@ def hardware_literals():
         facts.add(rows("cpu")[0]["cpu"])
     return {x for x in facts if x}
 
-
 def blank(text):
     return re.sub(r"[^\n]", " ", text)
-
 
 def outside_blocks(text):
     """The template with the words inside {% if %} ... {% endif %} blanked (newlines kept): a comparative there is
@@ -60,7 +57,6 @@ def outside_blocks(text):
         depth += {"if": 1, "endif": -1}.get(words[0] if words else "", 0)
         pos = m.end()
     return "".join(out) + text[pos:]
-
 
 def lint_template(rel, text, facts):
     """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {% if %}."""
@@ -77,7 +73,6 @@ def lint_template(rel, text, facts):
                      for fact in facts if re.search(FACT.format(re.escape(fact)), line)]
     return problems
 
-
 def lint_rendered(rel, text):
     """A rendered page: every 'N× faster' or 'N× slower' has N above 1, and every 'faster' or 'slower' in its prose
     is one that compare_rows() said (so its runs' spreads do not overlap), not words inside a placeholder."""
@@ -91,11 +86,9 @@ def lint_rendered(rel, text):
             problems.append(f"{rel}: '{m.group(0)}' in \"{line.strip()[:100]}\" does not come from compare_rows()")
     return problems
 
-
 def link_text(text):
     """Markdown with every link replaced by its text, as a reader reads it."""
     return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)
-
 
 def outside_code(text):
     """A page's prose: without fenced code, inline code and table rows (diffs and commands hold numbers that are
@@ -103,7 +96,6 @@ def outside_code(text):
     rendering exercises, and the prose around them is what a hand could get wrong)."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"`[^`]*`", " ", "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|")))
-
 
 def guarded_problems(rel, template_text, text, guarded):
     """The sentences the synthetic GPU makes false: each still in its template, inside an {% if %}, and absent from
@@ -120,7 +112,6 @@ def guarded_problems(rel, template_text, text, guarded):
         if words in text:
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
-
 
 def check_claims(rendered):
     """The template lint on the real results (rendered: {page: its text}), then every page rendered from a synthetic
@@ -150,17 +141,14 @@ def check_claims(rendered):
             use_results(real)
     return problems
 
-
 # ---- links, anchors and paths ------------------------------------------------------------------------------------
 
 LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|maint|common|cmake|cpu_baseline|docs|\d\d_[a-z0-9_]+)/[\w./-]*\w"
                           r"\.(?:py|cpp|hpp|cu|cmake|md|json|csv|txt))\b")
 
-
 def without_fences(text):
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-
 
 def anchors(text):
     """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
@@ -173,7 +161,6 @@ def anchors(text):
             seen[base] = seen.get(base, -1) + 1
             found.add(base if seen[base] == 0 else f"{base}-{seen[base]}")
     return found | set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
-
 
 def check_links(texts):
     """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page; web links are
@@ -198,7 +185,6 @@ def check_links(texts):
                                     f" does not have")
     return problems
 
-
 def check_paths(texts):
     """texts: {path: Markdown}. Every file of the project that a page names, in prose or inline code, exists (a
     recorded run in a fenced block stays as the program printed it; a result file not measured yet is the pages'
@@ -208,18 +194,15 @@ def check_paths(texts):
                    if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts
                    and not m.group(1).startswith("docs/results/")})
 
-
 # ---- the structure, and the reader's pages: their lengths and the plumbing they may not name ----------------------
 
 STAGE_LAYOUT = '{% extends "_layouts/stage.md" %}'
-
 
 def layout_problems(templates):
     """{name: text} of stage page templates: those that do not extend the stage layout (a page of its own shape
     would lose the sections in their order, the next-rung link and the folded evidence)."""
     return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
             for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
-
 
 def check_structure():
     """A page per stage, each in the stage layout, every result file the pages need, and every chart."""
@@ -235,14 +218,12 @@ def check_structure():
     return problems + [f"docs/img/{chart} is missing: run ./maint/do docs where matplotlib is installed"
                        for chart in CHARTS if not (IMG / chart).exists()]
 
-
 # page (as rendered, relative to the project): (the most words of prose, the most open tables; None: no limit)
 LIMITS = {"README.md": (1000, None), "docs/method.md": (3000, None), "docs/stages/07_multiblock.md": (1500, 4)}
 STAGE_LIMITS, GEMM_LIMITS = (1000, 4), (1200, 4)  # a reduce rung's page; a GEMM rung's (08, and one copied from it)
 PLUMBING = re.compile(r"\./ladder (?:measure|profile|sweep|probe|mutants|docs)\b|cuobjdump|`ncu\b|scripts/[\w/]+\.py|"
                       r"\btests/[\w/.]+|build/try|build/tests|docs/results/|common/[\w.]+|CCCL \d|"
                       r"compute-sanitizer --|the test `[\w.]+`")
-
 
 def unfolded(text):
     """A rendered page before its folded evidence, without what it folds (<details>) or its code blocks."""
@@ -251,7 +232,6 @@ def unfolded(text):
     while folded.search(text):
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-
 
 def length_problems(rendered):
     """{page: text}: each page over its limit of words of prose (not headings, tables, pictures or HTML) or of open
@@ -272,7 +252,6 @@ def length_problems(rendered):
         if limit[1] is not None and tables > limit[1]:
             out.append(f"{page}: {tables} open tables, more than {limit[1]} (fold them, or move them to results.md)")
     return out
-
 
 def plumbing_problems(rendered):
     """{page: text}: each unfolded line of a reader's page (README, the stage pages) that names what only a maintainer

@@ -3,22 +3,19 @@ conditions: the causes a page may state, each a function of the results."""
 import re
 
 from scripts.stages import gemm_stage, reduce_stages
-from .base import and_list, default_of, f, helper, md_table, pow2, rows, select, TEMPLATES
+from .base import and_list, default_of, f, md_table, pow2, rows, select, TEMPLATES
 from .numbers import combine_sizes, handoff_by_n, handoff_combined, ncu_value, per_block, per_block_ns, sweep_07
 
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
 SAID = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
 
-
 def said(phrase):
     SAID.add(phrase)
     return phrase
 
-
 def times(r, prefix=""):
-    """A row's median time and, where it records them, its fastest and slowest repetition."""
+    """A row's median time and, where it records them, its fastest and slowest repetition (None where not)."""
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
-
 
 def distinct(a, b, a_prefix="", b_prefix=""):
     """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
@@ -33,8 +30,6 @@ def distinct(a, b, a_prefix="", b_prefix=""):
         return -1
     return 1 if m_a > hi_b or m_b < lo_a else 0
 
-
-@helper
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
     <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
@@ -50,22 +45,15 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
         return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
     return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
 
-
-@helper
-def speedup(view, field, a, b, other=None):
-    """Row b against row a of a ladder view: speedup("ladder_tree", "ms_median", "02_grid_stride", "03_padding")."""
-    assert field == "ms_median"
+def speedup(view, a, b, other=None):
+    """Row b against row a of a ladder view: speedup("ladder_tree", "02_grid_stride", "03_padding", other="02")."""
     return compare_rows(select(view, stage=a), select(view, stage=b), other)
 
-
-@helper
 def than_cub(name, **match):
-    """A row against CUB timed in the same process: than_cub("ladder_stream", stage="06_float4")."""
+    """A row against CUB, timed in the same process: than_cub("ladder_stream", stage="06_float4")."""
     r = select(name, **match)
     return compare_rows(r, r, "CUB", a_prefix="cub_")
 
-
-@helper
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
@@ -82,8 +70,6 @@ def steps_line(view, pairs):
                         f"({', '.join(r for _, r in same)})"))
     return "; ".join(out)
 
-
-@helper
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"), in µs: 'X µs more [than <other>]'
     or 'X µs less [than <other>]' where the runs' spreads do not overlap, 'the same time [as <other>] within noise
@@ -93,8 +79,6 @@ def time_difference(a, b, other=None, prefix=""):
         return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
 
-
-@helper
 def per_block_spread_diff(a, b, blocks):
     """How much more (or less) time per block combine a takes than combine b, over the blocks given."""
     vals = [per_block(a, x) - per_block(b, x) for x in blocks]
@@ -105,34 +89,22 @@ def per_block_spread_diff(a, b, blocks):
         return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
 
-
-@helper
-def try_vs_file(name, stage="01_naive", regime="tree"):
-    """An experiment's patched build against the file, in one regime, from its try results."""
-    return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
-
-
-@helper
 def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
     """A regime's row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
     return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
                   regime=regime)
 
+def try_vs_file(name, stage="01_naive", regime="tree"):
+    return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
 
-@helper
 def flush_rows(n):
-    """07's flush study at size n: its rows after a clean flush, after a write and with none."""
     return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
-
-@helper
 def flush_compare(file, n):
     """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
 
-
-@helper
 def flush_conclusion():
     """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
     groups = {-1: [], 0: [], 1: []}
@@ -142,8 +114,6 @@ def flush_conclusion():
     words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
     return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
 
-
-@helper
 def handoff_summary(other, lo, hi):
     """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
     where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
@@ -156,28 +126,20 @@ def handoff_summary(other, lo, hi):
         return said(f"{said_[0].rsplit(' at ', 1)[0]} at all {len(order)} sizes")
     return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
 
-
-@helper
 def which(pred, yes, no):
     """A word chosen by the data: which(x > y, "above", "below")."""
     return yes if pred else no
 
-
-@helper
 def largest_step(regime):
     """The stage with the largest × prev in a regime (02 in the stream regime against 01's only regime)."""
     stages = reduce_stages()
     ms = [f(select(f"ladder_{regime}", stage=s)["ms_median"]) for s in stages]
     return stages[max(range(1, len(stages)), key=lambda i: ms[i - 1] / ms[i])]
 
-
-@helper
 def repeats_bits(combine):
     """Every determinism run of a combine gave bitwise the same result, at every size."""
     return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
 
-
-@helper
 def hold_changed_hot(n):
     """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
     quicker than a clean flush, and now it is."""
@@ -185,20 +147,15 @@ def hold_changed_hot(n):
     clean, _, none = flush_rows(n)
     return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 
-
-@helper
 def handoff_ever_quicker(lo, hi):
     """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
     return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
 
-
-@helper
 def runs_at_defaults():
     """The ladder's and the GEMM's results were taken at the warm-up and repetition counts the binaries default to."""
     reduce, gemm = rows("ladder")[0], rows("gemm")[0]
     return all(r[key] == default_of(stage, f"--{key}")
                for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))
-
 
 # ---- the conditions ------------------------------------------------------------------------------------------------
 # A template states a cause or a comparison only inside {% if condition(...) %} ... {% endif %}, with one of these (or
@@ -209,89 +166,63 @@ def runs_at_defaults():
 MEMORY_BOUND_PCT = 50  # below this DRAM % of peak, a kernel waiting on loads is not using the bandwidth
 BUSY_PCT = 80  # a unit at or above this % of its peak is the one a kernel is bound by
 
-
-@helper
 def top_stall_is(stage, variant, reason):
     """The profiled kernel's most frequent stall reason is `reason`."""
     return select("ncu", stage=stage, variant=variant)["stall_1"] == reason
 
-
-@helper
 def waits_for_loads(stage, variant):
     """The kernel's top stall is long_scoreboard: its warps mostly wait for global-memory loads."""
     return top_stall_is(stage, variant, "long_scoreboard")
 
-
-@helper
 def latency_bound(stage, variant):
     """The warps mostly wait for global loads (top stall long_scoreboard) while DRAM runs below
     MEMORY_BOUND_PCT % of its peak: too few bytes in flight, not too little bandwidth."""
     return waits_for_loads(stage, variant) and ncu_value(stage, variant, "dram_pct") < MEMORY_BOUND_PCT
 
-
-@helper
 def cache_bound(stage, variant):
     """The busiest memory unit is at BUSY_PCT % of its peak or more while DRAM is below a quarter of that: a cache,
     not DRAM, sets the pace."""
     return ncu_value(stage, variant, "mem_pct") >= BUSY_PCT and ncu_value(stage, variant, "dram_pct") < BUSY_PCT / 4
 
-
-@helper
 def shared_pipe_bound(stage, variant):
     """The top stall is mio_throttle or short_scoreboard (waiting on the unit that serves shared memory) and the
     busiest memory unit is at BUSY_PCT % of its peak or more."""
     r = select("ncu", stage=stage, variant=variant)
     return r["stall_1"] in ("mio_throttle", "short_scoreboard") and ncu_value(stage, variant, "mem_pct") >= BUSY_PCT
 
-
-@helper
 def about_equal(a, b, within=0.05):
     """Two counts within 5% of each other."""
     return abs(a - b) <= within * max(abs(a), abs(b))
 
-
-@helper
 def quicker(a, b):
     """Row a is faster than row b as distinct() tells them apart (the glossary's "faster")."""
     return distinct(a, b) == -1
 
-
-@helper
 def not_slower(a, b):
     """Row a is quicker than row b, or the same within noise."""
     return distinct(a, b) <= 0
 
-
-@helper
 def none_at_peak():
     """No measured reduce kernel (the ladder, the size sweep, the read-only kernel) reaches 100% of the theoretical
     peak."""
     data = rows("ladder") + rows("sweep")
     return all(f(r["pct_peak"]) < 100 for r in data) and all(f(r["read_pct_peak"]) < 100 for r in rows("ladder"))
 
-
-@helper
 def read_kernel_passed():
     """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
     above 100)."""
     return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
 
-
-@helper
 def per_block_flat(combine, blocks, within=0.10):
     """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
     vals = [per_block(combine, b) for b in blocks]
     return max(vals) <= (1 + within) * min(vals)
 
-
-@helper
 def per_block_same(stages, block, within=0.05):
     """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
     vals = [per_block_ns(s, block) for s in stages]
     return max(vals) <= (1 + within) * min(vals)
 
-
-@helper
 def costliest(combine, view="combine_tree"):
     """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
     combine's."""
@@ -299,38 +230,27 @@ def costliest(combine, view="combine_tree"):
     return all(quicker(o, r) for r in data if r["combine"] == combine
                for o in data if o["block"] == r["block"] and o["combine"] != combine)
 
-
-@helper
 def atomic_quicker_up_to(hi):
     """07 atomic quicker than last-block at every size up to hi where the combine had work."""
     return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
 
-
-@helper
 def two_pass_quicker_at(blocks):
     """In the tree regime at each block size given, two-pass quicker than atomic."""
     return all(quicker(select("combine_tree", combine="two-pass", block=b), select("combine_tree", combine="atomic", block=b))
                for b in blocks)
 
-
-@helper
 def every_launch_checked():
     """Every row of the ladder table checked all of its launches."""
     return all(r["launches_checked"] == r["launches"] for r in rows("ladder"))
-
 
 CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_pipe_bound, about_equal, quicker,
               not_slower, none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest,
               atomic_quicker_up_to, two_pass_quicker_at, every_launch_checked]
 
-
-@helper
 def tag(words):
     """A template tag as inline code, for the page that explains them: tag("endif") gives `{% endif %}`."""
     return "`{% " + words + " %}`"
 
-
-@helper
 def conditions_table():
     """Every condition a page may rest a cause on, with its definition, and which pages use it."""
     def pages(c):

@@ -1,5 +1,5 @@
-"""The numbers the prose quotes, each computed from the result files: the profiler's counters, 07 at small n, the
-probe and the sweep, accuracy, GEMM, the CPU, the handoff, the planted bugs and the clocks."""
+"""The numbers the prose quotes, from the result files: the profiler's counters, 07 at small n, the probe and the
+sweep, accuracy, GEMM, the CPU, the handoff, the planted bugs and where the results were measured."""
 import json
 import math
 import re
@@ -8,61 +8,37 @@ import statistics
 from ..measure import NCU_SHORT
 from ..mutants import MUTANTS
 from scripts.run import cpu_stage_row
-from scripts.stages import (combine_stage, combines, gemm_stage, has_stream, reduce_stages, regimes, relative_error,
-                            row_label)
-from .base import (and_list, constant, default_combine, DocsError, f, helper, meta, not_measured, num,
-                   option, pow2, rows, select, stage_rows, state, value_range)
+from scripts.stages import combine_stage, combines, gemm_stage, has_stream, reduce_stages, regimes, relative_error, row_label
+from .base import (and_list, constant, default_combine, DocsError, f, meta, not_measured, option, pow2, rows, select,
+                   stage_rows, state, value_range)
 
-helper(relative_error)
+# ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
 
-
-# ---- the profiler ---------------------------------------------------------------------------------------------------
-
-@helper
 def ncu_value(stage, variant, metric):
     return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 
-
-@helper
 def ncu(stage, variant, metric, fmt=",.0f"):
     return format(ncu_value(stage, variant, metric), fmt)
 
+def ncu_ratio(stage, variant, a, b, fmt=".2f"):
+    return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
 
-@helper
+def conflict_count(stage, variant):
+    return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
+
+def conflicts(stage, variant):
+    return f"{conflict_count(stage, variant):,.0f}"
+
 def ncu_change(stage_a, stage_b, variant, metric, variant_b=None):
-    """How much a counter falls (or rises) from one profiled kernel to another, in words: '16% fewer' / '3% more'."""
+    """How much a counter falls (or rises) from one profiled kernel to another: '16% fewer' / '3% more'."""
     a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant_b or variant, metric)
     return f"{abs(100 * (b - a) / a):.0f}% {'fewer' if b < a else 'more'}"
 
 
-@helper
-def ncu_ratio(stage, variant, a, b, fmt=".2f"):
-    return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
-
-
-@helper
-def instr_ratio(variant, stage="01_naive"):
-    """A variant's warp instructions over the tree-regime build's."""
-    return f"{ncu_value(stage, variant, 'instructions') / ncu_value(stage, 'tree', 'instructions'):.2f}"
-
-
-@helper
-def conflict_count(stage, variant):
-    """Bank conflicts of a profiled kernel, loads and stores."""
-    return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
-
-
-@helper
-def conflicts(stage, variant):
-    return f"{conflict_count(stage, variant):,.0f}"
-
-
-@helper
 def stalls(stage, variant, k=3):
     """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
-    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1)
-                     if r.get(f"stall_{i}"))
+    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1) if r.get(f"stall_{i}"))
 
 
 # What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
@@ -78,16 +54,13 @@ STALL_MEANING = {
 }
 
 
-@helper
 def stall_meaning(stage, variant):
-    """The top stall of a profiled kernel, named and explained: '`barrier` (waiting at a block barrier)'."""
     reason = select("ncu", stage=stage, variant=variant)["stall_1"]
     return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
 
 
-@helper
 def profiled_cases(gemm_variants):
-    """The profiled runs a results table shows: every reduce stage in each regime it has, then the GEMM variants."""
+    """Every reduce stage profiled, in each regime it has, then the GEMM variants."""
     return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
         [(gemm_stage(), v) for v in gemm_variants]
 
@@ -98,130 +71,79 @@ SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large sha
 
 
 def sweep_07(combine):
-    """07's size-sweep rows of one combine, by n."""
     return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == combine_stage() and r["combine"] == combine}
-
 
 def us(r, field="ms_median"):
     return 1e3 * f(r[field])
 
-
-@helper
 def one_block_sizes():
-    """The sweep sizes at which 07 ran one block and no combine (grid 1)."""
     return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
 
-
-@helper
 def combine_sizes(hi=SMALL_N_MAX):
-    """The sweep sizes up to hi at which 07 ran more than one block, so that its combine had work to do."""
     return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
 
+def floor_us(field):
+    return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
 
-@helper
+def x_cub(combine):
+    return [f(r["x_cub"]) for r in sweep_07(combine).values()]
+
+def sweep_span():
+    return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
+
+def pct_read_range(combine, sizes):
+    return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
+
+
 def us_range(combine, sizes, field="ms_median", less=None):
     """The range of 07's times at these sweep sizes in µs: one column of a combine's rows (combine "all": of every
     combine's), less the read-only kernel's time in the same run (less="read") or another combine's time."""
     def value(c, n):
         r = sweep_07(c)[n]
         return us(r, field) - (0 if less is None else us(r, "read_ms_median") if less == "read" else us(sweep_07(less)[n]))
-    chosen = combines(combine_stage()) if combine == "all" else [combine]
-    return value_range([f"{value(c, n):.2f}" for c in chosen for n in sizes]) + " µs"
+    return value_range([f"{value(c, n):.2f}" for c in (combines(combine_stage()) if combine == "all" else [combine])
+                        for n in sizes]) + " µs"
 
 
-@helper
-def floor_us(field):
-    """The median, over 07's sweep rows, of a floor timed in every run: empty_launch_ms or memset4_ms."""
-    return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
-
-
-@helper
-def x_cub_range(combine):
-    vals = [f(r["x_cub"]) for r in sweep_07(combine).values()]
-    return f"{min(vals):.2f}–{max(vals):.2f}×"
-
-
-@helper
-def x_cub_min(combine):
-    return min(f(r["x_cub"]) for r in sweep_07(combine).values())
-
-
-@helper
-def sweep_span():
-    sizes = sorted(sweep_07("atomic"))
-    return f"{pow2(sizes[0])} to {pow2(sizes[-1])}"
-
-
-@helper
 def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
-    ok = [n for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])]
-    return pow2(ok[0]) if ok else None
+    return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
 
 
-@helper
-def pct_read_range(combine, sizes):
-    return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
+# ---- time per block in the tree regime: the combines', and the probe's stages' ------------------------------------
 
-
-# ---- the combines' and the stages' time per block (tree regime) ------------------------------------------------------
-
-@helper
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
 
-
-@helper
 def per_block_spread(combine, blocks):
-    vals = [per_block(combine, b) for b in blocks]
-    return f"{min(vals):.2f}–{max(vals):.2f} ns"
-
+    return f"{min(per_block(combine, b) for b in blocks):.2f}–{max(per_block(combine, b) for b in blocks):.2f} ns"
 
 def per_block_ns(stage, block):
-    """Time per block of a tree-regime probe row: median ms / (n / block), in ns."""
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
 
-
-@helper
 def per_block_range(stages, block):
     return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 
-# ---- the block-size probe and the size sweep --------------------------------------------------------------------
+# ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
 
-@helper
 def probe_rank(stage, regime, which="best"):
-    """The fastest ("best") or slowest ("worst") block size of a stage in the probe."""
+    """The block size at which a stage was fastest ("best") or slowest ("worst") in the probe."""
     return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
 
-
-@helper
 def probe_best_line(regime):
-    """Each stage's quickest block size in the probe: '01 512, 02 1024, ...'."""
     return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}")))
 
-
-@helper
-def tree_gbps(stages, block):
-    """The tree-regime probe's GB/s of the stages at block threads per block."""
-    return ", ".join(num("probe_tree", "gbps", ".0f", stage=s, block=block) for s in stages)
-
-
-@helper
 def sweep_max(stage, fmt=".1f"):
     return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 
-
-@helper
 def sweep_max_range(stages):
-    """The range of the stages' largest % of peak in the size sweep."""
     return value_range([sweep_max(s, ".0f") for s in stages])
 
 
-@helper
 def sweep_best_n(stage, fmt=".1f"):
     """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
     data = stage_rows("sweep", stage)
@@ -229,92 +151,71 @@ def sweep_best_n(stage, fmt=".1f"):
     return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
 
 
-@helper
 def sweep_reach():
-    """How far the sweep goes for each stage: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
+    """How far the sweep goes: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
     top = {}
     for r in rows("sweep"):
         top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
     return ", ".join(f"up to {pow2(n)} for {and_list(s for s in top if top[s] == n)}" for n in sorted(set(top.values())))
 
 
-@helper
 def stream_grid_line():
-    """The stream grid each stage got, as the occupancy API answered."""
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
     grids = ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: "
                       f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
     return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
 
 
-@helper
 def best_read():
     """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
     return row_label(r), f"{f(r['pct_read']):.1f}"
 
-
-@helper
-def read_checks():
-    """The read-only kernel's own check in the ladder results, once per stage's process: (passed, processes)."""
-    by_process = {}
-    for r in rows("ladder"):
-        by_process.setdefault(r["stage"], r["read_check"])
-    return sum(v == "PASS" for v in by_process.values()), len(by_process)
-
-
-@helper
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.1f}–{max(vals):.1f}%"
 
-
-@helper
 def median_of(name, field):
     return statistics.median(f(r[field]) for r in rows(name))
 
-
-@helper
 def stages_with(regime, only=False):
-    """The numbers ('02') of the reduce stages that run a regime (only=True: that regime alone)."""
     return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
 
 # ---- accuracy --------------------------------------------------------------------------------------------------
 
-@helper
 def accuracy_sizes():
     return sorted({int(r["n"]) for r in rows("accuracy")})
 
 
-@helper
 def accuracy_series():
-    """{name: {n: relative error}} for every stage, CUB and the two CPU float sums."""
+    """{name: {n: relative error}} for every stage, CUB (timed in the combine stage's process) and the CPU's sums."""
     out = {}
     for r in rows("accuracy"):
         out.setdefault(r["stage"], {})[int(r["n"])] = relative_error(r)
-    # CUB is timed in the combine stage's process
     out["CUB"] = {int(r["n"]): relative_error(r, "cub_result") for r in rows("sweep") if r["stage"] == combine_stage()}
     for name, column in (("CPU float loop", "float_loop"), ("CPU Kahan, float", "kahan_float")):
         out[name] = {int(r["n"]): relative_error(r, column, "exact") for r in rows("accuracy_cpu")}
     return out
 
 
-@helper
 def accuracy_ulps():
     """{name: {n: error in ulps of the float nearest the exact sum}}."""
     exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
     return {name: {n: e * exact[n] / 2.0 ** (math.floor(math.log2(exact[n])) - 23) for n, e in pts.items() if n in exact}
             for name, pts in accuracy_series().items()}
 
-
-@helper
 def stage_error_range(n):
     vals = [accuracy_series()[s][n] for s in reduce_stages() if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
+def bound_ratios():
+    return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
 
-@helper
+def quantile(values, q):
+    return sorted(values)[int(q * (len(values) - 1))]
+
+
 def loop_gap_start():
     """The n from which on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series, sizes = accuracy_series(), accuracy_sizes()
@@ -322,20 +223,9 @@ def loop_gap_start():
     return next((pow2(n) for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
 
 
-@helper
-def bound_ratios():
-    """Error over bound of every judged accuracy row."""
-    return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
-
-
-def quantile(values, q):
-    return sorted(values)[int(q * (len(values) - 1))]
-
-
-@helper
 def error_study():
-    """The error study (docs/results/error_bound.csv): every judged ratio by stage and in all, the signed errors, and
-    how many configurations were not judged or failed."""
+    """The error study (error_bound.csv): every judged error over bound, by stage and in all, the signed errors (error
+    over sigma), and how many configurations were not judged or failed."""
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped"]
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
@@ -347,95 +237,59 @@ def error_study():
     large = 2 ** constant("common/reduce_run.hpp", "kStudyMaxLog2")
     return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
-            "seeds": len({r["seed"] for r in data}), "sigmas": sigmas,
+            "seeds": len({r["seed"] for r in data}), "sigmas": sigmas, "median": quantile(every, 0.5),
             "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
-            "median": quantile(every, 0.5), "p99": quantile(every, 0.99), "max": max(every)}
+            "p99": quantile(every, 0.99), "max": max(every)}
 
 
 # ---- GEMM ------------------------------------------------------------------------------------------------------
 
-@helper
 def gemm_other_tiles():
-    """The tile edges the GEMM stage offers besides its default."""
     tile = option(gemm_stage(), "--tile")
     return [t for t in tile["values"] if t != tile["default"]]
 
-
-@helper
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
 
+def ncu_size(stage, variant):
+    return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
 
-@helper
-def gemm_per_warp_step(stage, variant, metric):
-    """A counter of a profiled tiled GEMM per warp-step: blocks × warps a block × K / tile (square size)."""
-    row = select("ncu", stage=stage, variant=variant)
-    size, tile = int(row["n_or_size"]), int(row["block"].strip("()").split(",")[0])
-    return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
-
-
-@helper
 def ffma_per_shared_load(stage, variant):
-    """FFMA warp instructions per shared-load instruction (FFMA thread instructions / 32)."""
     return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 
-
-@helper
 def naive_dram_ratio(stage):
-    """Bytes the profiled naive GEMM read from DRAM over the bytes of A and B (square size)."""
-    return ncu_value(stage, "naive", "dram") / (8 * int(select("ncu", stage=stage, variant="naive")["n_or_size"]) ** 2)
+    return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
 
-
-@helper
 def gemm_ffma_per_mac(stage, variant):
-    return ncu_value(stage, variant, "ffma") / int(select("ncu", stage=stage, variant=variant)["n_or_size"]) ** 3
+    return ncu_value(stage, variant, "ffma") / ncu_size(stage, variant) ** 3
 
-
-@helper
 def padding_cost(stage, kind):
-    """Extra shared-memory wavefronts (ld or st) of the padded tiled kernel over the unpadded one."""
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
-
 
 def fp32_peak():
     return f(rows("gemm")[0]["fp32_peak_gflops"])
 
 
-@helper
-def ridge():
-    return fp32_peak() / f(meta()["peak_gbps"])
+def gemm_per_warp_step(stage, variant, metric):
+    """A counter of a profiled tiled GEMM per warp-step: blocks × warps a block × K / tile (square size)."""
+    size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
+    return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
 
 
 # ---- the CPU beside the ladder, and the handoff experiment -------------------------------------------------------
 
-@helper
-def cpu(row):
-    """cpu_baseline's row: 'loop' (one thread), 'all_cores', 'copy' or 'copy_pinned'."""
-    return next(r for r in rows("cpu") if r["row"] == row)
-
-
-@helper
-def kernel(stage):
-    """The stage's ladder row the CPU rows are compared with (its default combine, stream regime where it has one)."""
-    return cpu_stage_row(rows("ladder"), stage)
-
-
-@helper
-def after_copy(stage):
-    """kernel(stage) with the copy's time added: its median, fastest and slowest repetition each plus the copy's."""
-    k, c = kernel(stage), cpu("copy")
-    return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
-
-
-@helper
 def ms(r):
     return f"{f(r['ms_median']):.3f} ms"
 
 
-@helper
+def after_copy(stage):
+    """The stage's row beside the CPU's with the copy's time added to its median, fastest and slowest repetition."""
+    k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
+    return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
+
+
 def handoff_by_n():
-    """07's handoff sweep: {n: {"atomic": row, "last-block": row, "handoff": row}} (the stage's two combines and the
-    patched build's atomic, which is the handoff)."""
+    """07's handoff sweep: {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}."""
     out = {}
     for r in rows("handoff_sweep"):
         out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
@@ -443,26 +297,13 @@ def handoff_by_n():
 
 
 def pct_read(r):
-    """A row's speed as % of the read-only kernel's, timed in the same process."""
     return 100 * us(r, "read_ms_median") / us(r)
 
-
-@helper
 def handoff_combined(lo, hi):
-    """The sweep's sizes from lo to hi at which 07 ran more than one block (a combine to compare)."""
     return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 
-
-@helper
 def handoff_pct_read(column, lo, hi):
-    """The range of a column's speed as % of the read-only kernel's in its own process, where 07 combines."""
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
-
-
-@helper
-def read_grids():
-    """The grids the read-only kernel ran with in the handoff sweep ('528', or a list)."""
-    return ", ".join(sorted({r["read_grid"] for r in rows("handoff_sweep")}, key=int))
 
 
 # ---- the planted bugs (maint/mutants.py) and what caught them (mutants.csv) -----------------------------------------
@@ -478,7 +319,7 @@ CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "prob
 
 
 def caught_by(r, m):
-    """Which check caught a mutant: racecheck, or the part of the default check its FAIL line names."""
+    """Which check caught a mutant: racecheck, the machine code, or the part of the default check its line names."""
     if m.expect in ("racecheck", "sass"):
         return {"racecheck": "racecheck", "sass": "the machine code (`scripts/sass.py`)"}[m.expect]
     if "reported a first launch" in r["line"]:
@@ -488,16 +329,13 @@ def caught_by(r, m):
 
 
 def mutant_results():
-    """The planted bugs with their measured rows; a mutant without one (added since the last ./maint/do measure) is
-    noted as not measured yet, and results of a mutant the table no longer has are left out."""
+    """The planted bugs with their measured rows; one without (added since the last ./maint/do measure) is noted as
+    not measured yet, and the results of a mutant the table no longer has are left out."""
     measured = {r["mutant"]: r for r in rows("mutants")}
-    for m in MUTANTS:
-        if m.name not in measured:
-            not_measured.add(f"planted bug {m.name}: no row in docs/results/mutants.csv")
+    not_measured.update(f"planted bug {m.name}: no row in docs/results/mutants.csv" for m in MUTANTS if m.name not in measured)
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
 
 
-@helper
 def mutant_caught_by(name):
     """The check that caught a planted bug ('the exact check'); the docs fail where it got through."""
     for m, r in mutant_results():
@@ -506,18 +344,15 @@ def mutant_caught_by(name):
     raise DocsError(f"a page says which check caught {name}, which mutants.csv does not record as caught")
 
 
-@helper
 def mutant_verdict(name):
-    """'caught by racecheck' / 'caught by the default check' / 'not caught (...)'."""
     r = select("mutants", mutant=name)
     how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
     return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
 
 
-@helper
 def mutant_counts():
-    """What the planted bugs show of the check: how many the default run must catch and did, the races and the
-    machine-code bugs (each with how many were caught), and the names of any that got through."""
+    """The planted bugs the default run must catch, the races and the machine-code bugs, each with how many were
+    caught, and the names of any that got through."""
     every = [r for _, r in mutant_results()]
     of = {kind: [r for r in every if r["expect"] == kind] for kind in ("fail", "racecheck", "sass")}
     caught = {kind: sum(r["verdict"] == "caught" for r in found) for kind, found in of.items()}
@@ -529,16 +364,9 @@ def mutant_counts():
 
 # ---- where and how the results were measured -------------------------------------------------------------------
 
-def mhz(values):
-    lo, hi = min(values), max(values)
-    return f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
-
-
-@helper
 def clock_summary():
-    """Over every timed series in the results (sweep.csv whole, every combine): the SM and memory clocks read at their
-    first and last repetitions, how many series reported throttling (and why), how many stream holds timed out, and
-    the timed rows without clocks, by file."""
+    """Over every timed series in the results: the SM and memory clocks read at their first and last repetitions, the
+    series that reported throttling (and why), the stream holds that timed out, and the timed rows without clocks."""
     s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0, "unclocked": {}}
     for path in sorted(state.results.glob("*.csv")):
         try:
@@ -558,14 +386,13 @@ def clock_summary():
                 s["throttled"] += 1
                 s["reasons"].update(r["clock_reasons"].split("+"))
     s["reasons"] = ", ".join(sorted(s["reasons"]))
-    if s["series"]:  # and the memory clock the theoretical peak is computed from, by the device attribute
-        s["sm_mhz"], s["mem_mhz"] = mhz(s["sm"]), mhz(s["mem"])
-        s["mem_attribute"] = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})
-        s["mem_same"] = s["mem"] == set(s["mem_attribute"])
+    for k in ("sm", "mem"):
+        lo, hi = min(s[k], default=0), max(s[k], default=0)
+        s[f"{k}_mhz"] = f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
+    s["mem_attribute"] = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})  # what the peak is computed from
     return s
 
 
-@helper
 def provenance():
     """The GPU, driver and toolkit, the commit and the command the results come from, with the clocks they ran at."""
     m, s = meta(), clock_summary()
@@ -593,11 +420,9 @@ def provenance():
             f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{parts}{clocks}{profiled}")
 
 
-@helper
 def first_builds():
-    """The first builds recorded in docs/results/first_build.json (one record, or a list of them, each written by a
-    first ./ladder build: copy <build>/first_build.json there, or add it to the list), each with how long it took and
-    on what machine."""
+    """docs/results/first_build.json: one record, or a list of them, each written by a first ./ladder build (copy
+    <build>/first_build.json there, or add it to the list), with how long it took and on what machine."""
     path = state.results / "first_build.json"
     if not path.exists():
         raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "

@@ -1,17 +1,27 @@
 """Rendering: the templates are Jinja2 over Markdown and may call what the modules mark @helper; each page links a
 term of docs/glossary.md where it first uses it."""
+import inspect
 import pathlib
 import re
 
+from .. import model_pages
 from ..measure import HANDOFF_SIZES, NCU_SECTIONS
-from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
-from scripts.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages
-from . import compare, numbers, sources, tables  # noqa: F401 (the modules whose helpers the templates call)
-from .base import DocsError, DOCS, docs_path, HELPERS, LAYOUTS, NOT_MEASURED, NotMeasured, ROOT, state, TEMPLATES
+from scripts import sanitize
+from scripts.run import cpu_stage_row, stage_diff
+from scripts.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages, relative_error
+from . import base, compare, numbers, sources, tables
+from .base import DocsError, DOCS, docs_path, LAYOUTS, NOT_MEASURED, NotMeasured, ROOT, state, TEMPLATES
+
+# What a template may call: every function of these modules, those below from the project's other modules, and a few
+# builtins; each wrapped so that a missing result prints "not measured yet".
+HELPER_MODULES = (base, numbers, compare, sources, tables)
+MORE_HELPERS = {"combine_stage": combine_stage, "cpu_stage_row": cpu_stage_row, "relative_error": relative_error,
+                "stage_diff": stage_diff, **{name: getattr(model_pages, name) for name in
+                                             ("gemm_access", "race_example", "tolerance_note", "tree_degrees", "worst_step")},
+                "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
-
 
 class NotMeasuredValue:
     """What a helper gives a template where its results are missing (NotMeasured): it prints as *not measured yet*,
@@ -37,9 +47,7 @@ class NotMeasuredValue:
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _false
     __hash__ = object.__hash__
 
-
 NM = NotMeasuredValue()
-
 
 def template_helper(fn):
     """fn as a template sees it: NotMeasured, raised anywhere inside, or a not-measured argument, gives NM."""
@@ -52,7 +60,6 @@ def template_helper(fn):
             return NM
     return call
 
-
 def jinja_environment():
     """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
     nothing is escaped, an unknown name is an error, not an empty string, and {% extends %} finds the layouts."""
@@ -63,15 +70,13 @@ def jinja_environment():
                         "installs it unless LADDER_NO_INSTALL=1") from None
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
-    helpers = {**HELPERS, "combine_stage": combine_stage, "race_example": race_example, "gemm_access": gemm_access,
-               "tolerance_note": tolerance_note, "tree_degrees": tree_degrees, "worst_step": worst_step,
-               "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
-    env.globals.update({name: template_helper(fn) for name, fn in helpers.items()})
-    env.filters["pow2"] = HELPERS["pow2"]
+    helpers = {name: fn for m in HELPER_MODULES for name, fn in vars(m).items()
+               if inspect.isfunction(fn) and fn.__module__ == m.__name__}
+    env.globals.update({name: template_helper(fn) for name, fn in {**helpers, **MORE_HELPERS}.items()})
+    env.filters["pow2"] = base.pow2
     env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES,
-                       NCU_SECTIONS=NCU_SECTIONS)
+                       NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize)
     return env
-
 
 def squeeze_blank_lines(text):
     """At most one blank line in a row outside code blocks (a helper with nothing to say leaves an empty line)."""
@@ -82,10 +87,8 @@ def squeeze_blank_lines(text):
             out.append(line)
     return "\n".join(out)
 
-
 def render(template):
     return render_text(template.read_text(), template.relative_to(TEMPLATES))
-
 
 def render_text(text, rel):
     """A template's text rendered as the page docs/templates/<rel> would be."""
@@ -105,12 +108,10 @@ def render_text(text, rel):
               "then run ./maint/do docs. -->\n")
     return header + autolink(squeeze_blank_lines(body), rel)
 
-
 def pages():
     """Output path -> template. README.md renders to the top of the repository, the rest into docs/."""
     return {(ROOT / "README.md" if t.name == "README.md" and t.parent == TEMPLATES else DOCS / t.relative_to(TEMPLATES)): t
             for t in sorted(TEMPLATES.rglob("*.md")) if LAYOUTS not in t.parents}
-
 
 # ---- the glossary's links ----------------------------------------------------------------------------------------
 
@@ -118,7 +119,6 @@ def pages():
 # they are not its name alone, in a comment: {# links: warp, warps #} ("none": too common to link).
 GLOSSARY_ENTRY = re.compile(r'<a id="([^"]+)"></a>(?:\*\*([^*]+)\*\*|`([^`]+)`)(?:\{# links: ([^#]*) #\})?')
 INLINE = re.compile(r"(`[^`\n]+`|!?\[(?:[^\[\]]|\[[^\]]*\])*\]\([^)]*\)|<[^>\n]+>)")
-
 
 def glossary_terms():
     """[(form, anchor, its pattern)] from docs/templates/glossary.md, the longest forms first. An entry named in code
@@ -129,7 +129,6 @@ def glossary_terms():
             flags = 0 if any(c.isupper() for c in form[1:]) or form.isupper() else re.I
             terms.append((form, anchor, None if code else re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)))
     return sorted(terms, key=lambda t: -len(t[0]))
-
 
 def autolink(text, rel):
     """Links the first use of each glossary term in a page's prose (not in headings, tables, code blocks, links or

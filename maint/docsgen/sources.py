@@ -5,13 +5,8 @@ import json
 import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
-from scripts import sanitize
-from scripts.run import stage_diff
-from scripts.stages import describe, gemm_stage, reduce_stages, stage_file
-from .base import DocsError, helper, missing, ROOT, rows, state
-
-helper(stage_diff)
-
+from scripts.stages import describe, gemm_stage, stage_file
+from .base import DocsError, missing, ROOT, rows, state
 
 def quoted(text, source, whose):
     """`text` as a page quotes it; the docs fail to render while source (spaces ignored) does not hold it."""
@@ -19,29 +14,21 @@ def quoted(text, source, whose):
         raise DocsError(f"a page quotes `{text}` from {whose}, which no longer holds it: update the sentence")
     return f"`{text}`"
 
-
-@helper
 def code(stage, text):
     """`text`, a quote of the stage's code (comments left out), so a sentence that quotes a kernel follows it."""
     return quoted(text, re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S), stage)
 
-
-@helper
 def patch_code(stage, name, text):
     """`text`, a quote of the lines an experiment's patch adds."""
     patch = ROOT / "docs" / "experiments" / stage / f"{name}.patch"
     added = "".join(l[1:] for l in patch.read_text().splitlines() if l.startswith("+") and not l.startswith("+++"))
     return quoted(text, added, f"{patch.name}'s added lines")
 
-
-@helper
 def padded(tile):
     """'16×17': a tile and its padded shape; the docs fail while the stage's code no longer pads it by one."""
     code(gemm_stage(), f"launch_tiled<{tile}, 1>")
     return f"{tile}×{int(tile) + 1}"
 
-
-@helper
 def excerpt(stage, start, end, through=False):
     """Lines of a stage file from the first line containing `start` up to the first after it containing `end`
     (that line too, with through), blank lines at its end dropped."""
@@ -50,21 +37,12 @@ def excerpt(stage, start, end, through=False):
     b = next(i for i in range(a, len(lines)) if end in lines[i]) + (1 if through else 0)
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
-
-@helper
-def diff_lines(stage):
-    """How many lines the diff of a stage from the one before it has."""
-    return len(stage_diff(reduce_stages()[reduce_stages().index(stage) - 1], stage).splitlines())
-
-
-@helper
 def flag_list(stage, without=None):
     """The options `stage --help` lists (the long spelling of each), in its order, as code; with `without`, only
     those that stage does not list."""
     def listed(program):
         return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
     return [f"`{flag}`" for flag in listed(stage) if flag not in (listed(without) if without else [])]
-
 
 # ---- the machine code ./maint/do profile saved (docs/results/sass_<stage>.txt) ------------------------------------
 
@@ -74,7 +52,6 @@ def sass_lines(stage):
         missing(f"{stage}: no docs/results/sass_{stage}.txt (./maint/do profile on a GPU)")
     return path.read_text().splitlines()
 
-
 def sass_span(stage, start, end, last=False):
     """From the first instruction containing start to the first (or last) after it containing end."""
     lines = sass_lines(stage)
@@ -82,37 +59,21 @@ def sass_span(stage, start, end, last=False):
     after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
     return lines[a:(after[-1] if last else after[0]) + 1]
 
-
-@helper
 def sass(stage, start, end, last=False):
     return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
 
-
-@helper
-def sass_tree(stage):
-    """The shared-memory tree of a stage's kernel: from the first block barrier to the last."""
-    return sass(stage, "BAR.SYNC", "BAR.SYNC", last=True)
-
-
-@helper
 def lds_predicated(stage):
     """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
 
-
-@helper
 def loads_per_iteration(stage):
     """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
     return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
 
-
-@helper
 def sass_has(stage, text):
     """Whether the stage's saved machine code holds an instruction containing text ('CCTL.IVALL')."""
     return any(text in l for l in sass_lines(stage))
 
-
-@helper
 def gemm_lds(stage, tile, pad):
     """The shared-load instructions of one tiled-kernel instantiation, by width: '16 `LDS` and 4 `LDS.128`'."""
     inside, counts = False, {}
@@ -125,15 +86,11 @@ def gemm_lds(stage, tile, pad):
             counts["LDS" + (m.group(1) or "")] = counts.get("LDS" + (m.group(1) or ""), 0) + 1
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
-
 # ---- the sanitizers' and ./ladder try's saved reports --------------------------------------------------------------
 
-@helper
 def racecheck():
     return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
 
-
-@helper
 def memcheck():
     """docs/results/memcheck.txt, the output of ./maint/do measure's compute-sanitizer memcheck runs of 06, each
     introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line: the commands,
@@ -156,8 +113,6 @@ def memcheck():
     return {"commands": "```\n" + "\n".join(c for c, _ in runs) + "\n```", "sizes": ", ".join(sizes),
             "errors": sum(e for _, e in runs)}
 
-
-@helper
 def own_diff(name):
     """A planted copy of 05 (maint/tests/check_try_file.py) as `diff -u stage_file mine.cu` shows its edit."""
     after = next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
@@ -165,8 +120,6 @@ def own_diff(name):
                                  "mine.cu", n=3, lineterm="")
     return "```diff\n" + "\n".join(lines) + "\n```"
 
-
-@helper
 def own_report(name):
     """What ./ladder try printed for the case on the GPU of these results (./maint/do measure saves it)."""
     path = state.results / f"own_{name}.txt"
@@ -174,43 +127,21 @@ def own_report(name):
         missing(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
     return "```text\n" + path.read_text().rstrip() + "\n```"
 
-
-@helper
 def own_failed(name, tool=None):
     """The checks the case failed, as its saved report names them (each name up to its colon); tool=True: only those
     where compute-sanitizer itself reported the error, tool=False: only the others."""
-    lines = own_report(name).splitlines()
-    return [line.split(None, 1)[1].split(":")[0] for i, line in enumerate(lines) if line.startswith("  FAIL ") and
-            tool in (None, i + 1 < len(lines) and lines[i + 1].strip().startswith("compute-sanitizer:"))]
+    lines, out = own_report(name).splitlines(), []
+    for line, after in zip(lines, lines[1:] + [""]):
+        if line.startswith("  FAIL ") and tool in (None, after.strip().startswith("compute-sanitizer:")):
+            out.append(line.split(None, 1)[1].split(":")[0])
+    return out
 
-
-@helper
-def own_cases():
-    """Every planted copy of 05 that the test try_file hands to ./ladder try, and what the report must then say."""
-    return [{"name": name, "wanted": wanted, "allowed": allowed} for name, _, allowed, wanted in CASES]
-
-
-@helper
 def variant_checks(name, variant):
     """A try result's verdicts for one variant, per regime (or kernel): 'PASS (stream), PASS (tree)'."""
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
-
 # ---- the build ---------------------------------------------------------------------------------------------------
 
-@helper
-def sanitizer_runs():
-    """The compute-sanitizer runs of every stage's tests (scripts/sanitize.py): the tools, and the arguments."""
-    tools = sanitize.TOOLS
-    return f"{' and '.join([', '.join(tools[:-1]), tools[-1]] if len(tools) > 1 else tools)} on `{' '.join(sanitize.ARGS)}`"
-
-
-@helper
-def sanitizer_args():
-    return " ".join(sanitize.ARGS)
-
-
-@helper
 def default_architectures():
     """The compute capabilities CMake builds for without a GPU (cmake/CudaArchitectures.cmake), as '7.5, 8.0 and
     9.0 (plus PTX for newer GPUs)': an entry without -real also embeds PTX."""
@@ -220,8 +151,6 @@ def default_architectures():
     ptx = " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else ""
     return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) + ptx
 
-
-@helper
 def preset_jobs():
     """The job count of the build presets (CMakePresets.json), which test_runner presets holds equal."""
     jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}

@@ -81,10 +81,8 @@ GUARDED = [
     ("articles.md", "the copy, not the kernel, decides"),
 ]
 
-
 def _matches(row, match, file=None):
     return all((file == v) if k == "file" else (row.get(k) == v) for k, v in match.items())
-
 
 def _num(v):
     try:
@@ -92,10 +90,8 @@ def _num(v):
     except (TypeError, ValueError):
         return None
 
-
 def _fmt(v):
     return f"{v:.6g}"
-
 
 def _rewrite_row(r, scale, old_sms, file=None):
     out = dict(r)
@@ -128,7 +124,6 @@ def _rewrite_row(r, scale, old_sms, file=None):
             out[k] = _fmt(_num(out[k]) * scale)
     return _gemm_rates(out) if "m" in out else _sum_rates(out)
 
-
 def _gemm_rates(out):
     """A GEMM row's rates from its new times: 2 M N K FLOP."""
     flop = 2.0 * _num(out["m"]) * _num(out["n"]) * _num(out["k"])
@@ -142,7 +137,6 @@ def _gemm_rates(out):
         out["pct_fp32_peak"] = _fmt(100 * _num(out["gflops"]) / GPU["fp32_peak_gflops"])
         out["cublas_pct_fp32_peak"] = _fmt(100 * _num(out["cublas_gflops"]) / GPU["fp32_peak_gflops"])
     return out
-
 
 def _sum_rates(out):
     """A sum's rates from its new times: the bytes each moves over its time."""
@@ -162,7 +156,6 @@ def _sum_rates(out):
         out["pct_read"] = _fmt(100 * _num(out["read_ms_median"]) / ms)
     return out
 
-
 def _rewrite_ncu(r):
     out = {k: _fmt(_num(v) * NCU_FACTOR) if _num(v) is not None and k not in (
         "stage", "variant", "n_or_size", "kernel", "grid", "block", "launch__registers_per_thread") else v
@@ -176,7 +169,6 @@ def _rewrite_ncu(r):
     if out["stall_1"] == r.get("stall_2"):
         out["stall_2"] = r.get("stall_1", "")  # the measured top stall takes second place
     return out
-
 
 def write(src, dst):
     """Writes the synthetic results set into dst from the measured one in src."""

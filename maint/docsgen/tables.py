@@ -9,7 +9,7 @@ from ..tests.check_try_file import CASES
 from scripts.run import cpu_lines, ladder_lines
 from scripts.stages import all_regimes, combine_stage, combines, gemm_stage, ladder_stages, reduce_stages, row_label, stage_file
 from scripts.tries import experiments, try_lines
-from .base import (docs_path, f, helper, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
+from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
 from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak, handoff_by_n,
@@ -17,7 +17,6 @@ from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by,
 from .sources import padded
 
 CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
-
 
 def cell(r, spec):
     """One cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
@@ -33,10 +32,8 @@ def cell(r, spec):
         return value
     return format(f(value) * float(scale) if op == "*" else f(value) / float(scale) if op == "/" else f(value), fmt)
 
-
 def kernel_name(r):
     return f"{r['stage']} ({r['variant']})"
-
 
 CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}  # CUB's names
 PROFILE = {"kernel (first launch)": kernel_name, "µs": "ns/1e3:.1f", "DRAM % of peak": "dram_pct:.1f",
@@ -86,8 +83,6 @@ TABLES = {
         "per multiply-add": lambda r: f"{f(r[NCU_SHORT['ffma']]) / int(r['n_or_size']) ** 3:.2f}"}, None),
 }
 
-
-@helper
 def table(name, data=None):
     """A Markdown table of result rows, as TABLES names its columns: data the rows (default: its result file's), or
     the profiled kernels [(stage, variant), ...]."""
@@ -95,8 +90,6 @@ def table(name, data=None):
     data = [select("ncu", stage=d[0], variant=d[1]) if isinstance(d, tuple) else d for d in data or rows(file)]
     return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
 
-
-@helper
 def ladder_table():
     """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
     _, body, refs = ladder_lines(rows("ladder"))
@@ -111,8 +104,6 @@ def ladder_table():
     return md_table(["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                      "% of peak", "% of read", "× prev", "× CUB"], out)
 
-
-@helper
 def stage_table(stage):
     """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
     against 01's only regime, tree) is marked *, as in ./ladder run's table."""
@@ -134,15 +125,11 @@ def stage_table(stage):
     return table + (f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
                     if crossed else "")
 
-
-@helper
 def try_table(name):
     data = rows(name)
     headers, body = try_lines(data, "gflops" in data[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
 
-
-@helper
 def mutant_table():
     body = [[f"`{m.name}`", link(m.stage), m.bug, "none (not run: compiled for sm_90 and read)" if m.expect == "sass"
              else f"`{m.args}`" if m.args else "none (the default run)", caught_by(r, m), r["verdict"],
@@ -150,13 +137,10 @@ def mutant_table():
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
 
-
 def gbps_cell(v):
     """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
     return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
 
-
-@helper
 def sweep_table(step=2):
     """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
     07's default-combine run; "-" where a stage was not run at that size."""
@@ -172,8 +156,6 @@ def sweep_table(step=2):
             for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
-
-@helper
 def probe_table(regime):
     data = rows(f"probe_{regime}")
     blocks = sorted({int(r["block"]) for r in data})
@@ -183,8 +165,6 @@ def probe_table(regime):
         body.append([label, *[f"**{by[b]:.0f}**" if b == max(by, key=by.get) else f"{by[b]:.0f}" for b in blocks]])
     return md_table(["stage", *[str(b) for b in blocks]], body)
 
-
-@helper
 def small_n_table():
     by = {c: sweep_07(c) for c in combines(combine_stage())}
     body = [[pow2(n), a["grid"] if a["grid"] != "1" else f"1 × {a['threads']} threads",
@@ -194,8 +174,6 @@ def small_n_table():
     return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
                      "atomic % of read"], body)
 
-
-@helper
 def flush_before_hold():
     """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
     21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
@@ -205,8 +183,6 @@ def flush_before_hold():
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 
-
-@helper
 def handoff_table():
     """07's handoff sweep: per n, atomic, last-block and the handoff in µs, the read-only kernel as the handoff's
     process timed it, the handoff's speed as % of that, and its time against atomic's. Where 07 runs one block (grid
@@ -223,22 +199,16 @@ def handoff_table():
                      "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
                      "handoff against atomic"], body)
 
-
-@helper
 def cpu_table():
     """The table ./ladder run prints under the ladder: the CPU's sums, the copy, 01 and 07 alone and after it."""
     return md_table(*cpu_lines(rows("cpu"), rows("ladder")))
 
-
-@helper
 def accuracy_table(ulps=False):
     """The relative error (or the error in ulps) of every stage, CUB and the CPU's float sums, against n."""
     series = accuracy_ulps() if ulps else accuracy_series()
     return md_table(["n", *series], [[pow2(n), *[format(s[n], ".2f" if ulps else ".1e") if n in s else ""
                                                  for s in series.values()]] for n in accuracy_sizes()])
 
-
-@helper
 def bound_table():
     """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
     sum, against the CPU loop's worst case n u."""
@@ -247,11 +217,8 @@ def bound_table():
                         for s in reduce_stages()], f"{n * 2.0 ** -24:.1e}"] for n in accuracy_sizes()]
     return md_table(["n", *reduce_stages(), "CPU float loop, n u"], body)
 
-
 ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]  # the edges of the error study's columns
 
-
-@helper
 def error_study_table():
     """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
     study, edges = error_study(), [0.0] + ERROR_BINS
@@ -270,8 +237,6 @@ def error_study_table():
     return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
                     body, ["---"] + ["---:"] * (6 + len(heads)))
 
-
-@helper
 def gemm_table(stage, tile="16", sizes=None):
     """Each size of the GEMM stage at one tile: the tiled kernels, then the naive kernel and cuBLAS."""
     data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
@@ -289,8 +254,6 @@ def gemm_table(stage, tile="16", sizes=None):
                      f"{f(r['cublas_gflops']):.0f}", "100.0", f"{f(r['naive_ms_median']) / f(r['cublas_ms_median']):.2f}"])
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
 
-
-@helper
 def roofline_table():
     """Every reduce stage (stream, 07 atomic) at 0.25 FLOP per byte and every GEMM kernel at 4096³, against the roof."""
     points = [(r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"]))
@@ -305,15 +268,11 @@ def roofline_table():
                      which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
 
-
-@helper
 def gemm_profile_table(stage):
     """Nsight Compute's view of the tiled GEMM, the naive kernel and cuBLAS, with their pipes and FFMAs."""
     cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
     return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
 
-
-@helper
 def ncu_metrics_table():
     """Every counter ./maint/do profile keeps, as ncu.csv's columns and the tables call it, beside its ncu metric."""
     body = [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS]
@@ -321,16 +280,12 @@ def ncu_metrics_table():
                  "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"])
     return md_table(["what the pages say", "`ncu` metric"], body, ["---", "---"])
 
-
-@helper
 def own_cases_table():
     """Every planted copy of 05 that the test try_file hands to ./ladder try, and what the report must then say."""
     return md_table(["copy of 05", "the report must hold", "exit status"],
                     [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
                      for name, _, allowed, wanted in CASES], ["---"] * 3)
 
-
-@helper
 def stage_list():
     """One row per stage (its folder, in order): the stage, the one change its file's first line names, its page."""
     body = []
@@ -340,13 +295,10 @@ def stage_list():
         body.append([f"`{stage}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", summary), link(stage)])  # code as code
     return md_table(["stage", "the one change", "page"], body, ["---", "---", "---"])
 
-
 def profile_command(stage, variant):
     """The command that repeats one profile row, in a code block."""
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
 
-
-@helper
 def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./maint/do profile
     measured the patched build, the profiler rows beside the file's."""
@@ -370,8 +322,6 @@ def experiments_section(stage):
                     table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
     return "\n".join(out)
 
-
-@helper
 def evidence(stage, cases, command=None, extra=""):
     """The folded evidence of a stage page, off the reader's path: the host run of the stage's code against Nsight
     Compute's counters (model_check), the profiler's rows of `cases`, the ncu command for `command` (a (stage, variant)
