@@ -8,7 +8,7 @@ import pathlib
 import re
 import types
 
-from scripts.stages import combine_stage, combines, describe, ladder_stages, reduce_stages
+from scripts.stages import combine_stage, combines, describe, reduce_stages
 from scripts.tries import variant_target
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ not_measured = set()  # what a rendering found missing, reported by --check
 _cache = {}
 
 def missing(note):
-    """Records what a page will say is not measured yet, and raises NotMeasured."""
+    """Notes what a page will say is not measured yet, and raises NotMeasured."""
     not_measured.add(note)
     raise NotMeasured(note)
 
@@ -69,9 +69,7 @@ def use_results(directory):
     state.results = pathlib.Path(directory)
     _cache.clear()
 
-def default_combine(r):
-    """Whether a result row is its stage at the stage's default combine (the first its stage file lists)."""
-    return r["combine"] == combines(r["stage"])[0]
+def default_combine(r): return r["combine"] == combines(r["stage"])[0]  # its stage file's first
 
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
 # regime, its one launch, and stands in both; 07 at its default combine, atomic).
@@ -105,7 +103,6 @@ def rows(name):
     return _cache[name]
 
 def measured(name):
-    """Whether a result file exists and holds a row."""
     path = state.results / f"{name}.csv"
     return path.exists() and len(path.read_text().splitlines()) > 1
 
@@ -116,7 +113,6 @@ def meta():
     return json.loads(path.read_text())
 
 def stage_rows(name, stage):
-    """A stage's rows of a result file; NotMeasured if it has none."""
     return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
 
 def select(name, **match):
@@ -128,8 +124,7 @@ def select(name, **match):
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
 
-def f(value):
-    return float(value)
+def f(value): return float(value)
 
 def num(name, field, fmt=".1f", **match):
     """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
@@ -138,6 +133,11 @@ def num(name, field, fmt=".1f", **match):
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+def size_value(text):
+    """'2^24' or '16777216' -> 16777216."""
+    base, _, exp = str(text).partition("^")
+    return int(base) ** int(exp) if exp else int(base)
 
 def and_list(items):
     """'a', 'a and b', 'a, b and c'."""
@@ -149,18 +149,10 @@ def value_range(values):
     lo, hi = min(values, key=float), max(values, key=float)
     return lo if lo == hi else f"{lo}–{hi}"
 
-def size_value(text):
-    """'2^24' or '16777216' -> 16777216."""
-    base, _, exp = str(text).partition("^")
-    return int(base) ** int(exp) if exp else int(base)
-
 def sizes(name, **match):
-    """The sizes n a result file holds, in order."""
     return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
 
-def sizes_of(name, **match):
-    """The sizes n of a result file as a sentence gives them: '2^20, 2^24, 20000000 and 2^28'."""
-    return and_list(pow2(n) for n in sizes(name, **match))
+def sizes_of(name, **match): return and_list(pow2(n) for n in sizes(name, **match))  # '2^20, 2^24, 20000000 and 2^28'
 
 def md_table(headers, body, align=None):
     lines = [headers, align or ["---"] + ["---:"] * (len(headers) - 1)] + [[str(c) for c in r] for r in body]
@@ -183,8 +175,7 @@ def constant(file, name):
     v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
     return int(v) if float(v).is_integer() else v
 
-def oracle_constant(name):
-    return constant("common/oracle.hpp", name)
+def oracle_constant(name): return constant("common/oracle.hpp", name)
 
 def tail_exponent(name):
     """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
@@ -196,31 +187,13 @@ def tail_probability(name):
     exponent = math.floor(math.log10(value))
     return f"{math.ceil(round(value / 10 ** exponent * 10, 9)) / 10:.1f}·10<sup>−{-exponent}</sup>"
 
-def option(program, flag):
-    """One option of the program, as its --describe gives it."""
-    return next(o for o in describe(program)["options"] if flag in o["flags"])
+# A program's options as its --describe gives them: default_of(GEMM, "--tile").
+def option(program, flag): return next(o for o in describe(program)["options"] if flag in o["flags"])
+def default_of(program, flag): return option(program, flag)["default"]
+def combine_default(): return combines(combine_stage())[0]  # 'atomic', the first the combine stage lists
+def patch_target(stage, patch): return variant_target(stage, pathlib.Path(patch).stem)  # what ./ladder try builds
 
-def default_of(program, flag):
-    """A program's default for one of its options, as its --describe gives it: default_of(GEMM, "--tile")."""
-    return option(program, flag)["default"]
-
-def combine_default():
-    """The default combine of the stage that has several (the first its stage file lists): 'atomic'."""
-    return combines(combine_stage())[0]
-
-def patch_target(stage, patch):
-    """The program ./ladder try builds for an experiment's patch."""
-    return variant_target(stage, pathlib.Path(patch).stem)
-
-def docs_path(target):
-    """A path under docs/ as the page being rendered links it."""
-    return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target
-
-def link(stage):
-    return f"[{stage}]({'' if state.page_dir == 'stages' else docs_path('stages/')}{stage}.md)"
-
-def img(name, alt):
-    return f"![{alt}]({docs_path('img/' + name)})"
-
-def stage_links():
-    return ", ".join(link(s) for s in ladder_stages())
+# Links as the page being rendered writes them.
+def docs_path(target): return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target
+def link(stage): return f"[{stage}]({'' if state.page_dir == 'stages' else docs_path('stages/')}{stage}.md)"
+def img(name, alt): return f"![{alt}]({docs_path('img/' + name)})"

@@ -97,8 +97,7 @@ def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tre
 def try_vs_file(name, stage="01_naive", regime="tree"):
     return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
 
-def flush_rows(n):
-    return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
+def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
 def flush_compare(file, n):
     """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""

@@ -17,8 +17,7 @@ from .base import (and_list, constant, default_combine, DocsError, f, meta, not_
 def ncu_value(stage, variant, metric):
     return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 
-def ncu(stage, variant, metric, fmt=",.0f"):
-    return format(ncu_value(stage, variant, metric), fmt)
+def ncu(stage, variant, metric, fmt=",.0f"): return format(ncu_value(stage, variant, metric), fmt)
 
 def ncu_ratio(stage, variant, a, b, fmt=".2f"):
     return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
@@ -26,20 +25,17 @@ def ncu_ratio(stage, variant, a, b, fmt=".2f"):
 def conflict_count(stage, variant):
     return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
 
-def conflicts(stage, variant):
-    return f"{conflict_count(stage, variant):,.0f}"
+def conflicts(stage, variant): return f"{conflict_count(stage, variant):,.0f}"
 
 def ncu_change(stage_a, stage_b, variant, metric, variant_b=None):
     """How much a counter falls (or rises) from one profiled kernel to another: '16% fewer' / '3% more'."""
     a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant_b or variant, metric)
     return f"{abs(100 * (b - a) / a):.0f}% {'fewer' if b < a else 'more'}"
 
-
 def stalls(stage, variant, k=3):
     """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
     return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1) if r.get(f"stall_{i}"))
-
 
 # What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
 STALL_MEANING = {
@@ -53,47 +49,34 @@ STALL_MEANING = {
     "no_instruction": "waiting for instructions to be fetched", "drain": "draining its stores at exit",
 }
 
-
 def stall_meaning(stage, variant):
     reason = select("ncu", stage=stage, variant=variant)["stall_1"]
     return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
-
 
 def profiled_cases(gemm_variants):
     """Every reduce stage profiled, in each regime it has, then the GEMM variants."""
     return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
         [(gemm_stage(), v) for v in gemm_variants]
 
-
 # ---- 07 at small n: the size sweep's rows of every combine --------------------------------------------------------
 
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
 
-
 def sweep_07(combine):
     return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == combine_stage() and r["combine"] == combine}
 
-def us(r, field="ms_median"):
-    return 1e3 * f(r[field])
-
-def one_block_sizes():
-    return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
+def us(r, field="ms_median"): return 1e3 * f(r[field])
+def one_block_sizes(): return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
 
 def combine_sizes(hi=SMALL_N_MAX):
     return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
 
-def floor_us(field):
-    return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
-
-def x_cub(combine):
-    return [f(r["x_cub"]) for r in sweep_07(combine).values()]
-
-def sweep_span():
-    return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
+def floor_us(field): return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
+def x_cub(combine): return [f(r["x_cub"]) for r in sweep_07(combine).values()]
+def sweep_span(): return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
 
 def pct_read_range(combine, sizes):
     return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
-
 
 def us_range(combine, sizes, field="ms_median", less=None):
     """The range of 07's times at these sweep sizes in µs: one column of a combine's rows (combine "all": of every
@@ -104,12 +87,10 @@ def us_range(combine, sizes, field="ms_median", less=None):
     return value_range([f"{value(c, n):.2f}" for c in (combines(combine_stage()) if combine == "all" else [combine])
                         for n in sizes]) + " µs"
 
-
 def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
     return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
-
 
 # ---- time per block in the tree regime: the combines', and the probe's stages' ------------------------------------
 
@@ -124,9 +105,7 @@ def per_block_ns(stage, block):
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
 
-def per_block_range(stages, block):
-    return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
-
+def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
 
@@ -137,19 +116,14 @@ def probe_rank(stage, regime, which="best"):
 def probe_best_line(regime):
     return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}")))
 
-def sweep_max(stage, fmt=".1f"):
-    return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
-
-def sweep_max_range(stages):
-    return value_range([sweep_max(s, ".0f") for s in stages])
-
+def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
+def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
 
 def sweep_best_n(stage, fmt=".1f"):
     """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
     data = stage_rows("sweep", stage)
     best = max(format(f(r["pct_peak"]), fmt) for r in data)
     return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
-
 
 def sweep_reach():
     """How far the sweep goes: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
@@ -158,13 +132,11 @@ def sweep_reach():
         top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
     return ", ".join(f"up to {pow2(n)} for {and_list(s for s in top if top[s] == n)}" for n in sorted(set(top.values())))
 
-
 def stream_grid_line():
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
     grids = ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: "
                       f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
     return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
-
 
 def best_read():
     """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
@@ -175,18 +147,14 @@ def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.1f}–{max(vals):.1f}%"
 
-def median_of(name, field):
-    return statistics.median(f(r[field]) for r in rows(name))
+def median_of(name, field): return statistics.median(f(r[field]) for r in rows(name))
 
 def stages_with(regime, only=False):
     return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
-
 # ---- accuracy --------------------------------------------------------------------------------------------------
 
-def accuracy_sizes():
-    return sorted({int(r["n"]) for r in rows("accuracy")})
-
+def accuracy_sizes(): return sorted({int(r["n"]) for r in rows("accuracy")})
 
 def accuracy_series():
     """{name: {n: relative error}} for every stage, CUB (timed in the combine stage's process) and the CPU's sums."""
@@ -198,7 +166,6 @@ def accuracy_series():
         out[name] = {int(r["n"]): relative_error(r, column, "exact") for r in rows("accuracy_cpu")}
     return out
 
-
 def accuracy_ulps():
     """{name: {n: error in ulps of the float nearest the exact sum}}."""
     exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
@@ -209,19 +176,14 @@ def stage_error_range(n):
     vals = [accuracy_series()[s][n] for s in reduce_stages() if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
-def bound_ratios():
-    return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
-
-def quantile(values, q):
-    return sorted(values)[int(q * (len(values) - 1))]
-
+def bound_ratios(): return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
+def quantile(values, q): return sorted(values)[int(q * (len(values) - 1))]
 
 def loop_gap_start():
     """The n from which on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series, sizes = accuracy_series(), accuracy_sizes()
     gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in reduce_stages() if s in series)]
     return next((pow2(n) for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
-
 
 def error_study():
     """The error study (error_bound.csv): every judged error over bound, by stage and in all, the signed errors (error
@@ -241,7 +203,6 @@ def error_study():
             "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
             "p99": quantile(every, 0.99), "max": max(every)}
 
-
 # ---- GEMM ------------------------------------------------------------------------------------------------------
 
 def gemm_other_tiles():
@@ -251,42 +212,32 @@ def gemm_other_tiles():
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
 
-def ncu_size(stage, variant):
-    return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
+def ncu_size(stage, variant): return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
 
 def ffma_per_shared_load(stage, variant):
     return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 
-def naive_dram_ratio(stage):
-    return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
-
-def gemm_ffma_per_mac(stage, variant):
-    return ncu_value(stage, variant, "ffma") / ncu_size(stage, variant) ** 3
+def naive_dram_ratio(stage): return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
+def gemm_ffma_per_mac(stage, variant): return ncu_value(stage, variant, "ffma") / ncu_size(stage, variant) ** 3
 
 def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
 
-def fp32_peak():
-    return f(rows("gemm")[0]["fp32_peak_gflops"])
-
+def fp32_peak(): return f(rows("gemm")[0]["fp32_peak_gflops"])
 
 def gemm_per_warp_step(stage, variant, metric):
     """A counter of a profiled tiled GEMM per warp-step: blocks × warps a block × K / tile (square size)."""
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
 
-
 # ---- the CPU beside the ladder, and the handoff experiment -------------------------------------------------------
 
-def ms(r):
-    return f"{f(r['ms_median']):.3f} ms"
-
+def ms(r): return f"{f(r['ms_median']):.3f} ms"
 
 def after_copy(stage):
     """The stage's row beside the CPU's with the copy's time added to its median, fastest and slowest repetition."""
     k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
     return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
-
 
 def handoff_by_n():
     """07's handoff sweep: {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}."""
@@ -295,16 +246,13 @@ def handoff_by_n():
         out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
     return out
 
-
-def pct_read(r):
-    return 100 * us(r, "read_ms_median") / us(r)
+def pct_read(r): return 100 * us(r, "read_ms_median") / us(r)
 
 def handoff_combined(lo, hi):
     return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 
 def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
-
 
 # ---- the planted bugs (maint/mutants.py) and what caught them (mutants.csv) -----------------------------------------
 
@@ -317,7 +265,6 @@ CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "prob
                "canary": "the canary (the poison around what a launch may write)",
                "rate": "the rate against the theoretical peak"}
 
-
 def caught_by(r, m):
     """Which check caught a mutant: racecheck, the machine code, or the part of the default check its line names."""
     if m.expect in ("racecheck", "sass"):
@@ -327,14 +274,12 @@ def caught_by(r, m):
     part = FAILED_CHECK.match(r["line"])
     return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
 
-
 def mutant_results():
     """The planted bugs with their measured rows; one without (added since the last ./maint/do measure) is noted as
     not measured yet, and the results of a mutant the table no longer has are left out."""
     measured = {r["mutant"]: r for r in rows("mutants")}
     not_measured.update(f"planted bug {m.name}: no row in docs/results/mutants.csv" for m in MUTANTS if m.name not in measured)
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
-
 
 def mutant_caught_by(name):
     """The check that caught a planted bug ('the exact check'); the docs fail where it got through."""
@@ -343,12 +288,10 @@ def mutant_caught_by(name):
             return caught_by(r, m).removeprefix("default check: ")
     raise DocsError(f"a page says which check caught {name}, which mutants.csv does not record as caught")
 
-
 def mutant_verdict(name):
     r = select("mutants", mutant=name)
     how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
     return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
-
 
 def mutant_counts():
     """The planted bugs the default run must catch, the races and the machine-code bugs, each with how many were
@@ -360,7 +303,6 @@ def mutant_counts():
             "race": [f"`{r['mutant']}`" for r in of["racecheck"]], "race_caught": caught["racecheck"],
             "sass": len(of["sass"]), "sass_caught": caught["sass"],
             "missed": [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]}
-
 
 # ---- where and how the results were measured -------------------------------------------------------------------
 
@@ -392,7 +334,6 @@ def clock_summary():
     s["mem_attribute"] = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})  # what the peak is computed from
     return s
 
-
 def provenance():
     """The GPU, driver and toolkit, the commit and the command the results come from, with the clocks they ran at."""
     m, s = meta(), clock_summary()
@@ -418,7 +359,6 @@ def provenance():
             f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
             f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
             f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{parts}{clocks}{profiled}")
-
 
 def first_builds():
     """docs/results/first_build.json: one record, or a list of them, each written by a first ./ladder build (copy

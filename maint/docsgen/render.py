@@ -1,5 +1,5 @@
-"""Rendering: the templates are Jinja2 over Markdown and may call what the modules mark @helper; each page links a
-term of docs/glossary.md where it first uses it."""
+"""Rendering: the templates are Jinja2 over Markdown, whose placeholders call the helpers; each page links a term of
+docs/glossary.md where it first uses it."""
 import inspect
 import pathlib
 import re
@@ -27,26 +27,12 @@ class NotMeasuredValue:
     """What a helper gives a template where its results are missing (NotMeasured): it prints as *not measured yet*,
     is false as a condition, compares false, and stays itself through indexing, arithmetic and format(), so a page
     says "not measured yet" where the number would be and asserts nothing that rests on it."""
+    __str__ = __format__ = lambda self, *spec: NOT_MEASURED  # noqa: E731
+    __bool__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = lambda self, *other: False  # noqa: E731
+    __len__, __iter__, __hash__ = lambda self: 0, lambda self: iter(()), object.__hash__  # noqa: E731
 
-    def __str__(self):
-        return NOT_MEASURED
-
-    def _self(self, *args, **kwargs):
-        return self
-
-    def _false(self, other):
-        return False
-
-    __format__ = lambda self, spec: NOT_MEASURED  # noqa: E731
-    __bool__ = lambda self: False  # noqa: E731
-    __len__ = lambda self: 0  # noqa: E731
-    __iter__ = lambda self: iter(())  # noqa: E731
-    __getitem__ = __getattr__ = __call__ = _self
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _self
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __neg__ = _self
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _false
-    __hash__ = object.__hash__
-
+for _name in "getitem getattr call add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv pow rpow neg".split():
+    setattr(NotMeasuredValue, f"__{_name}__", lambda self, *args, **kwargs: self)
 NM = NotMeasuredValue()
 
 def template_helper(fn):
@@ -87,8 +73,7 @@ def squeeze_blank_lines(text):
             out.append(line)
     return "\n".join(out)
 
-def render(template):
-    return render_text(template.read_text(), template.relative_to(TEMPLATES))
+def render(template): return render_text(template.read_text(), template.relative_to(TEMPLATES))
 
 def render_text(text, rel):
     """A template's text rendered as the page docs/templates/<rel> would be."""

@@ -59,8 +59,7 @@ def sass_span(stage, start, end, last=False):
     after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
     return lines[a:(after[-1] if last else after[0]) + 1]
 
-def sass(stage, start, end, last=False):
-    return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
+def sass(stage, start, end, last=False): return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
 
 def lds_predicated(stage):
     """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
@@ -88,8 +87,7 @@ def gemm_lds(stage, tile, pad):
 
 # ---- the sanitizers' and ./ladder try's saved reports --------------------------------------------------------------
 
-def racecheck():
-    return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
+def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
 
 def memcheck():
     """docs/results/memcheck.txt, the output of ./maint/do measure's compute-sanitizer memcheck runs of 06, each

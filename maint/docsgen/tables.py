@@ -32,8 +32,7 @@ def cell(r, spec):
         return value
     return format(f(value) * float(scale) if op == "*" else f(value) / float(scale) if op == "/" else f(value), fmt)
 
-def kernel_name(r):
-    return f"{r['stage']} ({r['variant']})"
+def kernel_name(r): return f"{r['stage']} ({r['variant']})"
 
 CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}  # CUB's names
 PROFILE = {"kernel (first launch)": kernel_name, "µs": "ns/1e3:.1f", "DRAM % of peak": "dram_pct:.1f",
