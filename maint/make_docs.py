@@ -1,11 +1,8 @@
 """./maint/do docs: builds docs/ and README.md from docs/templates/ (Markdown rendered with Jinja2, whose placeholders
-call the helpers of maint/docsgen/) and the result files in docs/results/ (written on a GPU by `./maint/do measure`).
-Every number and chart in the docs comes from those files; nothing is typed by hand.
-
-  ./maint/do docs               render the pages, draw the charts (charts need matplotlib)
-  ./maint/do docs --check       fail if a page differs from what the templates and results give, or fails a check of
-                                maint/docsgen/checks.py or charts.py (standard library only: this is a CPU test)
-  ./maint/do docs --self-test   plant wrong claims and demand that the checks catch each"""
+call the helpers of maint/docsgen/) and the result files in docs/results/ (written on a GPU by `./maint/do measure`);
+every number and chart comes from those files. --check fails where a page differs from its rendering or fails a check
+of maint/docsgen/checks.py or charts.py (standard library only: a CPU test); --self-test plants wrong claims, pages
+and charts and demands that the checks catch each."""
 import difflib
 import pathlib
 import re
@@ -14,8 +11,8 @@ import tempfile
 
 from .diagrams import stale_diagrams, write_diagrams
 from .docsgen import synthetic_gpu
-from .docsgen.base import (CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, ROOT, rows, select, state,
-                           TEMPLATES, use_results)
+from .docsgen.base import CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, ROOT, rows, select, state, \
+    TEMPLATES, use_results
 from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
 from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
                              hardware_literals, layout_problems, length_problems, lint_rendered, lint_template,
@@ -26,41 +23,45 @@ from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
 def caught(check, *args):
-    """What a check says of a planted fault: its problems, or the DocsError it raises ([] if it raises none)."""
+    """A check's problems with a planted fault, or the DocsError it raises ([] if neither)."""
     try:
         return check(*args)
     except DocsError as e:
         return [str(e)]
 
-def self_test():
-    """Plants wrong claims, pages and charts; exit 0 only if every check catches its own."""
-    facts = hardware_literals()
-    sms, grid = str(meta()["sms"]), next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
-    planted = {
-        "a typed SM count": lint_template("planted.md", f"The GPU has {sms} SMs.", facts),
-        "a typed grid": lint_template("planted.md", f"The stream grid is {grid} blocks.", facts),
-        "a typed comparative": lint_template("planted.md", "03 is faster than 02 in the tree regime.", facts),
-        # a's median inside b's range, b's above every one of a's repetitions: told apart from b's side only
-        "a difference seen from one side only": [] if distinct(
-            {"ms_median": "1.0", "ms_min": "0.9", "ms_max": "1.3"},
-            {"ms_median": "1.35", "ms_min": "0.95", "ms_max": "1.4"}) != -1 else ["told apart"],
-    }
+def with_results(directory, fn):
+    """fn() while the pages render from the result files in directory."""
     real = state.results
+    use_results(directory)
+    try:
+        return fn()
+    finally:
+        use_results(real)
+
+def self_test():
+    facts, planted = hardware_literals(), {}
+    grid = next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
+    planted["a typed SM count"] = lint_template("planted.md", f"The GPU has {meta()['sms']} SMs.", facts)
+    planted["a typed grid"] = lint_template("planted.md", f"The stream grid is {grid} blocks.", facts)
+    planted["a typed comparative"] = lint_template("planted.md", "03 is faster than 02 in the tree regime.", facts)
+    # a's median inside b's range, b's above every one of a's repetitions: told apart from b's side only
+    planted["a difference seen from one side only"] = [] if distinct(
+        {"ms_median": "1.0", "ms_min": "0.9", "ms_max": "1.3"}, {"ms_median": "1.35", "ms_min": "0.95", "ms_max": "1.4"}
+    ) != -1 else ["told apart"]
+
+    def on_the_synthetic_gpu():
+        ms = [f(select("ladder_tree", stage=s)["ms_median"]) for s in ("02_grid_stride", "03_padding")]
+        planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", f"03 runs {ms[0] / ms[1]:.2f}× faster.")
+        text = outside_code("The stream grid is {} blocks.".format(grid))  # a helper returning a constant
+        planted["a fact hard-coded in a helper"] = [x for x in facts if re.search(FACT.format(re.escape(x)), text)]
+        page, words = synthetic_gpu.GUARDED[1]
+        text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
+        planted["a causal sentence false on the synthetic GPU"] = [
+            p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic" in p]
     with tempfile.TemporaryDirectory() as tmp:
-        synthetic_gpu.write(real, pathlib.Path(tmp))
-        use_results(tmp)
-        try:
-            ms = [f(select("ladder_tree", stage=s)["ms_median"]) for s in ("02_grid_stride", "03_padding")]
-            planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", f"03 runs {ms[0] / ms[1]:.2f}× faster than 02.")
-            text = outside_code("The stream grid is {} blocks.".format(grid))  # a helper returning a constant
-            planted["a fact hard-coded in a helper"] = [x for x in facts if re.search(FACT.format(re.escape(x)), text)]
-            page, words = synthetic_gpu.GUARDED[1]
-            text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
-            planted["a causal sentence false on the synthetic GPU"] = [
-                p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic GPU" in p]
-        finally:
-            use_results(real)
-    planted["a stage without results"] = stage_without_results(real)
+        synthetic_gpu.write(state.results, pathlib.Path(tmp))
+        with_results(tmp, on_the_synthetic_gpu)
+    planted["a stage without results"] = stage_without_results()
     data = chart_data("ladder.png")
     tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
     data["marks"].append(dict(tree01, series="stream regime", col=3))  # 01's tree value drawn as a stream bar
@@ -83,26 +84,26 @@ def self_test():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
     return 0 if all(planted.values()) else 1
 
-def stage_without_results(real):
+def stage_without_results():
     """The pages rendered from results without one stage's rows, as when a rung is added: each note of what is not
-    measured, where the README says so (empty, and the rendering's error printed, if it dies)."""
+    measured, where a page says so (empty, and the rendering's error printed, if it dies)."""
     stage = reduce_stages()[len(reduce_stages()) // 2]
+
+    def notes():
+        texts = "".join(render(t) for t in pages().values())
+        return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
     with tempfile.TemporaryDirectory() as tmp:
-        for path in real.iterdir():
-            text = path.read_text()
-            if path.suffix == ".csv":
-                text = "\n".join(l for l in text.split("\n") if not l.startswith(stage + ","))
-            (pathlib.Path(tmp) / path.name).write_text(text)
-        use_results(tmp)
+        for path in state.results.iterdir():
+            lines = path.read_text().split("\n")
+            (pathlib.Path(tmp) / path.name).write_text("\n".join(
+                l for l in lines if path.suffix != ".csv" or not l.startswith(stage + ",")))
         not_measured.clear()
         try:
-            texts = "".join(render(t) for t in pages().values())
-            return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
+            return with_results(tmp, notes)
         except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
             print(f"docs self-test: rendering without {stage}'s results failed: {type(e).__name__}: {e}")
             return []
         finally:
-            use_results(real)
             not_measured.clear()
 
 def main(a):

@@ -13,16 +13,13 @@ def said(phrase):
     SAID.add(phrase)
     return phrase
 
-def times(r, prefix=""):
-    """A row's median time and, where it records them, its fastest and slowest repetition (None where not)."""
+def times(r, prefix=""):  # a row's median, fastest and slowest repetition (None where it has no spread)
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
 
 def distinct(a, b, a_prefix="", b_prefix=""):
     """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
-    a; 1 if slower, the same the other way round; 0 if neither median lies outside the other run's range ("the same
-    within noise", as the glossary defines it) or a row has no spread. The one test behind every "faster", "slower"
-    and "the same within noise" in the docs, in both directions. A min-max overlap alone would call two runs the
-    same whenever one repetition of each strays."""
+    a; 1 if slower, the same the other way round; 0 if neither ("the same within noise", the glossary's words) or a
+    row has no spread. The one test behind every "faster", "slower" and "the same within noise" in the docs."""
     (m_a, lo_a, hi_a), (m_b, lo_b, hi_b) = times(a, a_prefix), times(b, b_prefix)
     if None in (lo_a, hi_a, lo_b, hi_b):
         return 0
@@ -45,14 +42,8 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
         return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
     return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
 
-def speedup(view, a, b, other=None):
-    """Row b against row a of a ladder view: speedup("ladder_tree", "02_grid_stride", "03_padding", other="02")."""
-    return compare_rows(select(view, stage=a), select(view, stage=b), other)
-
-def than_cub(name, **match):
-    """A row against CUB, timed in the same process: than_cub("ladder_stream", stage="06_float4")."""
-    r = select(name, **match)
-    return compare_rows(r, r, "CUB", a_prefix="cub_")
+def speedup(view, a, b, other=None): return compare_rows(select(view, stage=a), select(view, stage=b), other)
+def than_cub(name, **match): return compare_rows(select(name, **match), select(name, **match), "CUB", a_prefix="cub_")
 
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
@@ -71,9 +62,8 @@ def steps_line(view, pairs):
     return "; ".join(out)
 
 def time_difference(a, b, other=None, prefix=""):
-    """Row b's median time against row a's (the columns with prefix, e.g. "cub_"), in µs: 'X µs more [than <other>]'
-    or 'X µs less [than <other>]' where the runs' spreads do not overlap, 'the same time [as <other>] within noise
-    (X µs apart)' where they do."""
+    """Row b's median time against row a's (the columns with prefix, e.g. "cub_"): 'X µs more/less [than <other>]' where
+    distinct() tells them apart, else 'the same time [as <other>] within noise (X µs apart)'."""
     d = 1e3 * (f(b[prefix + "ms_median"]) - f(a[prefix + "ms_median"]))
     if distinct(a, b, prefix, prefix) == 0:
         return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
@@ -89,8 +79,7 @@ def per_block_spread_diff(a, b, blocks):
         return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
 
-def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):
-    """A regime's row of an experiment's try results: the file's build ("file") or the patch's ("patch")."""
+def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):  # the "file"'s or the "patch"'s
     return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
                   regime=regime)
 
@@ -99,13 +88,12 @@ def try_vs_file(name, stage="01_naive", regime="tree"):
 
 def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 
-def flush_compare(file, n):
-    """07 with no flush against after a clean flush, at size n, in one of the two flush studies."""
+def flush_compare(file, n):  # 07 with no flush against after a clean flush, in one of the two flush studies
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
 
 def flush_conclusion():
-    """Skipping the flush, size by size, said once per outcome: quicker, slower or the same within noise."""
+    """Skipping the flush against a clean flush, the sizes of each outcome together."""
     groups = {-1: [], 0: [], 1: []}
     for n in sorted({int(r["n"]) for r in rows("flush")}):
         clean, _, none = flush_rows(n)
@@ -114,20 +102,17 @@ def flush_conclusion():
     return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
 
 def handoff_summary(other, lo, hi):
-    """How the handoff's runs compare with `other`'s (atomic or last-block) at each size of its sweep from lo to hi
-    where 07 combines, counted by distinct(): faster, slower, the same within noise (zero counts left out)."""
+    """The handoff against `other` (atomic or last-block) at the sizes from lo to hi where 07 combines, counted by
+    distinct(): faster, slower, the same within noise (zero counts left out)."""
     d = handoff_by_n()
     order = [distinct(d[n]["handoff"], d[n][other]) for n in handoff_combined(lo, hi)]
-    words = [(f"faster than {other}", order.count(-1)), (f"slower than {other}", order.count(1)),
-             (f"the same as {other} {NOISE}", order.count(0))]
-    said_ = [f"{w} at {k}" for w, k in words if k]
-    if len(said_) == 1:
-        return said(f"{said_[0].rsplit(' at ', 1)[0]} at all {len(order)} sizes")
-    return said(", ".join(said_[:-1]) + f" and {said_[-1]} of the {len(order)} sizes")
+    counts = [(words, order.count(k)) for k, words in ((-1, f"faster than {other}"), (1, f"slower than {other}"),
+                                                        (0, f"the same as {other} {NOISE}")) if order.count(k)]
+    if len(counts) == 1:
+        return said(f"{counts[0][0]} at all {len(order)} sizes")
+    return said(and_list(f"{words} at {k}" for words, k in counts) + f" of the {len(order)} sizes")
 
-def which(pred, yes, no):
-    """A word chosen by the data: which(x > y, "above", "below")."""
-    return yes if pred else no
+def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
 
 def largest_step(regime):
     """The stage with the largest × prev in a regime (02 in the stream regime against 01's only regime)."""

@@ -14,28 +14,22 @@ from .base import (and_list, constant, default_combine, DocsError, f, meta, not_
 
 # ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
 
-def ncu_value(stage, variant, metric):
-    return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
-
+def ncu_value(stage, variant, metric): return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 def ncu(stage, variant, metric, fmt=",.0f"): return format(ncu_value(stage, variant, metric), fmt)
-
-def ncu_ratio(stage, variant, a, b, fmt=".2f"):
-    return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
-
-def conflict_count(stage, variant):
-    return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
-
+def ncu_ratio(stage, variant, a, b, fmt=".2f"): return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
+def ncu_size(stage, variant): return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
+def conflict_count(stage, variant): return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
 def conflicts(stage, variant): return f"{conflict_count(stage, variant):,.0f}"
 
 def ncu_change(stage_a, stage_b, variant, metric, variant_b=None):
-    """How much a counter falls (or rises) from one profiled kernel to another: '16% fewer' / '3% more'."""
+    """'16% fewer' / '3% more': a counter from one profiled kernel to another."""
     a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant_b or variant, metric)
     return f"{abs(100 * (b - a) / a):.0f}% {'fewer' if b < a else 'more'}"
 
-def stalls(stage, variant, k=3):
-    """The top warp stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
+def stalls(stage, variant):
+    """The top stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
-    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in range(1, k + 1) if r.get(f"stall_{i}"))
+    return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in (1, 2, 3) if r.get(f"stall_{i}"))
 
 # What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
 STALL_MEANING = {
@@ -54,33 +48,25 @@ def stall_meaning(stage, variant):
     return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
 
 def profiled_cases(gemm_variants):
-    """Every reduce stage profiled, in each regime it has, then the GEMM variants."""
     return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
         [(gemm_stage(), v) for v in gemm_variants]
 
-# ---- 07 at small n: the size sweep's rows of every combine --------------------------------------------------------
+# ---- 07 at small n (the size sweep's rows of every combine), and time per block in the tree regime -----------------
 
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
 
-def sweep_07(combine):
-    return {int(r["n"]): r for r in rows("sweep_all") if r["stage"] == combine_stage() and r["combine"] == combine}
-
+def sweep_07(combine): return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
 def us(r, field="ms_median"): return 1e3 * f(r[field])
 def one_block_sizes(): return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
-
-def combine_sizes(hi=SMALL_N_MAX):
-    return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
-
+def combine_sizes(hi=SMALL_N_MAX): return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
 def floor_us(field): return f"{statistics.median(us(r, field) for r in sweep_07('atomic').values()):.2f} µs"
 def x_cub(combine): return [f(r["x_cub"]) for r in sweep_07(combine).values()]
 def sweep_span(): return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
-
-def pct_read_range(combine, sizes):
-    return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
+def pct_read_range(combine, sizes): return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
 
 def us_range(combine, sizes, field="ms_median", less=None):
-    """The range of 07's times at these sweep sizes in µs: one column of a combine's rows (combine "all": of every
-    combine's), less the read-only kernel's time in the same run (less="read") or another combine's time."""
+    """The range of 07's times at these sizes in µs: a column of a combine's rows (combine "all": of every combine's),
+    less the read-only kernel's time in the same run (less="read") or another combine's time."""
     def value(c, n):
         r = sweep_07(c)[n]
         return us(r, field) - (0 if less is None else us(r, "read_ms_median") if less == "read" else us(sweep_07(less)[n]))
@@ -92,25 +78,20 @@ def first_n_at(combine, pct):
     data = sorted(sweep_07(combine).items())
     return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
 
-# ---- time per block in the tree regime: the combines', and the probe's stages' ------------------------------------
-
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
-
-def per_block_spread(combine, blocks):
-    return f"{min(per_block(combine, b) for b in blocks):.2f}–{max(per_block(combine, b) for b in blocks):.2f} ns"
 
 def per_block_ns(stage, block):
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
 
+def per_block_spread(combine, blocks): return f"{min(per_block(combine, b) for b in blocks):.2f}–{max(per_block(combine, b) for b in blocks):.2f} ns"
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
 
-def probe_rank(stage, regime, which="best"):
-    """The block size at which a stage was fastest ("best") or slowest ("worst") in the probe."""
+def probe_rank(stage, regime, which="best"):  # the block size at which a stage was fastest (or slowest) in the probe
     return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
 
 def probe_best_line(regime):
@@ -119,14 +100,12 @@ def probe_best_line(regime):
 def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
 
-def sweep_best_n(stage, fmt=".1f"):
-    """The sweep sizes at which a stage reached its best % of the peak, as the page prints it (ties all named)."""
+def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its best % of the peak, as printed
     data = stage_rows("sweep", stage)
     best = max(format(f(r["pct_peak"]), fmt) for r in data)
     return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
 
-def sweep_reach():
-    """How far the sweep goes: 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'."""
+def sweep_reach():  # 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'
     top = {}
     for r in rows("sweep"):
         top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
@@ -134,12 +113,10 @@ def sweep_reach():
 
 def stream_grid_line():
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
-    grids = ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: "
-                      f"{r['grid']} ({r['sms']} × {r['blocks_per_sm']})" for r in data)
-    return f"{grids} blocks of {data[0]['block']} threads (SMs × blocks per SM)"
+    return ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: {r['grid']} ({r['sms']} × "
+                     f"{r['blocks_per_sm']})" for r in data) + f" blocks of {data[0]['block']} threads (SMs × blocks per SM)"
 
-def best_read():
-    """The ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)."""
+def best_read():  # the ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
     return row_label(r), f"{f(r['pct_read']):.1f}"
 
@@ -148,13 +125,9 @@ def multiblock_range(n):
     return f"{min(vals):.1f}–{max(vals):.1f}%"
 
 def median_of(name, field): return statistics.median(f(r[field]) for r in rows(name))
-
-def stages_with(regime, only=False):
-    return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
+def stages_with(regime, only=False): return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
 # ---- accuracy --------------------------------------------------------------------------------------------------
-
-def accuracy_sizes(): return sorted({int(r["n"]) for r in rows("accuracy")})
 
 def accuracy_series():
     """{name: {n: relative error}} for every stage, CUB (timed in the combine stage's process) and the CPU's sums."""
@@ -166,8 +139,7 @@ def accuracy_series():
         out[name] = {int(r["n"]): relative_error(r, column, "exact") for r in rows("accuracy_cpu")}
     return out
 
-def accuracy_ulps():
-    """{name: {n: error in ulps of the float nearest the exact sum}}."""
+def accuracy_ulps():  # the same errors in ulps of the float nearest the exact sum
     exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
     return {name: {n: e * exact[n] / 2.0 ** (math.floor(math.log2(exact[n])) - 23) for n, e in pts.items() if n in exact}
             for name, pts in accuracy_series().items()}
@@ -176,6 +148,7 @@ def stage_error_range(n):
     vals = [accuracy_series()[s][n] for s in reduce_stages() if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
 
+def accuracy_sizes(): return sorted({int(r["n"]) for r in rows("accuracy")})
 def bound_ratios(): return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
 def quantile(values, q): return sorted(values)[int(q * (len(values) - 1))]
 
@@ -186,47 +159,36 @@ def loop_gap_start():
     return next((pow2(n) for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
 
 def error_study():
-    """The error study (error_bound.csv): every judged error over bound, by stage and in all, the signed errors (error
-    over sigma), and how many configurations were not judged or failed."""
+    """The error study (error_bound.csv): every judged error over bound, by stage and in all, each error over its sigma
+    (the centring test's), and how many configurations were not judged or failed."""
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped"]
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
-    # error_sigmas (each error over its sigma, for the centring test) came with a later harness than some results
-    sigmas = {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s and r.get("error_sigmas")] for s in reduce_stages()}
-    if not any(sigmas.values()):
-        not_measured.add("the error study's signed errors: docs/results/error_bound.csv has no error_sigmas column")
-    every = [v for vals in by_stage.values() for v in vals]
-    large = 2 ** constant("common/reduce_run.hpp", "kStudyMaxLog2")
-    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged),
-            "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "by_stage": by_stage,
-            "seeds": len({r["seed"] for r in data}), "sigmas": sigmas, "median": quantile(every, 0.5),
+    every, large = [v for vals in by_stage.values() for v in vals], 2 ** constant("common/reduce_run.hpp", "kStudyMaxLog2")
+    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged), "by_stage": by_stage,
+            "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "seeds": len({r["seed"] for r in data}),
+            "sigmas": {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s] for s in reduce_stages()},
             "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
-            "p99": quantile(every, 0.99), "max": max(every)}
+            "median": quantile(every, 0.5), "p99": quantile(every, 0.99), "max": max(every)}
 
 # ---- GEMM ------------------------------------------------------------------------------------------------------
 
-def gemm_other_tiles():
-    tile = option(gemm_stage(), "--tile")
-    return [t for t in tile["values"] if t != tile["default"]]
-
-def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
-    return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
-
-def ncu_size(stage, variant): return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
-
-def ffma_per_shared_load(stage, variant):
-    return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
-
+def fp32_peak(): return f(rows("gemm")[0]["fp32_peak_gflops"])
+def ffma_per_shared_load(stage, variant): return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 def naive_dram_ratio(stage): return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
 def gemm_ffma_per_mac(stage, variant): return ncu_value(stage, variant, "ffma") / ncu_size(stage, variant) ** 3
 
 def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
 
-def fp32_peak(): return f(rows("gemm")[0]["fp32_peak_gflops"])
+def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
+    return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
 
-def gemm_per_warp_step(stage, variant, metric):
-    """A counter of a profiled tiled GEMM per warp-step: blocks × warps a block × K / tile (square size)."""
+def gemm_other_tiles():
+    tile = option(gemm_stage(), "--tile")
+    return [t for t in tile["values"] if t != tile["default"]]
+
+def gemm_per_warp_step(stage, variant, metric):  # per blocks × warps a block × K / tile, of a square size
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
 
@@ -234,22 +196,18 @@ def gemm_per_warp_step(stage, variant, metric):
 
 def ms(r): return f"{f(r['ms_median']):.3f} ms"
 
-def after_copy(stage):
-    """The stage's row beside the CPU's with the copy's time added to its median, fastest and slowest repetition."""
+def after_copy(stage):  # the stage's row the CPU's are compared with, the copy's times added to its own
     k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
     return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
 
-def handoff_by_n():
-    """07's handoff sweep: {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}."""
+def handoff_by_n():  # {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}
     out = {}
     for r in rows("handoff_sweep"):
         out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
     return out
 
 def pct_read(r): return 100 * us(r, "read_ms_median") / us(r)
-
-def handoff_combined(lo, hi):
-    return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
+def handoff_combined(lo, hi): return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 
 def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
@@ -266,7 +224,6 @@ CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "prob
                "rate": "the rate against the theoretical peak"}
 
 def caught_by(r, m):
-    """Which check caught a mutant: racecheck, the machine code, or the part of the default check its line names."""
     if m.expect in ("racecheck", "sass"):
         return {"racecheck": "racecheck", "sass": "the machine code (`scripts/sass.py`)"}[m.expect]
     if "reported a first launch" in r["line"]:
@@ -281,8 +238,7 @@ def mutant_results():
     not_measured.update(f"planted bug {m.name}: no row in docs/results/mutants.csv" for m in MUTANTS if m.name not in measured)
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
 
-def mutant_caught_by(name):
-    """The check that caught a planted bug ('the exact check'); the docs fail where it got through."""
+def mutant_caught_by(name):  # the check that caught a planted bug ('the exact check'); the docs fail if none did
     for m, r in mutant_results():
         if m.name == name and r["verdict"] == "caught":
             return caught_by(r, m).removeprefix("default check: ")
@@ -293,16 +249,13 @@ def mutant_verdict(name):
     how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
     return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
 
-def mutant_counts():
-    """The planted bugs the default run must catch, the races and the machine-code bugs, each with how many were
-    caught, and the names of any that got through."""
+def mutant_counts():  # the bugs the default run must catch, the races and the machine-code bugs, and how many were caught
     every = [r for _, r in mutant_results()]
     of = {kind: [r for r in every if r["expect"] == kind] for kind in ("fail", "racecheck", "sass")}
     caught = {kind: sum(r["verdict"] == "caught" for r in found) for kind, found in of.items()}
-    return {"all": len(every), "check": len(of["fail"]), "caught": caught["fail"],
+    return {"all": len(every), "check": len(of["fail"]), "caught": caught["fail"], "sass": len(of["sass"]),
             "race": [f"`{r['mutant']}`" for r in of["racecheck"]], "race_caught": caught["racecheck"],
-            "sass": len(of["sass"]), "sass_caught": caught["sass"],
-            "missed": [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]}
+            "sass_caught": caught["sass"], "missed": [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]}
 
 # ---- where and how the results were measured -------------------------------------------------------------------
 
@@ -318,7 +271,7 @@ def clock_summary():
         for r in data:
             if not r.get("sm_clock_start_mhz"):
                 if r.get("ms_median"):  # a timed row without clocks: the CPU's, or one from before they were recorded
-                    s["unclocked"][path.stem] = s["unclocked"].get(path.stem, 0) + 1
+                    s["unclocked"][f"{path.stem}.csv"] = s["unclocked"].get(f"{path.stem}.csv", 0) + 1
                 continue
             s["series"] += 1
             s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
@@ -334,31 +287,14 @@ def clock_summary():
     s["mem_attribute"] = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})  # what the peak is computed from
     return s
 
-def provenance():
-    """The GPU, driver and toolkit, the commit and the command the results come from, with the clocks they ran at."""
-    m, s = meta(), clock_summary()
-    clocks = ""
-    if s["series"]:
-        none = s["unclocked"]
-        older = (f" (the {sum(none.values())} timed rows of {and_list(f'{k}.csv' for k in sorted(none))} record none)"
-                 if none else "")
-        clocks = (f" SM clock {s['sm_mhz']}, memory clock {s['mem_mhz']}, read at the first and last repetition of each "
-                  f"timed series{older}" + (f"; **the GPU throttled in {s['throttled']} of {s['series']} series** "
-                                            f"({s['reasons']})." if s["throttled"] else "; no throttling reported."))
-    by = {}  # the parts of ./maint/do measure taken at another commit than the ladder's (--part measures some alone)
+def measure_parts():
+    """The parts of ./maint/do measure taken at another commit than the ladder's (--part measures some alone), by
+    commit: [((commit, date), [part, ...]), ...]."""
+    m, by = meta(), {}
     for part, p in m.get("parts", {}).items():
         if (p["commit"], p["date"]) != (m["commit"], m["date"]):
             by.setdefault((p["commit"], p["date"]), []).append(part)
-    parts = "".join(f" The {and_list(names)} part{'s' * (len(names) > 1)} come{'s' * (len(names) == 1)} from commit "
-                    f"{commit} on {date} (`./maint/do measure --part {','.join(names)}` repeats "
-                    f"{'them' if len(names) > 1 else 'it'} alone)." for (commit, date), names in by.items())
-    p = m.get("profile")
-    profiled = (f" The profiler's rows, the saved machine code and the sanitizer reports ({', '.join(p['files'])}) come "
-                f"from the measurement at {p['commit']} on {p['date']}: {p['why']}." if p else "")
-    return (f"Measured on an {m['device']} (compute capability {m['compute_capability']}, {m['sms']} SMs, "
-            f"{int(m['l2_bytes']) / 1e6:.1f} MB L2, {f(m['peak_gbps']):.0f} GB/s theoretical from the device "
-            f"attributes), driver {m['driver']}, CUDA runtime {m['cuda_runtime']}, nvcc \"{m['nvcc']}\", "
-            f"at commit {m['commit']} on {m['date']}, with `{m['command']}`.{parts}{clocks}{profiled}")
+    return list(by.items())
 
 def first_builds():
     """docs/results/first_build.json: one record, or a list of them, each written by a first ./ladder build (copy
