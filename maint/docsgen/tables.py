@@ -1,5 +1,5 @@
-"""The tables the pages show, each built from the result files: one generic writer, table(), for the tables that are
-a result file's rows with chosen, formatted columns, and a writer for each table of another shape."""
+"""The tables the pages show: one generic writer, table(), for a result file's rows with chosen, formatted columns,
+a writer for each table of another shape, and the sections made of tables (experiments, evidence)."""
 import re
 import statistics
 
@@ -12,16 +12,16 @@ from scripts.tries import experiments, try_lines
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
-from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak, handoff_by_n,
-                      mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
+from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
+                      gemm_ffma_per_mac, handoff_by_n, mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
 from .sources import padded
 
 CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
 
 def cell(r, spec):
-    """One cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
-    "gbps:.0f" formatted, "ms_median*1e3:.1f" or "ns/1e3:.1f" scaled and formatted (an ncu row's columns also by
-    their short names: "dram_pct:.1f")."""
+    """A cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
+    "gbps:.0f" formatted, "ms_median*1e3:.1f" or "ns/1e3:.1f" scaled and formatted (an ncu row's counters also by
+    their short names)."""
     if callable(spec):
         return spec(r)
     if spec.startswith("`"):
@@ -32,14 +32,10 @@ def cell(r, spec):
         return value
     return format(f(value) * float(scale) if op == "*" else f(value) / float(scale) if op == "/" else f(value), fmt)
 
-def kernel_name(r): return f"{r['stage']} ({r['variant']})"
+def kernel(r): return f"{r['stage']} ({r['variant']})"
+def judged(r, text): return text if r["float_check"] != "skipped" else ""
 
 CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}  # CUB's names
-PROFILE = {"kernel (first launch)": kernel_name, "µs": "ns/1e3:.1f", "DRAM % of peak": "dram_pct:.1f",
-           "achieved occupancy %": "occupancy:.1f", "registers": "regs:.0f", "warp instructions": "instructions:,.0f",
-           "threads on per instruction": "pred_on:.1f", "shared-load wavefronts": "wavefronts_ld:,.0f",
-           "bank conflicts (ld + st)": lambda r: f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}",
-           "top stalls (warp-cycles per issue)": lambda r: stalls(r["stage"], r["variant"])}
 # name: (the result file, {header: cell spec (see cell())}, the columns' alignment; None: the first left, the rest right)
 TABLES = {
     "multiblock": ("multiblock", {
@@ -63,28 +59,31 @@ TABLES = {
     "float_error": ("ladder", {
         "stage": "stage", "regime": "regime", "combine": "combine",
         "first launch (blocks x threads)": lambda r: f"{r['grid']} x {r['threads']}", "abs error": "abs_error",
-        "bound": lambda r: r["bound"] if r["float_check"] != "skipped" else "skipped",
-        "error / bound": lambda r: f"{f(r['error_bound_ratio']):.2g}" if r["float_check"] != "skipped" else "",
+        "bound": lambda r: judged(r, r["bound"]) or "skipped",
+        "error / bound": lambda r: judged(r, f"{f(r['error_bound_ratio']):.2g}"),
         "launches checked": lambda r: f"{r['launches_checked']} of {r['launches']}", "verdict": "check"},
         ["---"] * 4 + ["---:"] * 4 + ["---"]),
-    "profile": ("ncu", PROFILE, None),
+    "profile": ("ncu", {
+        "kernel (first launch)": kernel, "µs": "ns/1e3:.1f", "DRAM % of peak": "dram_pct:.1f",
+        "achieved occupancy %": "occupancy:.1f", "registers": "regs:.0f", "warp instructions": "instructions:,.0f",
+        "threads on per instruction": "pred_on:.1f", "shared-load wavefronts": "wavefronts_ld:,.0f",
+        "bank conflicts (ld + st)": lambda r: f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}",
+        "top stalls (warp-cycles per issue)": lambda r: stalls(r["stage"], r["variant"])}, None),
     "shared": ("ncu", {
-        "kernel (first launch)": kernel_name, "bank conflicts, loads": "conflicts_ld:,.0f",
+        "kernel (first launch)": kernel, "bank conflicts, loads": "conflicts_ld:,.0f",
         "bank conflicts, stores": "conflicts_st:,.0f", "shared-load instructions": "shared_ld:,.0f",
         "instructions": "instructions:,.0f", "µs": "ns/1e3:.1f"}, None),
     "divergence": ("ncu", {
-        "kernel": kernel_name, "divergent branch targets": "divergent:,.0f",
-        "active threads per instruction": "threads:.1f", "threads on per instruction": "pred_on:.1f",
-        "warp instructions": "instructions:,.0f"}, None),
+        "kernel": kernel, "divergent branch targets": "divergent:,.0f", "active threads per instruction": "threads:.1f",
+        "threads on per instruction": "pred_on:.1f", "warp instructions": "instructions:,.0f"}, None),
     "gemm_pipes": ("ncu", {
         "kernel": "variant", "FMA pipe busy, %": "fma_pct:.1f", "tensor pipe busy, %": "tensor_pct:.1f",
         "FFMA thread instructions": "ffma:,.0f",
-        "per multiply-add": lambda r: f"{f(r[NCU_SHORT['ffma']]) / int(r['n_or_size']) ** 3:.2f}"}, None),
+        "per multiply-add": lambda r: f"{gemm_ffma_per_mac(r['stage'], r['variant']):.2f}"}, None),
 }
 
 def table(name, data=None):
-    """A Markdown table of result rows, as TABLES names its columns: data the rows (default: its result file's), or
-    the profiled kernels [(stage, variant), ...]."""
+    """A table of TABLES: its result file's rows, or the rows given, or the profiled kernels [(stage, variant), ...]."""
     file, columns, align = TABLES[name]
     data = [select("ncu", stage=d[0], variant=d[1]) if isinstance(d, tuple) else d for d in data or rows(file)]
     return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
@@ -95,38 +94,31 @@ def ladder_table():
     out = [[link(c[0].split(" ")[0]) + c[0][len(c[0].split(" ")[0]):], *c[1:]] for c in body]
     names = {"cub": "CUB `DeviceReduce::Sum`", "read": f"[read-only kernel]({docs_path('method.md#speed-of-light')})",
              "copy": "`cudaMemcpy` device to device (read + write)"}
-    for key, ref in refs.items():
-        out.append([names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}",
-                    f"{ref['pct_peak']:.1f}", f"{ref['pct_read']:.1f}" if key != "copy" else "", "", "", "", "", "", "",
-                    "1.00" if key == "cub" else ""])
+    out += [[names[key] + " (median of the runs)", "", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}", f"{ref['pct_peak']:.1f}",
+             f"{ref['pct_read']:.1f}" if key != "copy" else "", *[""] * 6, "1.00" if key == "cub" else ""]
+            for key, ref in refs.items()]
     out += [[link(s), NOT_MEASURED] + [""] * 11 for s in reduce_stages() if s not in {r["stage"] for r in rows("ladder")}]
     return md_table(["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                      "% of peak", "% of read", "× prev", "× CUB"], out)
 
 def stage_table(stage):
-    """This stage in both regimes, with the stage before it for comparison. × prev across regimes (02's stream row
-    against 01's only regime, tree) is marked *, as in ./ladder run's table."""
-    stages = reduce_stages()
-    i, body, crossed = stages.index(stage), [], False
+    """This stage in both regimes, with the stage before it. × prev across regimes (02's stream row against 01's only
+    regime, tree) is marked *, as in ./ladder run's table."""
+    stages, body = reduce_stages(), []
     for regime in all_regimes():
-        for st in stages[max(i - 1, 0):i + 1]:
-            r = select(f"ladder_{regime}", stage=st)
-            if r["regime"] != regime:
-                continue  # 01 has no stream regime
-            prev = select(f"ladder_{regime}", stage=stages[stages.index(st) - 1]) if stages.index(st) else None
-            mark = "*" if prev is not None and prev["regime"] != regime else ""
-            crossed = crossed or bool(mark)
-            body.append([regime, st if st != stage else f"**{st}**", r["grid"], f"{f(r['ms_median']):.3f}",
-                         f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}",
-                         "" if prev is None else f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{mark}", f"{f(r['x_cub']):.2f}"])
-    table = md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body,
-                     ["---", "---"] + ["---:"] * 6)
-    return table + (f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
-                    if crossed else "")
+        for i in range(max(stages.index(stage) - 1, 0), stages.index(stage) + 1):
+            r, prev = select(f"ladder_{regime}", stage=stages[i]), select(f"ladder_{regime}", stage=stages[i - 1]) if i else None
+            if r["regime"] == regime:  # 01 has no stream regime
+                body.append([regime, stages[i] if stages[i] != stage else f"**{stage}**", r["grid"], f"{f(r['ms_median']):.3f}",
+                             f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}", "" if prev is None else
+                             f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{'*' if prev['regime'] != regime else ''}",
+                             f"{f(r['x_cub']):.2f}"])
+    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body, ["---", "---"] + ["---:"] * 6) + (
+        f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
+        if any(row[6].endswith("*") for row in body) else "")
 
 def try_table(name):
-    data = rows(name)
-    headers, body = try_lines(data, "gflops" in data[0])
+    headers, body = try_lines(rows(name), "gflops" in rows(name)[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
 
 def mutant_table():
@@ -136,29 +128,27 @@ def mutant_table():
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
 
-def gbps_cell(v):
-    """GB/s as a table prints it: three significant digits at least, so the smallest sizes still tell apart."""
-    return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
-
 def sweep_table(step=2):
     """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
-    07's default-combine run; "-" where a stage was not run at that size."""
+    07's default-combine run; "-" where a stage was not run at that size; three digits at least, so the smallest
+    sizes still tell apart."""
     data = rows("sweep_all")
-    labels = list(dict.fromkeys(row_label(r) for r in data))
-    sizes = sorted({int(r["n"]) for r in data})
+    labels, sizes = list(dict.fromkeys(row_label(r) for r in data)), sorted({int(r["n"]) for r in data})
     by = {(row_label(r), int(r["n"])): r for r in data}
     ref = next((l for l in labels if l.startswith(combine_stage())), None)
     if ref is None:
         raise NotMeasured(f"{combine_stage()} is not in the size sweep")
-    body = [[pow2(n), *[gbps_cell(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
-             gbps_cell(by[(ref, n)]["cub_gbps"]), gbps_cell(by[(ref, n)]["read_gbps"])]
+
+    def gbps(v):
+        return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
+    body = [[pow2(n), *[gbps(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
+             gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])]
             for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 
 def probe_table(regime):
     data = rows(f"probe_{regime}")
-    blocks = sorted({int(r["block"]) for r in data})
-    body = []
+    blocks, body = sorted({int(r["block"]) for r in data}), []
     for label in dict.fromkeys(row_label(r) for r in data):
         by = {int(r["block"]): f(r["gbps"]) for r in data if row_label(r) == label}
         body.append([label, *[f"**{by[b]:.0f}**" if b == max(by, key=by.get) else f"{by[b]:.0f}" for b in blocks]])
@@ -174,43 +164,35 @@ def small_n_table():
                      "atomic % of read"], body)
 
 def flush_before_hold():
-    """The same flush study as measured before the stream hold (flush_before_hold.csv, the results of commit
-    21ec217): at each size, 07's time with no flush and after a clean flush, and the same now, in µs."""
-    old = {(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows("flush_before_hold")}
-    now = {(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows("flush")}
+    """07's time with no flush and after a clean flush, in µs, before the stream hold (flush_before_hold.csv, the
+    results of commit 21ec217) and now."""
+    old, now = ({(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows(name)}
+                for name in ("flush_before_hold", "flush"))
     body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 
 def handoff_table():
-    """07's handoff sweep: per n, atomic, last-block and the handoff in µs, the read-only kernel as the handoff's
-    process timed it, the handoff's speed as % of that, and its time against atomic's. Where 07 runs one block (grid
-    1) every column is the same one-block kernel, which the patch does not touch."""
-    body = []
-    for n, d in sorted(handoff_by_n().items()):
-        against = ("one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
-                   else compare_rows(d["atomic"], d["handoff"]))
-        body.append([pow2(n), d["atomic"]["grid"], "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL",
-                     *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")),
-                     f"{us(d['handoff'], 'read_ms_median'):.2f}", f"{pct_read(d['atomic']):.0f}%",
-                     f"{pct_read(d['handoff']):.0f}%", against])
+    """07's handoff sweep, per n: the three times, the read-only kernel in the handoff's process, each speed as % of
+    it, and the handoff against atomic (where 07 runs one block every column is the same one-block kernel)."""
+    body = [[pow2(n), d["atomic"]["grid"], "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL",
+             *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")), f"{us(d['handoff'], 'read_ms_median'):.2f}",
+             f"{pct_read(d['atomic']):.0f}%", f"{pct_read(d['handoff']):.0f}%",
+             "one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
+             else compare_rows(d["atomic"], d["handoff"])] for n, d in sorted(handoff_by_n().items())]
     return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
                      "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
                      "handoff against atomic"], body)
 
-def cpu_table():
-    """The table ./ladder run prints under the ladder: the CPU's sums, the copy, 01 and 07 alone and after it."""
-    return md_table(*cpu_lines(rows("cpu"), rows("ladder")))
+def cpu_table(): return md_table(*cpu_lines(rows("cpu"), rows("ladder")))  # as ./ladder run prints it
 
 def accuracy_table(ulps=False):
-    """The relative error (or the error in ulps) of every stage, CUB and the CPU's float sums, against n."""
     series = accuracy_ulps() if ulps else accuracy_series()
     return md_table(["n", *series], [[pow2(n), *[format(s[n], ".2f" if ulps else ".1e") if n in s else ""
                                                  for s in series.values()]] for n in accuracy_sizes()])
 
 def bound_table():
-    """The bound each stage's launch gets from its own shape (common/oracle.cpp, stage_shape), relative to the exact
-    sum, against the CPU loop's worst case n u."""
+    """The bound each stage's launch gets from its own shape, relative to the exact sum, against the loop's n u."""
     by = {(r["stage"], int(r["n"])): r for r in reversed(rows("accuracy"))}
     body = [[pow2(n), *[f"{f(by[s, n]['bound']) / f(by[s, n]['reference']):.1e}" if (s, n) in by else NOT_MEASURED
                         for s in reduce_stages()], f"{n * 2.0 ** -24:.1e}"] for n in accuracy_sizes()]
@@ -219,20 +201,18 @@ def bound_table():
 ERROR_BINS = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0]  # the edges of the error study's columns
 
 def error_study_table():
-    """The distribution of error / bound per stage: quantiles and how many fall between the bins' edges."""
+    """The distribution of error / bound per stage: quantiles, the centring test, and how many fall in each bin."""
     study, edges = error_study(), [0.0] + ERROR_BINS
     heads = [f"{lo:g} to {hi:g}" for lo, hi in zip(edges, edges[1:])] + [f"over {ERROR_BINS[-1]:g}"]
     body = []
     for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
-        if not vals:
-            body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)))
-            continue
-        counts = [sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals) for lo, hi in zip(edges, edges[1:])]
         z = study["sigmas"].get(stage)
         limit = f"{oracle_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
-        mean_z = "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED
-        body.append([stage, str(len(vals)), *[f"{quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)], mean_z,
-                     *[str(c) for c in counts], str(sum(v > ERROR_BINS[-1] for v in vals))])
+        body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)) if not vals else [
+            stage, str(len(vals)), *[f"{quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
+            "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED,
+            *[str(sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals)) for lo, hi in zip(edges, edges[1:])],
+            str(sum(v > ERROR_BINS[-1] for v in vals))])
     return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
                     body, ["---"] + ["---:"] * (6 + len(heads)))
 
@@ -242,10 +222,9 @@ def gemm_table(stage, tile="16", sizes=None):
     body = []
     for size in dict.fromkeys(r["m"] for r in data):
         group = [r for r in data if r["m"] == size]
-        for r in group:
-            name = f"tiled {padded(tile)} (padded)" if r["pad"] == "true" else f"tiled {tile}×{tile}"
-            body.append([f"{size}³", name, r["check"], f"{f(r['ms_median']):.3f}", f"{f(r['gflops']):.0f}",
-                         f"{f(r['pct_cublas']):.1f}", f"{f(r['x_naive']):.2f}"])
+        body += [[f"{size}³", f"tiled {padded(tile)} (padded)" if r["pad"] == "true" else f"tiled {tile}×{tile}", r["check"],
+                  f"{f(r['ms_median']):.3f}", f"{f(r['gflops']):.0f}", f"{f(r['pct_cublas']):.1f}", f"{f(r['x_naive']):.2f}"]
+                 for r in group]
         r = group[0]
         body.append([f"{size}³", "naive", r["naive_check"], f"{f(r['naive_ms_median']):.3f}", f"{f(r['naive_gflops']):.0f}",
                      f"{100 * f(r['cublas_ms_median']) / f(r['naive_ms_median']):.1f}", "1.00"])
@@ -255,47 +234,35 @@ def gemm_table(stage, tile="16", sizes=None):
 
 def roofline_table():
     """Every reduce stage (stream, 07 atomic) at 0.25 FLOP per byte and every GEMM kernel at 4096³, against the roof."""
+    g, ai, bw = select("gemm", m="4096", tile="16", pad="false"), 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2), f(meta()["peak_gbps"])
     points = [(r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"]))
-              for r in rows("ladder_stream")]
-    g, ai = select("gemm", m="4096", tile="16", pad="false"), 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2)
-    points += [("tiled 16×16, 4096³", ai, f(g["gflops"])), ("naive, 4096³", ai, f(g["naive_gflops"])),
-               ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
-    bw, body = f(meta()["peak_gbps"]), []
-    for name, ai, gf in points:
-        roof = min(fp32_peak(), ai * bw)
-        body.append([name, f"{ai:.2f}", f"{gf:,.0f}", f"{roof:,.0f}", f"{100 * gf / roof:.1f}",
-                     which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")])
+              for r in rows("ladder_stream")] + [("tiled 16×16, 4096³", ai, f(g["gflops"])),
+                                                 ("naive, 4096³", ai, f(g["naive_gflops"])), ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
+    body = [[name, f"{ai:.2f}", f"{gf:,.0f}", f"{min(fp32_peak(), ai * bw):,.0f}", f"{100 * gf / min(fp32_peak(), ai * bw):.1f}",
+             which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")] for name, ai, gf in points]
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
 
 def gemm_profile_table(stage):
-    """Nsight Compute's view of the tiled GEMM, the naive kernel and cuBLAS, with their pipes and FFMAs."""
     cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
     return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
 
-def ncu_metrics_table():
-    """Every counter ./maint/do profile keeps, as ncu.csv's columns and the tables call it, beside its ncu metric."""
-    body = [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS]
-    body.append(["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
-                 "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"])
-    return md_table(["what the pages say", "`ncu` metric"], body, ["---", "---"])
+def ncu_metrics_table():  # every counter ./maint/do profile keeps, as the pages call it, beside its ncu metric
+    return md_table(["what the pages say", "`ncu` metric"], [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS] + [
+        ["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
+         "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"]], ["---", "---"])
 
-def own_cases_table():
-    """Every planted copy of 05 that the test try_file hands to ./ladder try, and what the report must then say."""
+def own_cases_table():  # the planted copies of 05 that the test try_file hands to ./ladder try, and what they must say
     return md_table(["copy of 05", "the report must hold", "exit status"],
                     [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
                      for name, _, allowed, wanted in CASES], ["---"] * 3)
 
-def stage_list():
-    """One row per stage (its folder, in order): the stage, the one change its file's first line names, its page."""
-    body = []
-    for stage in ladder_stages():
-        summary = stage_file(stage).read_text().splitlines()[0].removeprefix("//").strip()
-        summary = summary.removeprefix(f"{stage}:").strip().rstrip(".")
-        body.append([f"`{stage}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", summary), link(stage)])  # code as code
-    return md_table(["stage", "the one change", "page"], body, ["---", "---", "---"])
+def stage_list():  # each stage, the one change its file's first line names (code names as code), and its page
+    firsts = [stage_file(s).read_text().splitlines()[0].removeprefix("//").strip().removeprefix(f"{s}:").strip().rstrip(".")
+              for s in ladder_stages()]
+    return md_table(["stage", "the one change", "page"], [[f"`{s}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", first), link(s)]
+                                                          for s, first in zip(ladder_stages(), firsts)], ["---"] * 3)
 
 def profile_command(stage, variant):
-    """The command that repeats one profile row, in a code block."""
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
 
 def experiments_section(stage):
@@ -304,8 +271,8 @@ def experiments_section(stage):
     out = []
     for patch in [p for s, p in experiments() if s == stage]:
         name, (intro, _, diff_text) = patch.stem, patch.read_text().partition("--- ")
-        out.append(f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n")
-        out.append(f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, on the GPU measured here:\n")
+        out += [f"### {name}\n\n{' '.join(intro.split())}\n\n```diff\n--- {diff_text.rstrip()}\n```\n",
+                f"`./ladder try {stage[:2]} {patch.relative_to(ROOT)}`, on the GPU measured here:\n"]
         if not measured(f"try_{stage}_{name}"):  # a patch kept before it was measured
             not_measured.add(f"{stage}: the experiment {name}")
             out.append(NOT_MEASURED + " (`./maint/do measure` on a GPU)\n")
@@ -322,18 +289,15 @@ def experiments_section(stage):
     return "\n".join(out)
 
 def evidence(stage, cases, command=None, extra=""):
-    """The folded evidence of a stage page, off the reader's path: the host run of the stage's code against Nsight
-    Compute's counters (model_check), the profiler's rows of `cases`, the ncu command for `command` (a (stage, variant)
-    pair; the first case by default), then `extra` (Markdown the page adds, e.g. machine code)."""
+    """The folded evidence of a stage page: the host run against Nsight Compute's counters (model_check), the
+    profiler's rows of `cases`, the ncu command for `command` (default: the first case), then `extra` Markdown."""
     try:
         profile = [table("profile", cases), "", profile_command(*(command or cases[0]))]
     except NotMeasured:  # a stage not profiled yet: the section is there, and says so
         not_measured.add(f"{stage}: no rows in docs/results/ncu.csv")
         profile = [NOT_MEASURED + " (`./maint/do profile` on a GPU)"]
-    parts = ['<a id="evidence"></a>', "<details>",
-             "<summary><b>Evidence</b>: the host run of this stage's code against Nsight Compute's counters, the "
-             "profiler's rows and the command that repeats them</summary>", "",
-             "### The host run against the counters", "", model_check(stage, rows("ncu"), rows("ncu_source")), "",
-             "### The profiler's rows", "", "The first launch of each, as `./maint/do profile` saved it:", "",
-             *profile, ""]
-    return "\n".join(parts + ([extra.strip(), ""] if extra else []) + ["</details>"])
+    return "\n".join(['<a id="evidence"></a>', "<details>", "<summary><b>Evidence</b>: the host run of this stage's code "
+                      "against Nsight Compute's counters, the profiler's rows and the command that repeats them</summary>",
+                      "", "### The host run against the counters", "", model_check(stage, rows("ncu"), rows("ncu_source")),
+                      "", "### The profiler's rows", "", "The first launch of each, as `./maint/do profile` saved it:", "",
+                      *profile, "", *([extra.strip(), ""] if extra else []), "</details>"])
