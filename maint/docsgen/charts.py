@@ -32,7 +32,7 @@ def number(cell):
     except ValueError:
         return None
 
-def mark(table, row, col, series, x, y, label=None, **xcol):
+def mark(table, row, col, series, x, y, label=None, **xcol):  # a bar or a point, and the table cell it shows
     return {"table": table, "row": row, "col": col, **xcol, "series": series, "label": label or series, "x": x, "y": y}
 
 def marks_ladder(tables):
@@ -54,15 +54,13 @@ def marks_probe(tables):
             if number(r[c]) is not None]
 
 def marks_gemm(tables):
-    _, headers, body = tables[0]
-    col = headers.index("GFLOP/s")
-    return [mark(0, r[:2], col, r[1], number(r[0].rstrip("³")), number(r[col])) for r in body]
+    col = tables[0][1].index("GFLOP/s")
+    return [mark(0, r[:2], col, r[1], number(r[0].rstrip("³")), number(r[col])) for r in tables[0][2]]
 
 def marks_roofline(tables):
     return [mark(0, [r[0]], 2, r[0], number(r[1]), number(r[2]), xcol=1) for r in tables[0][2]]
 
-def peak():
-    return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
+def peak(): return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
 
 CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; its marks; its reference lines)
     "ladder.png": (lambda: [ladder_table()], marks_ladder, peak),
@@ -74,8 +72,7 @@ CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; it
     "accuracy.png": (lambda: [accuracy_table()], marks_by_column, lambda: {"u = 2^-24 (one rounding)": 2.0 ** -24}),
 }
 
-def chart_data(name):
-    """What a chart draws: its marks, from the cells of its table, and its reference lines."""
+def chart_data(name):  # what a chart draws: its marks, from the cells of its table, and its reference lines
     tables, marks, refs = CHART_SPECS[name]
     return {"chart": name, "marks": marks([parse_tables(t)[0] for t in tables()]), "refs": refs()}
 
@@ -126,14 +123,12 @@ def check_charts(rendered):
 STAGE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22"]
 STAGE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 COMBINE_LINES = {"atomic": "-", "last-block": "--", "two-pass": ":"}
-REFERENCE_STYLES = {
-    "CUB": dict(color="black", linestyle=":", marker="x"),
-    "cuBLAS": dict(color="black", linestyle=":", marker="x"),  # the vendor library's figure, as CUB's
+REFERENCE_STYLES = {  # cuBLAS, the vendor library's figure, as CUB's
+    "CUB": dict(color="black", linestyle=":", marker="x"), "cuBLAS": dict(color="black", linestyle=":", marker="x"),
     "read-only kernel": dict(color="#7f7f7f", linestyle="-", marker="+"),
     "naive": dict(color="#7f7f7f", linestyle="-.", marker="1"),
     "CPU float loop": dict(color="#17becf", linestyle="--", marker="."),
-    "CPU Kahan, float": dict(color="#7f7f7f", linestyle=":", marker="."),
-}
+    "CPU Kahan, float": dict(color="#7f7f7f", linestyle=":", marker=".")}
 PEAK = dict(color="black", linestyle="--", linewidth=1)  # a theoretical peak: a line, no marker
 COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cudaMemcpy row
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24
@@ -153,8 +148,7 @@ def style(label):
     line = next((COMBINE_LINES[c] for c in COMBINE_LINES if f"({c})" in base), "--" if "padded" in base else "-")
     return dict(color=STAGE_COLOURS[i], marker=STAGE_MARKERS[i], linestyle=line)
 
-def series_of(marks, **match):
-    """{series: [(x, y), ...]} of the marks that match, in table order."""
+def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that match, in table order
     out = {}
     for m in marks:
         if all(m.get(k) == v for k, v in match.items()):
@@ -210,9 +204,13 @@ def chart_problems(fig):
                 if a.get_window_extent().overlaps(b.get_window_extent())]
     return list(dict.fromkeys(out))
 
-def save_chart(fig, name):
-    """Writes docs/img/<name> with the data it was drawn from, once its layout passes chart_problems()."""
+def save_chart(fig, name, legend_of=None):
+    """Writes docs/img/<name> with the data it was drawn from (legend_of: the axes whose legend goes right of the plot),
+    once its layout passes chart_problems()."""
     import matplotlib.pyplot as plt
+    if legend_of:
+        legend_of.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        fig.tight_layout()
     problems = chart_problems(fig)
     if not problems:
         fig.savefig(IMG / name, metadata={"Description": json.dumps(chart_data(name), ensure_ascii=True)})
@@ -228,16 +226,8 @@ def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid=
         ax.minorticks_off()
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(True, which=grid, alpha=0.3)
-
-def finish(fig, ax, name):
-    """The legend right of the plot, then the chart written."""
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    save_chart(fig, name)
 
 def draw_charts():
     """Draws every chart of CHARTS from its data (chart_data), into docs/img/."""
@@ -246,21 +236,20 @@ def draw_charts():
     import matplotlib.pyplot as plt
     IMG.mkdir(parents=True, exist_ok=True)
     plt.rcParams.update({"figure.dpi": 110, "font.size": 9})
-    gpu = f"{meta()['device']}, CUDA {meta()['cuda_runtime']}"
+    gpu, top = f"{meta()['device']}, CUDA {meta()['cuda_runtime']}", f(meta()["peak_gbps"])
+    marks = {name: chart_data(name)["marks"] for name in CHART_SPECS}
 
     # The ladder: a bar per row of the table and regime (none where a stage has no such regime), and its reference
     # rows; the legend below the bars.
-    data, first = chart_data("ladder.png"), rows("ladder")[0]
-    fig, ax = plt.subplots(figsize=(8.5, 5.2))
-    labels = list(dict.fromkeys(m["x"] for m in data["marks"] if m["series"] != "line"))
+    first, fig, ax = rows("ladder")[0], *plt.subplots(figsize=(8.5, 5.2))
+    labels = list(dict.fromkeys(m["x"] for m in marks["ladder.png"] if m["series"] != "line"))
     for k, (regime, color) in enumerate([("stream regime", "#1f77b4"), ("tree regime", "#ff7f0e")]):
-        pts = series_of(data["marks"], series=regime).get(regime, [])
+        pts = series_of(marks["ladder.png"], series=regime).get(regime, [])
         ax.bar([labels.index(x) + (k - 0.5) * 0.38 for x, _ in pts], [y for _, y in pts], 0.38, label=regime, color=color)
-    for m in [m for m in data["marks"] if m["series"] == "line"]:
+    for m in [m for m in marks["ladder.png"] if m["series"] == "line"]:
         look = COPY if m["label"].startswith("cudaMemcpy") else {k: v for k, v in style(m["label"]).items() if k != "marker"}
         ax.axhline(m["y"], label=f"{m['label']}: {m['y']:.0f} GB/s", **{"linewidth": 1.5, **look})
-    top = data["refs"]["theoretical peak"]
-    ax.axhline(top, label=f"theoretical peak {top:.0f} GB/s", **PEAK)
+    ax.axhline(round(top, 1), label=f"theoretical peak {round(top, 1):.0f} GB/s", **PEAK)
     ax.set_xticks(range(len(labels)), [x.replace(" (", "\n(") for x in labels], fontsize=7, rotation=30, ha="right")
     ax.set_ylabel(f"GB/s (n = {first['n']} floats)")
     ax.set_title(f"Sum of {first['n']} floats, median of {first['reps']} reps, L2 flushed ({gpu})", fontsize=9)
@@ -270,12 +259,11 @@ def draw_charts():
 
     # The size sweep: GB/s against n, and the six largest sizes as % of the theoretical peak (from 0); one legend
     # right of both panels.
-    series, top = series_of(chart_data("sweep.png")["marks"]), f(meta()["peak_gbps"])
+    series = series_of(marks["sweep.png"])
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [3, 2]})
     big = sorted({x for pts in series.values() for x, _ in pts})[-6:]
     plot_series(ax, series)
-    plot_series(ax2, {name: [(x, y) for x, y in pts if x in big] for name, pts in series.items()},
-                scale=lambda y: 100 * y / top)
+    plot_series(ax2, {name: [(x, y) for x, y in pts if x in big] for name, pts in series.items()}, lambda y: 100 * y / top)
     ax.axhline(top, label="theoretical peak", **PEAK)
     axes(ax, "n (floats)", "GB/s", "GB/s against n, stream regime, L2 flushed")
     axes(ax2, "n (floats)", "% of theoretical peak", "the largest sizes", big, lambda n: pow2(int(n)), False, "major")
@@ -286,49 +274,43 @@ def draw_charts():
     save_chart(fig, "sweep.png")
 
     # The block-size probe: GB/s from 0; one legend for both panels, below them, covering nothing.
-    data = chart_data("probe.png")
     fig, panels = plt.subplots(1, 2, figsize=(10, 4.4))
     for t, (ax, regime) in enumerate(zip(panels, ["stream", "tree"])):
-        plot_series(ax, series_of(data["marks"], table=t))
+        plot_series(ax, series_of(marks["probe.png"], table=t))
         axes(ax, "threads per block", "GB/s", f"{regime} regime, n = {rows('probe_' + regime)[0]['n']}",
-             sorted({m["x"] for m in data["marks"]}), lambda b: str(int(b)), False, "major")
-        ax.set_ylim(0, 1.08 * max(m["y"] for m in data["marks"] if m["table"] == t))
+             sorted({m["x"] for m in marks["probe.png"]}), lambda b: str(int(b)), False, "major")
+        ax.set_ylim(0, 1.08 * max(m["y"] for m in marks["probe.png"] if m["table"] == t))
     fig.legend(*panels[1].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7, frameon=False)
     fig.suptitle(f"Block-size probe ({gpu})")
     fig.tight_layout(rect=(0, 0.14, 1, 1))
     save_chart(fig, "probe.png")
 
     # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
-    data = chart_data("gemm.png")
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    fp32 = data["refs"]["FP32 peak"]
-    plot_series(ax, series_of(data["marks"]))
+    fp32 = round(fp32_peak(), 1)
+    plot_series(ax, series_of(marks["gemm.png"]))
     ax.axhline(fp32, label=f"FP32 peak {fp32:,.0f} GFLOP/s", **PEAK)
-    ax.set_ylim(min(m["y"] for m in data["marks"]) / 2, fp32 * 2)
+    ax.set_ylim(min(m["y"] for m in marks["gemm.png"]) / 2, fp32 * 2)
     axes(ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {rows('gemm')[0]['reps']} reps ({gpu})",
-         sorted({int(m["x"]) for m in data["marks"]}), fontsize=7)
-    finish(fig, ax, "gemm.png")
+         sorted({int(m["x"]) for m in marks["gemm.png"]}), fontsize=7)
+    save_chart(fig, "gemm.png", ax)
 
     # Accuracy: relative error against n, a tick at each size run.
-    data = chart_data("accuracy.png")
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
-    plot_series(ax, series_of(data["marks"]), scale=lambda y: max(y, 1e-12))
+    plot_series(ax, series_of(marks["accuracy.png"]), lambda y: max(y, 1e-12))
     ax.axhline(2.0 ** -24, label="u = 2^-24 (one rounding)", **ROUNDING)
-    axes(ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum",
-         f"Accuracy of the float sum against n ({gpu})", sorted({int(m["x"]) for m in data["marks"]}),
-         lambda n: pow2(int(n)), fontsize=7)
-    finish(fig, ax, "accuracy.png")
+    axes(ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum", f"Accuracy of the float sum against n "
+         f"({gpu})", sorted({int(m["x"]) for m in marks["accuracy.png"]}), lambda n: pow2(int(n)), fontsize=7)
+    save_chart(fig, "accuracy.png", ax)
 
     # The roofline: each row of its table a point, in its series' look (a smaller ring inside an earlier one it covers).
-    data = chart_data("roofline.png")
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
-    bw, fp32 = data["refs"]["peak GB/s"], data["refs"]["FP32 peak"]
-    xs = [2 ** (i / 4) for i in range(-12, 48)]
-    ax.plot(xs, [min(fp32, x * bw) for x in xs], color="black", linewidth=1.5,
+    xs, points = [2 ** (i / 4) for i in range(-12, 48)], marks["roofline.png"]
+    ax.plot(xs, [min(fp32, x * round(top, 1)) for x in xs], color="black", linewidth=1.5,
             label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
-    for k, m in enumerate(data["marks"]):
-        under = sum(abs(math.log(m["x"] / o["x"])) < 0.1 and abs(math.log(m["y"] / o["y"])) < 0.1 for o in data["marks"][:k])
+    for k, m in enumerate(points):
+        under = sum(abs(math.log(m["x"] / o["x"])) < 0.1 and abs(math.log(m["y"] / o["y"])) < 0.1 for o in points[:k])
         ax.plot([m["x"]], [m["y"]], linestyle="none", markerfacecolor="none", markersize=max(12 - 1.4 * under, 4),
                 label=m["label"], **{key: v for key, v in style(m["label"]).items() if key != "linestyle"})
     axes(ax, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s", f"Roofline ({gpu})")
-    finish(fig, ax, "roofline.png")
+    save_chart(fig, "roofline.png", ax)
