@@ -31,18 +31,13 @@ SPEED_WORD = re.compile(r"\b(faster|slower|quicker)\b", re.I)
 def hardware_literals():
     """The facts of the GPU the results were measured on, as a page would print them: none may be typed into a
     template, and none may survive a rendering from another GPU's results."""
-    m, first = meta(), rows("ladder")[0]
+    m, first = meta(), rows("ladder")[0]  # its name, SMs, L2, peaks, clocks, bus width and stream grids, and the CPU
     facts = {m["device"], m["device"].split()[-1], str(m["sms"]), f"{int(m['l2_bytes']) / 1e6:.0f} MB",
-             f"{int(m['l2_bytes']) / 1e6:.1f} MB", f"{f(m['peak_gbps']):.0f}", f"{f(m['peak_gbps']) / 1e3:.1f} TB/s"}
-    if "fp32_peak_gflops" in first:
-        facts |= {f"{f(first['fp32_peak_gflops']):.0f}", f"{f(first['fp32_peak_gflops']) / 1e3:.1f} TFLOP/s",
-                  f"{int(first['clock_mhz'])} MHz"}
-    if first.get("mem_clock_mhz"):  # the memory clock and bus width the theoretical peak comes from
-        facts |= {f"{first['mem_clock_mhz']} MHz", f"{first['bus_width_bits']}-bit", f"{first['bus_width_bits']} bits"}
-    facts |= {r["grid"] for r in rows("ladder") if r["regime"] == "stream"}
-    if (state.results / "cpu.csv").exists():  # the host cpu_baseline ran on
-        facts.add(rows("cpu")[0]["cpu"])
-    return {x for x in facts if x}
+             f"{int(m['l2_bytes']) / 1e6:.1f} MB", f"{f(m['peak_gbps']):.0f}", f"{f(m['peak_gbps']) / 1e3:.1f} TB/s",
+             f"{f(first['fp32_peak_gflops']):.0f}", f"{f(first['fp32_peak_gflops']) / 1e3:.1f} TFLOP/s",
+             f"{int(first['clock_mhz'])} MHz", f"{first['mem_clock_mhz']} MHz", f"{first['bus_width_bits']}-bit",
+             f"{first['bus_width_bits']} bits", *(r["grid"] for r in rows("ladder") if r["regime"] == "stream")}
+    return {x for x in facts | ({rows("cpu")[0]["cpu"]} if (state.results / "cpu.csv").exists() else set()) if x}
 
 def blank(text):
     return re.sub(r"[^\n]", " ", text)
@@ -86,9 +81,7 @@ def lint_rendered(rel, text):
             problems.append(f"{rel}: '{m.group(0)}' in \"{line.strip()[:100]}\" does not come from compare_rows()")
     return problems
 
-def link_text(text):
-    """Markdown with every link replaced by its text, as a reader reads it."""
-    return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)
+def link_text(text): return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)  # each link as its text
 
 def outside_code(text):
     """A page's prose: without fenced code, inline code and table rows (diffs and commands hold numbers that are
@@ -147,8 +140,7 @@ LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?
 PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|maint|common|cmake|cpu_baseline|docs|\d\d_[a-z0-9_]+)/[\w./-]*\w"
                           r"\.(?:py|cpp|hpp|cu|cmake|md|json|csv|txt))\b")
 
-def without_fences(text):
-    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+def without_fences(text): return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
 def anchors(text):
     """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""

@@ -35,8 +35,7 @@ for _name in "getitem getattr call add radd sub rsub mul rmul truediv rtruediv f
     setattr(NotMeasuredValue, f"__{_name}__", lambda self, *args, **kwargs: self)
 NM = NotMeasuredValue()
 
-def template_helper(fn):
-    """fn as a template sees it: NotMeasured, raised anywhere inside, or a not-measured argument, gives NM."""
+def template_helper(fn):  # fn as a template sees it: NotMeasured raised inside it, or an NM argument, gives NM
     def call(*args, **kwargs):
         if any(a is NM for a in (*args, *kwargs.values())):
             return NM
@@ -49,11 +48,7 @@ def template_helper(fn):
 def jinja_environment():
     """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
     nothing is escaped, an unknown name is an error, not an empty string, and {% extends %} finds the layouts."""
-    try:
-        import jinja2
-    except ImportError:
-        raise DocsError("the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2); ./ladder "
-                        "installs it unless LADDER_NO_INSTALL=1") from None
+    import jinja2  # ./maint/do docs reports the docs skipped without it
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
     helpers = {name: fn for m in HELPER_MODULES for name, fn in vars(m).items()
@@ -75,8 +70,7 @@ def squeeze_blank_lines(text):
 
 def render(template): return render_text(template.read_text(), template.relative_to(TEMPLATES))
 
-def render_text(text, rel):
-    """A template's text rendered as the page docs/templates/<rel> would be."""
+def render_text(text, rel):  # a template's text rendered as the page docs/templates/<rel> would be
     import jinja2
     rel = pathlib.Path(rel)
     state.page_dir = "root" if rel.name == "README.md" else (rel.parent.name or ".")
@@ -93,8 +87,7 @@ def render_text(text, rel):
               "then run ./maint/do docs. -->\n")
     return header + autolink(squeeze_blank_lines(body), rel)
 
-def pages():
-    """Output path -> template. README.md renders to the top of the repository, the rest into docs/."""
+def pages():  # output path -> template: README.md renders to the top of the repository, the rest into docs/
     return {(ROOT / "README.md" if t.name == "README.md" and t.parent == TEMPLATES else DOCS / t.relative_to(TEMPLATES)): t
             for t in sorted(TEMPLATES.rglob("*.md")) if LAYOUTS not in t.parents}
 
