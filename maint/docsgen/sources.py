@@ -1,47 +1,39 @@
 """What the pages quote from the project's own files rather than from the result tables: the stages' code and
-diffs, the saved machine code, the sanitizers' and ./ladder try's saved reports, and the build's settings."""
+diffs, the saved machine code, the sanitizers' and ./ladder try's saved reports, and the build's settings. A quote of
+code the files no longer hold fails the rendering, so a sentence that quotes a kernel follows it."""
 import difflib
 import json
 import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
 from scripts.stages import describe, gemm_stage, stage_file
-from .base import DocsError, missing, ROOT, rows, state
+from .base import and_list, DocsError, missing, ROOT, rows, state
 
-def quoted(text, source, whose):
-    """`text` as a page quotes it; the docs fail to render while source (spaces ignored) does not hold it."""
+def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds it
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
         raise DocsError(f"a page quotes `{text}` from {whose}, which no longer holds it: update the sentence")
     return f"`{text}`"
 
-def code(stage, text):
-    """`text`, a quote of the stage's code (comments left out), so a sentence that quotes a kernel follows it."""
-    return quoted(text, re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S), stage)
+def code(stage, text): return quoted(text, re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S), stage)
 
-def patch_code(stage, name, text):
-    """`text`, a quote of the lines an experiment's patch adds."""
+def patch_code(stage, name, text):  # a quote of the lines an experiment's patch adds
     patch = ROOT / "docs" / "experiments" / stage / f"{name}.patch"
     added = "".join(l[1:] for l in patch.read_text().splitlines() if l.startswith("+") and not l.startswith("+++"))
     return quoted(text, added, f"{patch.name}'s added lines")
 
-def padded(tile):
-    """'16×17': a tile and its padded shape; the docs fail while the stage's code no longer pads it by one."""
+def padded(tile):  # '16×17', while the stage's code pads the tile by one
     code(gemm_stage(), f"launch_tiled<{tile}, 1>")
     return f"{tile}×{int(tile) + 1}"
 
 def excerpt(stage, start, end, through=False):
-    """Lines of a stage file from the first line containing `start` up to the first after it containing `end`
-    (that line too, with through), blank lines at its end dropped."""
+    """A stage file from the first line holding `start` to the first after it holding `end` (and that line, through)."""
     lines = stage_file(stage).read_text().splitlines()
     a = next(i for i, l in enumerate(lines) if start in l)
     b = next(i for i in range(a, len(lines)) if end in lines[i]) + (1 if through else 0)
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
 
-def flag_list(stage, without=None):
-    """The options `stage --help` lists (the long spelling of each), in its order, as code; with `without`, only
-    those that stage does not list."""
-    def listed(program):
-        return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
+def flag_list(stage, without=None):  # the options `stage --help` lists, as code; with `without`: those it does not list
+    def listed(program): return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
     return [f"`{flag}`" for flag in listed(stage) if flag not in (listed(without) if without else [])]
 
 # ---- the machine code ./maint/do profile saved (docs/results/sass_<stage>.txt) ------------------------------------
@@ -52,26 +44,18 @@ def sass_lines(stage):
         missing(f"{stage}: no docs/results/sass_{stage}.txt (./maint/do profile on a GPU)")
     return path.read_text().splitlines()
 
-def sass_span(stage, start, end, last=False):
-    """From the first instruction containing start to the first (or last) after it containing end."""
+def sass_span(stage, start, end, last=False):  # from the first instruction holding start to the first (last) holding end
     lines = sass_lines(stage)
     a = next(i for i, l in enumerate(lines) if start in l)
     after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
     return lines[a:(after[-1] if last else after[0]) + 1]
 
 def sass(stage, start, end, last=False): return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
+def sass_has(stage, text): return any(text in l for l in sass_lines(stage))
+def loads_per_iteration(stage): return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))  # in the grid-stride loop
 
-def lds_predicated(stage):
-    """Whether the tree's shared loads carry a predicate (@P) instead of being branched around."""
+def lds_predicated(stage):  # the tree's shared loads carry a predicate (@P) instead of being branched around
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
-
-def loads_per_iteration(stage):
-    """Global loads in the body of the grid-stride loop (from the first LDG to the branch back)."""
-    return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))
-
-def sass_has(stage, text):
-    """Whether the stage's saved machine code holds an instruction containing text ('CCTL.IVALL')."""
-    return any(text in l for l in sass_lines(stage))
 
 def gemm_lds(stage, tile, pad):
     """The shared-load instructions of one tiled-kernel instantiation, by width: '16 `LDS` and 4 `LDS.128`'."""
@@ -79,9 +63,7 @@ def gemm_lds(stage, tile, pad):
     for line in sass_lines(stage):
         if line.startswith("Function :"):
             inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
-            continue
-        m = re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)  # sm_75 spells a shared load LDS.U, LDS.U.128
-        if inside and m:
+        elif inside and (m := re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)):  # sm_75 spells it LDS.U, LDS.U.128
             counts["LDS" + (m.group(1) or "")] = counts.get("LDS" + (m.group(1) or ""), 0) + 1
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
@@ -90,17 +72,15 @@ def gemm_lds(stage, tile, pad):
 def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
 
 def memcheck():
-    """docs/results/memcheck.txt, the output of ./maint/do measure's compute-sanitizer memcheck runs of 06, each
-    introduced by a line "$ <the command>" and closed by its "========= ERROR SUMMARY: N errors" line: the commands,
-    the sizes (and offsets) they ran at, and the errors in all."""
+    """./maint/do measure's memcheck runs of 06 (docs/results/memcheck.txt, each run a line "$ <the command>" and its
+    "ERROR SUMMARY: N errors"): the commands, the sizes (and offsets) they ran at, and the errors in all."""
     path = state.results / "memcheck.txt"
     if not path.exists():
         missing("docs/results/memcheck.txt: compute-sanitizer's memcheck of 06")
     runs, command = [], None
     for line in path.read_text().splitlines():
         command = line[2:].strip() if line.startswith("$ ") else command
-        m = re.search(r"ERROR SUMMARY: (\d+) error", line)
-        if m:
+        if m := re.search(r"ERROR SUMMARY: (\d+) error", line):
             runs.append((command, int(m.group(1))))
             command = None
     if not runs or any(c is None for c, _ in runs):
@@ -111,31 +91,25 @@ def memcheck():
     return {"commands": "```\n" + "\n".join(c for c, _ in runs) + "\n```", "sizes": ", ".join(sizes),
             "errors": sum(e for _, e in runs)}
 
-def own_diff(name):
-    """A planted copy of 05 (maint/tests/check_try_file.py) as `diff -u stage_file mine.cu` shows its edit."""
+def own_diff(name):  # a planted copy of 05 (maint/tests/check_try_file.py) as `diff -u stage_file mine.cu` shows it
     after = next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
-    lines = difflib.unified_diff(ORIGINAL.splitlines(), after.splitlines(), f"{STAGE}/{stage_file(STAGE).name}",
-                                 "mine.cu", n=3, lineterm="")
-    return "```diff\n" + "\n".join(lines) + "\n```"
+    return "```diff\n" + "\n".join(difflib.unified_diff(ORIGINAL.splitlines(), after.splitlines(), f"{STAGE}/"
+                                                         f"{stage_file(STAGE).name}", "mine.cu", n=3, lineterm="")) + "\n```"
 
-def own_report(name):
-    """What ./ladder try printed for the case on the GPU of these results (./maint/do measure saves it)."""
+def own_report(name):  # what ./ladder try printed for the case on the GPU of these results
     path = state.results / f"own_{name}.txt"
     if not path.exists():
         missing(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
     return "```text\n" + path.read_text().rstrip() + "\n```"
 
 def own_failed(name, tool=None):
-    """The checks the case failed, as its saved report names them (each name up to its colon); tool=True: only those
-    where compute-sanitizer itself reported the error, tool=False: only the others."""
-    lines, out = own_report(name).splitlines(), []
-    for line, after in zip(lines, lines[1:] + [""]):
-        if line.startswith("  FAIL ") and tool in (None, after.strip().startswith("compute-sanitizer:")):
-            out.append(line.split(None, 1)[1].split(":")[0])
-    return out
+    """The checks the case failed (each name up to its colon); tool=True: only those where compute-sanitizer itself
+    reported the error, tool=False: only the others."""
+    lines = own_report(name).splitlines()
+    return [line.split(None, 1)[1].split(":")[0] for line, after in zip(lines, lines[1:] + [""])
+            if line.startswith("  FAIL ") and tool in (None, after.strip().startswith("compute-sanitizer:"))]
 
-def variant_checks(name, variant):
-    """A try result's verdicts for one variant, per regime (or kernel): 'PASS (stream), PASS (tree)'."""
+def variant_checks(name, variant):  # 'PASS (stream), PASS (tree)': a try result's verdicts for one variant
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
 # ---- the build ---------------------------------------------------------------------------------------------------
@@ -145,12 +119,10 @@ def default_architectures():
     9.0 (plus PTX for newer GPUs)': an entry without -real also embeds PTX."""
     m = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "([^"]+)"', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
     archs = m.group(1).split(";")
-    names = [f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs]
-    ptx = " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else ""
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) + ptx
+    return and_list(f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs) + (
+        " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else "")
 
-def preset_jobs():
-    """The job count of the build presets (CMakePresets.json), which test_runner presets holds equal."""
+def preset_jobs():  # the build presets' job count (CMakePresets.json), which test_runner presets holds equal
     jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}
     if len(jobs) != 1:
         raise DocsError(f"CMakePresets.json's build presets run {sorted(jobs)} jobs: the README says one number")
