@@ -59,13 +59,11 @@ NOT_MEASURED = "*not measured yet*"
 not_measured = set()  # what a rendering found missing, reported by --check
 _cache = {}
 
-def missing(note):
-    """Notes what a page will say is not measured yet, and raises NotMeasured."""
+def missing(note):  # notes what a page will say is not measured yet, and raises NotMeasured
     not_measured.add(note)
     raise NotMeasured(note)
 
-def use_results(directory):
-    """Render from the result files in directory from now on (a check renders from a synthetic GPU's)."""
+def use_results(directory):  # render from the result files in directory (a check renders from a synthetic GPU's)
     state.results = pathlib.Path(directory)
     _cache.clear()
 
@@ -112,11 +110,10 @@ def meta():
         raise DocsError("docs/results/meta.json is missing: run ./maint/do measure on a GPU")
     return json.loads(path.read_text())
 
-def stage_rows(name, stage):
+def stage_rows(name, stage):  # NotMeasured where the file has none
     return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
 
-def select(name, **match):
-    """The one row of a result file that matches: select("ladder_tree", stage="03_padding")."""
+def select(name, **match):  # the one row of a result file that matches: select("ladder_tree", stage="03_padding")
     if "stage" in match:
         stage_rows("ladder" if name in LADDER_VIEWS else name, match["stage"])
     found = [r for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())]
@@ -126,32 +123,25 @@ def select(name, **match):
 
 def f(value): return float(value)
 
-def num(name, field, fmt=".1f", **match):
-    """A number from a result file: num("ladder_stream", "gbps", ".0f", stage="07_multiblock")."""
-    return format(f(select(name, **match)[field]), fmt)
+def num(name, field, fmt=".1f", **match): return format(f(select(name, **match)[field]), fmt)
 
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
-def size_value(text):
-    """'2^24' or '16777216' -> 16777216."""
+def size_value(text):  # '2^24' or '16777216' -> 16777216
     base, _, exp = str(text).partition("^")
     return int(base) ** int(exp) if exp else int(base)
 
-def and_list(items):
-    """'a', 'a and b', 'a, b and c'."""
+def and_list(items):  # 'a', 'a and b', 'a, b and c'
     items = [str(i) for i in items]
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
 
-def value_range(values):
-    """'3' or '3–5', of numbers as printed."""
+def value_range(values):  # '3' or '3–5', of numbers as printed
     lo, hi = min(values, key=float), max(values, key=float)
     return lo if lo == hi else f"{lo}–{hi}"
 
-def sizes(name, **match):
-    return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
-
+def sizes(name, **match): return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
 def sizes_of(name, **match): return and_list(pow2(n) for n in sizes(name, **match))  # '2^20, 2^24, 20000000 and 2^28'
 
 def md_table(headers, body, align=None):
@@ -177,12 +167,11 @@ def constant(file, name):
 
 def oracle_constant(name): return constant("common/oracle.hpp", name)
 
-def tail_exponent(name):
-    """The exponent of the tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: 18 for lambda = 6."""
-    return f"{oracle_constant(name) ** 2 / 2:g}"
+# The tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: its exponent (18 for lambda = 6), and its value
+# rounded up to two digits, as the pages write it (3.1·10<sup>−8</sup>).
+def tail_exponent(name): return f"{oracle_constant(name) ** 2 / 2:g}"
 
 def tail_probability(name):
-    """2 e^(-lambda^2 / 2) for the oracle's lambda `name`, rounded up to two digits: 3.1·10<sup>−8</sup> for 6."""
     value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
     exponent = math.floor(math.log10(value))
     return f"{math.ceil(round(value / 10 ** exponent * 10, 9)) / 10:.1f}·10<sup>−{-exponent}</sup>"

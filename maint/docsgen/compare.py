@@ -69,8 +69,7 @@ def time_difference(a, b, other=None, prefix=""):
         return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
 
-def per_block_spread_diff(a, b, blocks):
-    """How much more (or less) time per block combine a takes than combine b, over the blocks given."""
+def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per block combine a takes than b
     vals = [per_block(a, x) - per_block(b, x) for x in blocks]
     lo, hi = min(vals), max(vals)
     if lo > 0:
@@ -114,29 +113,22 @@ def handoff_summary(other, lo, hi):
 
 def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
 
-def largest_step(regime):
-    """The stage with the largest × prev in a regime (02 in the stream regime against 01's only regime)."""
+def largest_step(regime):  # the stage with the largest × prev in a regime
     stages = reduce_stages()
     ms = [f(select(f"ladder_{regime}", stage=s)["ms_median"]) for s in stages]
     return stages[max(range(1, len(stages)), key=lambda i: ms[i - 1] / ms[i])]
 
-def repeats_bits(combine):
-    """Every determinism run of a combine gave bitwise the same result, at every size."""
-    return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
+def repeats_bits(combine): return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
 
-def hold_changed_hot(n):
-    """Whether the stream hold changed the verdict on skipping the flush at size n: before it, no flush was not
-    quicker than a clean flush, and now it is."""
+def hold_changed_hot(n):  # before the stream hold no flush was not quicker than a clean flush at size n, now it is
     old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
     clean, _, none = flush_rows(n)
     return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 
-def handoff_ever_quicker(lo, hi):
-    """At some size from lo to hi where 07 combines, the handoff was quicker than atomic."""
+def handoff_ever_quicker(lo, hi):  # at some size from lo to hi where 07 combines
     return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
 
-def runs_at_defaults():
-    """The ladder's and the GEMM's results were taken at the warm-up and repetition counts the binaries default to."""
+def runs_at_defaults():  # the ladder and the GEMM ran at the warm-up and repetition counts the binaries default to
     reduce, gemm = rows("ladder")[0], rows("gemm")[0]
     return all(r[key] == default_of(stage, f"--{key}")
                for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))
@@ -231,12 +223,9 @@ CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_
               not_slower, none_at_peak, read_kernel_passed, per_block_flat, per_block_same, costliest,
               atomic_quicker_up_to, two_pass_quicker_at, every_launch_checked]
 
-def tag(words):
-    """A template tag as inline code, for the page that explains them: tag("endif") gives `{% endif %}`."""
-    return "`{% " + words + " %}`"
+def tag(words): return "`{% " + words + " %}`"  # a template tag as inline code: tag("endif")
 
-def conditions_table():
-    """Every condition a page may rest a cause on, with its definition, and which pages use it."""
+def conditions_table():  # every condition, its definition (its docstring), and the pages that use it
     def pages(c):
         return ", ".join(sorted(t.stem for t in TEMPLATES.rglob("*.md") if re.search(
             r"\{%[-+]?\s*(?:el)?if\b[^%]*\b" + c.__name__ + r"\(", t.read_text())))
