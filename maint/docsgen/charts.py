@@ -34,32 +34,26 @@ def number(cell):
 
 def mark(table, row, col, series, x, y, label=None, **xcol):  # a bar or a point, and the table cell it shows
     return {"table": table, "row": row, "col": col, **xcol, "series": series, "label": label or series, "x": x, "y": y}
-
 def marks_ladder(tables):
     """A bar per row and regime (a reference row a line), at its GB/s."""
     return [mark(0, [r[0]], col, series, r[0], number(r[col]), r[0]) for r in tables[0][2]
             for col, series in ([(3, "stream regime"), (8, "tree regime")] if r[0].split(" ")[0] in reduce_stages()
                                 else [(3, "line")]) if number(r[col]) is not None]
-
 def marks_by_column(tables):
     """Rows are x (the first cell), each later column a series: the sweep and the accuracy table."""
     _, headers, body = tables[0]
     return [mark(0, [r[0]], c, headers[c], number(r[0]), number(r[c]))
             for r in body for c in range(1, len(headers)) if number(r[c]) is not None]
-
 def marks_probe(tables):
     """Each row of both tables a series, the block sizes (the headers) its x."""
     return [mark(t, [r[0]], c, r[0], number(headers[c]), number(r[c]))
             for t, (_, headers, body) in enumerate(tables[:2]) for r in body for c in range(1, len(headers))
             if number(r[c]) is not None]
-
 def marks_gemm(tables):
     col = tables[0][1].index("GFLOP/s")
     return [mark(0, r[:2], col, r[1], number(r[0].rstrip("³")), number(r[col])) for r in tables[0][2]]
-
 def marks_roofline(tables):
     return [mark(0, [r[0]], 2, r[0], number(r[1]), number(r[2]), xcol=1) for r in tables[0][2]]
-
 def peak(): return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
 
 CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; its marks; its reference lines)

@@ -12,7 +12,6 @@ SAID = set()  # every comparative phrase the helpers produced: lint_rendered() a
 def said(phrase):
     SAID.add(phrase)
     return phrase
-
 def times(r, prefix=""):  # a row's median, fastest and slowest repetition (None where it has no spread)
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
 
@@ -81,12 +80,9 @@ def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per blo
 def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):  # the "file"'s or the "patch"'s
     return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
                   regime=regime)
-
 def try_vs_file(name, stage="01_naive", regime="tree"):
     return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
-
 def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
-
 def flush_compare(file, n):  # 07 with no flush against after a clean flush, in one of the two flush studies
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
@@ -112,22 +108,17 @@ def handoff_summary(other, lo, hi):
     return said(and_list(f"{words} at {k}" for words, k in counts) + f" of the {len(order)} sizes")
 
 def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
-
 def largest_step(regime):  # the stage with the largest × prev in a regime
     stages = reduce_stages()
     ms = [f(select(f"ladder_{regime}", stage=s)["ms_median"]) for s in stages]
     return stages[max(range(1, len(stages)), key=lambda i: ms[i - 1] / ms[i])]
-
 def repeats_bits(combine): return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
-
 def hold_changed_hot(n):  # before the stream hold no flush was not quicker than a clean flush at size n, now it is
     old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
     clean, _, none = flush_rows(n)
     return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
-
 def handoff_ever_quicker(lo, hi):  # at some size from lo to hi where 07 combines
     return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
-
 def runs_at_defaults():  # the ladder and the GEMM ran at the warm-up and repetition counts the binaries default to
     reduce, gemm = rows("ladder")[0], rows("gemm")[0]
     return all(r[key] == default_of(stage, f"--{key}")
@@ -145,55 +136,44 @@ BUSY_PCT = 80  # a unit at or above this % of its peak is the one a kernel is bo
 def top_stall_is(stage, variant, reason):
     """The profiled kernel's most frequent stall reason is `reason`."""
     return select("ncu", stage=stage, variant=variant)["stall_1"] == reason
-
 def waits_for_loads(stage, variant):
     """The kernel's top stall is long_scoreboard: its warps mostly wait for global-memory loads."""
     return top_stall_is(stage, variant, "long_scoreboard")
-
 def latency_bound(stage, variant):
     """The warps mostly wait for global loads (top stall long_scoreboard) while DRAM runs below
     MEMORY_BOUND_PCT % of its peak: too few bytes in flight, not too little bandwidth."""
     return waits_for_loads(stage, variant) and ncu_value(stage, variant, "dram_pct") < MEMORY_BOUND_PCT
-
 def cache_bound(stage, variant):
     """The busiest memory unit is at BUSY_PCT % of its peak or more while DRAM is below a quarter of that: a cache,
     not DRAM, sets the pace."""
     return ncu_value(stage, variant, "mem_pct") >= BUSY_PCT and ncu_value(stage, variant, "dram_pct") < BUSY_PCT / 4
-
 def shared_pipe_bound(stage, variant):
     """The top stall is mio_throttle or short_scoreboard (waiting on the unit that serves shared memory) and the
     busiest memory unit is at BUSY_PCT % of its peak or more."""
     r = select("ncu", stage=stage, variant=variant)
     return r["stall_1"] in ("mio_throttle", "short_scoreboard") and ncu_value(stage, variant, "mem_pct") >= BUSY_PCT
-
 def about_equal(a, b, within=0.05):
     """Two counts within 5% of each other."""
     return abs(a - b) <= within * max(abs(a), abs(b))
-
 def quicker(a, b):
     """Row a is faster than row b as distinct() tells them apart (the glossary's "faster")."""
     return distinct(a, b) == -1
-
 def not_slower(a, b):
     """Row a is quicker than row b, or the same within noise."""
     return distinct(a, b) <= 0
-
 def none_at_peak():
     """No measured reduce kernel (the ladder, the size sweep, the read-only kernel) reaches 100% of the theoretical
     peak."""
     data = rows("ladder") + rows("sweep")
     return all(f(r["pct_peak"]) < 100 for r in data) and all(f(r["read_pct_peak"]) < 100 for r in rows("ladder"))
-
 def read_kernel_passed():
     """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
     above 100)."""
     return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
-
 def per_block_flat(combine, blocks, within=0.10):
     """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
     vals = [per_block(combine, b) for b in blocks]
     return max(vals) <= (1 + within) * min(vals)
-
 def per_block_same(stages, block, within=0.05):
     """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
     vals = [per_block_ns(s, block) for s in stages]
@@ -209,12 +189,10 @@ def costliest(combine, view="combine_tree"):
 def atomic_quicker_up_to(hi):
     """07 atomic quicker than last-block at every size up to hi where the combine had work."""
     return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
-
 def two_pass_quicker_at(blocks):
     """In the tree regime at each block size given, two-pass quicker than atomic."""
     return all(quicker(select("combine_tree", combine="two-pass", block=b), select("combine_tree", combine="atomic", block=b))
                for b in blocks)
-
 def every_launch_checked():
     """Every row of the ladder table checked all of its launches."""
     return all(r["launches_checked"] == r["launches"] for r in rows("ladder"))

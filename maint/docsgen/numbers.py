@@ -20,12 +20,10 @@ def ncu_ratio(stage, variant, a, b, fmt=".2f"): return format(ncu_value(stage, v
 def ncu_size(stage, variant): return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
 def conflict_count(stage, variant): return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
 def conflicts(stage, variant): return f"{conflict_count(stage, variant):,.0f}"
-
 def ncu_change(stage_a, stage_b, variant, metric, variant_b=None):
     """'16% fewer' / '3% more': a counter from one profiled kernel to another."""
     a, b = ncu_value(stage_a, variant, metric), ncu_value(stage_b, variant_b or variant, metric)
     return f"{abs(100 * (b - a) / a):.0f}% {'fewer' if b < a else 'more'}"
-
 def stalls(stage, variant):
     """The top stall reasons of a profiled kernel, with warp-cycles stalled per issued instruction."""
     r = select("ncu", stage=stage, variant=variant)
@@ -46,7 +44,6 @@ STALL_MEANING = {
 def stall_meaning(stage, variant):
     reason = select("ncu", stage=stage, variant=variant)["stall_1"]
     return f"`{reason}` ({STALL_MEANING.get(reason, 'see the glossary')})"
-
 def profiled_cases(gemm_variants):
     return [(s, "stream") for s in reduce_stages() if has_stream(s)] + [(s, "tree") for s in reduce_stages()] + \
         [(gemm_stage(), v) for v in gemm_variants]
@@ -77,15 +74,12 @@ def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
     return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
-
 def per_block(combine, block):
     r = select("combine_tree", combine=combine, block=block)
     return f(r["ms_median"]) * 1e6 / int(r["grid"])
-
 def per_block_ns(stage, block):
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
-
 def per_block_spread(combine, blocks): return f"{min(per_block(combine, b) for b in blocks):.2f}–{max(per_block(combine, b) for b in blocks):.2f} ns"
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
@@ -93,37 +87,29 @@ def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block
 
 def probe_rank(stage, regime, which="best"):  # the block size at which a stage was fastest (or slowest) in the probe
     return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
-
 def probe_best_line(regime):
     return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}")))
-
 def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
-
 def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its best % of the peak, as printed
     data = stage_rows("sweep", stage)
     best = max(format(f(r["pct_peak"]), fmt) for r in data)
     return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
-
 def sweep_reach():  # 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'
     top = {}
     for r in rows("sweep"):
         top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
     return ", ".join(f"up to {pow2(n)} for {and_list(s for s in top if top[s] == n)}" for n in sorted(set(top.values())))
-
 def stream_grid_line():
     data = [r for r in rows("ladder") if r["regime"] == "stream"]
     return ", ".join(f"{r['stage'][:2]}{'' if default_combine(r) else ' ' + r['combine']}: {r['grid']} ({r['sms']} × "
                      f"{r['blocks_per_sm']})" for r in data) + f" blocks of {data[0]['block']} threads (SMs × blocks per SM)"
-
 def best_read():  # the ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
     return row_label(r), f"{f(r['pct_read']):.1f}"
-
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.1f}–{max(vals):.1f}%"
-
 def median_of(name, field): return statistics.median(f(r[field]) for r in rows(name))
 def stages_with(regime, only=False): return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
@@ -143,15 +129,12 @@ def accuracy_ulps():  # the same errors in ulps of the float nearest the exact s
     exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
     return {name: {n: e * exact[n] / 2.0 ** (math.floor(math.log2(exact[n])) - 23) for n, e in pts.items() if n in exact}
             for name, pts in accuracy_series().items()}
-
 def stage_error_range(n):
     vals = [accuracy_series()[s][n] for s in reduce_stages() if s in accuracy_series()]
     return f"{min(vals):.1e} to {max(vals):.1e}"
-
 def accuracy_sizes(): return sorted({int(r["n"]) for r in rows("accuracy")})
 def bound_ratios(): return [f(r["abs_error"]) / f(r["bound"]) for r in rows("accuracy") if r["float_check"] == "PASS"]
 def quantile(values, q): return sorted(values)[int(q * (len(values) - 1))]
-
 def loop_gap_start():
     """The n from which on every stage is two orders of magnitude closer to the exact sum than the CPU loop."""
     series, sizes = accuracy_series(), accuracy_sizes()
@@ -177,17 +160,13 @@ def fp32_peak(): return f(rows("gemm")[0]["fp32_peak_gflops"])
 def ffma_per_shared_load(stage, variant): return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 def naive_dram_ratio(stage): return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
 def gemm_ffma_per_mac(stage, variant): return ncu_value(stage, variant, "ffma") / ncu_size(stage, variant) ** 3
-
 def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
-
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
-
 def gemm_other_tiles():
     tile = option(gemm_stage(), "--tile")
     return [t for t in tile["values"] if t != tile["default"]]
-
 def gemm_per_warp_step(stage, variant, metric):  # per blocks × warps a block × K / tile, of a square size
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
@@ -195,20 +174,16 @@ def gemm_per_warp_step(stage, variant, metric):  # per blocks × warps a block �
 # ---- the CPU beside the ladder, and the handoff experiment -------------------------------------------------------
 
 def ms(r): return f"{f(r['ms_median']):.3f} ms"
-
 def after_copy(stage):  # the stage's row the CPU's are compared with, the copy's times added to its own
     k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
     return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
-
 def handoff_by_n():  # {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}
     out = {}
     for r in rows("handoff_sweep"):
         out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
     return out
-
 def pct_read(r): return 100 * us(r, "read_ms_median") / us(r)
 def handoff_combined(lo, hi): return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
-
 def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
 
@@ -243,7 +218,6 @@ def mutant_caught_by(name):  # the check that caught a planted bug ('the exact c
         if m.name == name and r["verdict"] == "caught":
             return caught_by(r, m).removeprefix("default check: ")
     raise DocsError(f"a page says which check caught {name}, which mutants.csv does not record as caught")
-
 def mutant_verdict(name):
     r = select("mutants", mutant=name)
     how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")

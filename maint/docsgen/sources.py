@@ -13,14 +13,11 @@ def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds 
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
         raise DocsError(f"a page quotes `{text}` from {whose}, which no longer holds it: update the sentence")
     return f"`{text}`"
-
 def code(stage, text): return quoted(text, re.sub(r"//[^\n]*|/\*.*?\*/", "", stage_file(stage).read_text(), flags=re.S), stage)
-
 def patch_code(stage, name, text):  # a quote of the lines an experiment's patch adds
     patch = ROOT / "docs" / "experiments" / stage / f"{name}.patch"
     added = "".join(l[1:] for l in patch.read_text().splitlines() if l.startswith("+") and not l.startswith("+++"))
     return quoted(text, added, f"{patch.name}'s added lines")
-
 def padded(tile):  # '16×17', while the stage's code pads the tile by one
     code(gemm_stage(), f"launch_tiled<{tile}, 1>")
     return f"{tile}×{int(tile) + 1}"
@@ -43,17 +40,14 @@ def sass_lines(stage):
     if not path.exists():  # a stage not profiled yet: its page says so where it would quote the machine code
         missing(f"{stage}: no docs/results/sass_{stage}.txt (./maint/do profile on a GPU)")
     return path.read_text().splitlines()
-
 def sass_span(stage, start, end, last=False):  # from the first instruction holding start to the first (last) holding end
     lines = sass_lines(stage)
     a = next(i for i, l in enumerate(lines) if start in l)
     after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
     return lines[a:(after[-1] if last else after[0]) + 1]
-
 def sass(stage, start, end, last=False): return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
 def sass_has(stage, text): return any(text in l for l in sass_lines(stage))
 def loads_per_iteration(stage): return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))  # in the grid-stride loop
-
 def lds_predicated(stage):  # the tree's shared loads carry a predicate (@P) instead of being branched around
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
 
@@ -95,7 +89,6 @@ def own_diff(name):  # a planted copy of 05 (maint/tests/check_try_file.py) as `
     after = next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
     return "```diff\n" + "\n".join(difflib.unified_diff(ORIGINAL.splitlines(), after.splitlines(), f"{STAGE}/"
                                                          f"{stage_file(STAGE).name}", "mine.cu", n=3, lineterm="")) + "\n```"
-
 def own_report(name):  # what ./ladder try printed for the case on the GPU of these results
     path = state.results / f"own_{name}.txt"
     if not path.exists():

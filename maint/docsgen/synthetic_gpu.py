@@ -80,13 +80,11 @@ GUARDED = [(page, words) for page, sentences in {
 
 def _matches(row, match, file=None):
     return all((file == v) if k == "file" else (row.get(k) == v) for k, v in match.items())
-
 def _num(v):
     try:
         return float(v)
     except (TypeError, ValueError):
         return None
-
 def _fmt(v):
     return f"{v:.6g}"
 

@@ -185,7 +185,6 @@ def handoff_table():
                      "handoff against atomic"], body)
 
 def cpu_table(): return md_table(*cpu_lines(rows("cpu"), rows("ladder")))  # as ./ladder run prints it
-
 def accuracy_table(ulps=False):
     series = accuracy_ulps() if ulps else accuracy_series()
     return md_table(["n", *series], [[pow2(n), *[format(s[n], ".2f" if ulps else ".1e") if n in s else ""
@@ -245,23 +244,19 @@ def roofline_table():
 def gemm_profile_table(stage):
     cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
     return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
-
 def ncu_metrics_table():  # every counter ./maint/do profile keeps, as the pages call it, beside its ncu metric
     return md_table(["what the pages say", "`ncu` metric"], [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS] + [
         ["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
          "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"]], ["---", "---"])
-
 def own_cases_table():  # the planted copies of 05 that the test try_file hands to ./ladder try, and what they must say
     return md_table(["copy of 05", "the report must hold", "exit status"],
                     [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
                      for name, _, allowed, wanted in CASES], ["---"] * 3)
-
 def stage_list():  # each stage, the one change its file's first line names (code names as code), and its page
     firsts = [stage_file(s).read_text().splitlines()[0].removeprefix("//").strip().removeprefix(f"{s}:").strip().rstrip(".")
               for s in ladder_stages()]
     return md_table(["stage", "the one change", "page"], [[f"`{s}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", first), link(s)]
                                                           for s, first in zip(ladder_stages(), firsts)], ["---"] * 3)
-
 def profile_command(stage, variant):
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
 
