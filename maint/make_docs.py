@@ -11,8 +11,8 @@ import tempfile
 
 from .diagrams import stale_diagrams, write_diagrams
 from .docsgen import synthetic_gpu
-from .docsgen.base import CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, ROOT, rows, select, state, \
-    TEMPLATES, use_results
+from .docsgen.base import (CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, results_in, ROOT, rows,
+                           select, state, TEMPLATES)
 from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
 from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
                              hardware_literals, layout_problems, length_problems, lint_rendered, lint_template,
@@ -29,15 +29,6 @@ def caught(check, *args):
     except DocsError as e:
         return [str(e)]
 
-def with_results(directory, fn):
-    """fn() while the pages render from the result files in directory."""
-    real = state.results
-    use_results(directory)
-    try:
-        return fn()
-    finally:
-        use_results(real)
-
 def self_test():
     facts, planted = hardware_literals(), {}
     grid = next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
@@ -48,8 +39,7 @@ def self_test():
     planted["a difference seen from one side only"] = [] if distinct(
         {"ms_median": "1.0", "ms_min": "0.9", "ms_max": "1.3"}, {"ms_median": "1.35", "ms_min": "0.95", "ms_max": "1.4"}
     ) != -1 else ["told apart"]
-
-    def on_the_synthetic_gpu():
+    with tempfile.TemporaryDirectory() as tmp, results_in(synthetic_gpu.write(state.results, tmp)):
         ms = [f(select("ladder_tree", stage=s)["ms_median"]) for s in ("02_grid_stride", "03_padding")]
         planted["'N× faster' from a ratio below 1"] = lint_rendered("planted.md", f"03 runs {ms[0] / ms[1]:.2f}× faster.")
         text = outside_code("The stream grid is {} blocks.".format(grid))  # a helper returning a constant
@@ -58,9 +48,6 @@ def self_test():
         text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
         planted["a causal sentence false on the synthetic GPU"] = [
             p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic" in p]
-    with tempfile.TemporaryDirectory() as tmp:
-        synthetic_gpu.write(state.results, pathlib.Path(tmp))
-        with_results(tmp, on_the_synthetic_gpu)
     planted["a stage without results"] = stage_without_results()
     data = chart_data("ladder.png")
     tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
@@ -88,10 +75,6 @@ def stage_without_results():
     """The pages rendered from results without one stage's rows, as when a rung is added: each note of what is not
     measured, where a page says so (empty, and the rendering's error printed, if it dies)."""
     stage = reduce_stages()[len(reduce_stages()) // 2]
-
-    def notes():
-        texts = "".join(render(t) for t in pages().values())
-        return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
     with tempfile.TemporaryDirectory() as tmp:
         for path in state.results.iterdir():
             lines = path.read_text().split("\n")
@@ -99,7 +82,9 @@ def stage_without_results():
                 l for l in lines if path.suffix != ".csv" or not l.startswith(stage + ",")))
         not_measured.clear()
         try:
-            return with_results(tmp, notes)
+            with results_in(tmp):
+                texts = "".join(render(t) for t in pages().values())
+            return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
         except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
             print(f"docs self-test: rendering without {stage}'s results failed: {type(e).__name__}: {e}")
             return []

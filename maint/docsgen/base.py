@@ -1,5 +1,6 @@
 """The paths, the result files the pages are built from (each read once), what a page says where
 a result is missing, and the formatting every other module uses."""
+import contextlib
 import csv
 import io
 import json
@@ -43,6 +44,15 @@ def missing(note):  # notes what a page will say is not measured yet, and raises
 def use_results(directory):  # render from the result files in directory (a check renders from a synthetic GPU's)
     state.results = pathlib.Path(directory)
     _cache.clear()
+
+@contextlib.contextmanager
+def results_in(directory):  # the result files in directory while it lasts, then those before
+    before = state.results
+    use_results(directory)
+    try:
+        yield
+    finally:
+        use_results(before)
 def default_combine(r): return r["combine"] == combines(r["stage"])[0]  # its stage file's first
 
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree

@@ -8,8 +8,8 @@ import tempfile
 
 from scripts.stages import ladder_stages, role
 from . import synthetic_gpu
-from .base import (CHARTS, DocsError, f, IMG, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, ROOT, rows, state,
-                   TEMPLATES, use_results)
+from .base import (CHARTS, DocsError, f, IMG, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, results_in, ROOT, rows,
+                   state, TEMPLATES)
 from .compare import SAID
 from .render import pages, PLACEHOLDER, render
 
@@ -29,9 +29,9 @@ SPEED_CLAIM = re.compile(r"(\d+(?:\.\d+)?)× (faster|slower)")
 SPEED_WORD = re.compile(r"\b(faster|slower|quicker)\b", re.I)
 
 def hardware_literals():
-    """The facts of the GPU the results were measured on, as a page would print them: none may be typed into a
-    template, and none may survive a rendering from another GPU's results."""
-    m, first = meta(), rows("ladder")[0]  # its name, SMs, L2, peaks, clocks, bus width and stream grids, and the CPU
+    """The facts of the measured GPU (its name, SMs, L2, peaks, clocks, bus width and stream grids) and CPU, as a page
+    would print them: none may be typed into a template, and none may survive a rendering from another GPU's results."""
+    m, first = meta(), rows("ladder")[0]
     facts = {m["device"], m["device"].split()[-1], str(m["sms"]), f"{int(m['l2_bytes']) / 1e6:.0f} MB",
              f"{int(m['l2_bytes']) / 1e6:.1f} MB", f"{f(m['peak_gbps']):.0f}", f"{f(m['peak_gbps']) / 1e3:.1f} TB/s",
              f"{f(first['fp32_peak_gflops']):.0f}", f"{f(first['fp32_peak_gflops']) / 1e3:.1f} TFLOP/s",
@@ -39,8 +39,7 @@ def hardware_literals():
              f"{first['bus_width_bits']} bits", *(r["grid"] for r in rows("ladder") if r["regime"] == "stream")}
     return {x for x in facts | ({rows("cpu")[0]["cpu"]} if (state.results / "cpu.csv").exists() else set()) if x}
 
-def blank(text):
-    return re.sub(r"[^\n]", " ", text)
+def blank(text): return re.sub(r"[^\n]", " ", text)
 
 def outside_blocks(text):
     """The template with the words inside {% if %} ... {% endif %} blanked (newlines kept): a comparative there is
@@ -53,8 +52,7 @@ def outside_blocks(text):
         pos = m.end()
     return "".join(out) + text[pos:]
 
-def lint_template(rel, text, facts):
-    """A template's own words: no hardware fact, no comparative word outside ALLOWED or an {% if %}."""
+def lint_template(rel, text, facts):  # a template's own words: no GPU fact, no comparative outside ALLOWED or an if
     problems = []
     unguarded = outside_blocks(text).splitlines()
     for lineno, line in enumerate(PLACEHOLDER.sub(lambda m: blank(m.group(0)), text).splitlines(), 1):  # numbers kept
@@ -84,9 +82,8 @@ def lint_rendered(rel, text):
 def link_text(text): return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)  # each link as its text
 
 def outside_code(text):
-    """A page's prose: without fenced code, inline code and table rows (diffs and commands hold numbers that are
-    not GPU facts, and a measured cell of a table can equal one by chance; tables come from helpers, which the
-    rendering exercises, and the prose around them is what a hand could get wrong)."""
+    """A page's prose, without code and tables: diffs and commands hold numbers that are not GPU facts, a measured cell
+    can equal one by chance, and tables come from helpers; the prose around them is what a hand could get wrong."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"`[^`]*`", " ", "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|")))
 
@@ -107,18 +104,14 @@ def guarded_problems(rel, template_text, text, guarded):
     return problems
 
 def check_claims(rendered):
-    """The template lint on the real results (rendered: {page: its text}), then every page rendered from a synthetic
-    second GPU."""
+    """The template lint (the layouts once), every rendered page ({page: its text}), then every page rendered from a
+    synthetic second GPU."""
     facts = hardware_literals()
-    problems = [p for layout in sorted(LAYOUTS.glob("*.md"))  # what every page of a kind shares, linted once
-                for p in lint_template(layout.relative_to(ROOT), layout.read_text(), facts)]
+    problems = [p for t in sorted(LAYOUTS.glob("*.md")) for p in lint_template(t.relative_to(ROOT), t.read_text(), facts)]
     for out, template in pages().items():
         problems += lint_template(template.relative_to(ROOT), template.read_text(), facts)
         problems += lint_rendered(out.relative_to(ROOT), rendered[out])
-    real = state.results
-    with tempfile.TemporaryDirectory() as tmp:
-        synthetic_gpu.write(real, pathlib.Path(tmp))
-        use_results(tmp)
+    with tempfile.TemporaryDirectory() as tmp, results_in(synthetic_gpu.write(state.results, tmp)):
         try:
             for out, template in pages().items():
                 rel, text = out.relative_to(ROOT), render(template)
@@ -130,8 +123,6 @@ def check_claims(rendered):
                              if re.search(FACT.format(re.escape(fact)), outside_code(text))]
         except DocsError as e:
             problems.append(f"rendering from the synthetic GPU's results failed: {e}")
-        finally:
-            use_results(real)
     return problems
 
 # ---- links, anchors and paths ------------------------------------------------------------------------------------
@@ -142,8 +133,7 @@ PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|maint|common|cmake|cpu_
 
 def without_fences(text): return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
-def anchors(text):
-    """Every anchor a page defines: its headings (numbered -1, -2 when repeated, as GitHub does) and <a id>."""
+def anchors(text):  # every anchor a page defines: its headings (-1, -2 when repeated, as GitHub does) and <a id>
     found, seen = set(), {}
     for line in without_fences(text).splitlines():
         m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
@@ -155,26 +145,22 @@ def anchors(text):
     return found | set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
 
 def check_links(texts):
-    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page; web links are
-    not followed (this is a CPU test without a network)."""
+    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page (web links are not
+    followed: this is a CPU test without a network)."""
     problems, cache = [], {}
     for page, text in texts.items():
         for m in LINK.finditer(re.sub(r"`[^`\n]*`", "", without_fences(text))):  # what a reader sees as prose
-            target = m.group(2)
-            if re.match(r"[a-z]+:", target):
-                continue
-            file_part, _, anchor = target.partition("#")
+            file_part, _, anchor = m.group(2).partition("#")
             dest = (page.parent / file_part).resolve() if file_part else page
+            said = f"{page.relative_to(ROOT)}: the link [{m.group(1)}]({m.group(2)})"
+            if re.match(r"[a-z]+:", m.group(2)):
+                continue
             if file_part and not dest.exists() and dest not in texts:
-                problems.append(f"{page.relative_to(ROOT)}: the link [{m.group(1)}]({target}) points to a file that "
-                                f"does not exist")
-            elif anchor and dest.suffix == ".md":
-                if dest not in cache:
-                    cache[dest] = anchors(texts[dest] if dest in texts else dest.read_text())
-                if anchor not in cache[dest]:
-                    problems.append(f"{page.relative_to(ROOT)}: the link [{m.group(1)}]({target}) names an anchor "
-                                    f"#{anchor} that {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name}"
-                                    f" does not have")
+                problems.append(f"{said} points to a file that does not exist")
+            elif anchor and dest.suffix == ".md" and anchor not in (cache.get(dest) or cache.setdefault(
+                    dest, anchors(texts[dest] if dest in texts else dest.read_text()))):
+                problems.append(f"{said} names an anchor #{anchor} that "
+                                f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
     return problems
 
 def check_paths(texts):
@@ -191,13 +177,12 @@ def check_paths(texts):
 STAGE_LAYOUT = '{% extends "_layouts/stage.md" %}'
 
 def layout_problems(templates):
-    """{name: text} of stage page templates: those that do not extend the stage layout (a page of its own shape
-    would lose the sections in their order, the next-rung link and the folded evidence)."""
+    """{name: text} of stage page templates: those that do not extend the stage layout, and so would lose its
+    sections in their order, the next-rung link and the folded evidence."""
     return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
             for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
 
-def check_structure():
-    """A page per stage, each in the stage layout, every result file the pages need, and every chart."""
+def check_structure():  # a page per stage, each in the stage layout, every result file the pages need, every chart
     problems = [f"stage {stage} has no page (docs/templates/stages/{stage}.md)" for stage in ladder_stages()
                 if not (TEMPLATES / "stages" / f"{stage}.md").exists()]
     problems += layout_problems({str(t.relative_to(ROOT)): t.read_text()
@@ -217,8 +202,7 @@ PLUMBING = re.compile(r"\./ladder (?:measure|profile|sweep|probe|mutants|docs)\b
                       r"\btests/[\w/.]+|build/try|build/tests|docs/results/|common/[\w.]+|CCCL \d|"
                       r"compute-sanitizer --|the test `[\w.]+`")
 
-def unfolded(text):
-    """A rendered page before its folded evidence, without what it folds (<details>) or its code blocks."""
+def unfolded(text):  # a rendered page before its folded evidence, without what it folds (<details>) or its code
     text = text.split('<a id="evidence"></a>')[0]
     folded = re.compile(r"<details>(?:(?!<details>).)*?</details>", re.S)  # the innermost first: folds nest
     while folded.search(text):
@@ -231,9 +215,8 @@ def length_problems(rendered):
     out = []
     for page, text in rendered.items():
         page, stage = str(page), pathlib.Path(page).stem
-        limit = LIMITS.get(page) or (None if not page.startswith("docs/stages/") else GEMM_LIMITS if
-                                     stage in ladder_stages() and role(stage) == "gemm" else STAGE_LIMITS)
-        if limit is None:
+        gemm = stage in ladder_stages() and role(stage) == "gemm"
+        if not (limit := LIMITS.get(page) or page.startswith("docs/stages/") and (GEMM_LIMITS if gemm else STAGE_LIMITS)):
             continue
         lines = unfolded(text).splitlines()
         tables = sum(l.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")) for i, l in enumerate(lines))

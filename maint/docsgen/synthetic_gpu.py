@@ -149,7 +149,7 @@ def _rewrite_ncu(r):
     return out
 
 def write(src, dst):
-    """Writes the synthetic results set into dst from the measured one in src."""
+    """Writes the synthetic results set into dst from the measured one in src; returns dst."""
     src, dst = pathlib.Path(src), pathlib.Path(dst)
     meta = json.loads((src / "meta.json").read_text())
     scale, old_sms = float(meta["peak_gbps"]) / GPU["peak_gbps"], int(meta["sms"])
@@ -170,3 +170,4 @@ def write(src, dst):
             w = csv.DictWriter(fh, fieldnames=list(data[0]))
             w.writeheader()
             w.writerows(_rewrite_ncu(r) if path.stem == "ncu" else _rewrite_row(r, scale, old_sms, path.stem) for r in data)
+    return dst
