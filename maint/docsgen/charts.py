@@ -1,9 +1,7 @@
-"""The charts: their data (written into each PNG and checked against the table it illustrates) and the drawing.
-
-Every chart is drawn from the cells of the table it illustrates (the first table after it on its pages; the probe,
-the first two), and nothing else but its reference lines: CHART_SPECS names the table and how its cells become marks.
-./maint/do docs writes the marks into the PNG ("Description"), and --check compares them with the results and with
-the table on every page that shows the chart."""
+"""The charts. Each is drawn from the cells of the table it illustrates (the first table after it on its pages; the
+probe's, the first two) and its reference lines, nothing else: CHART_SPECS names the table and how its cells become
+marks. ./maint/do docs writes the marks into the PNG ("Description"), and --check compares them with the results and
+with the table on every page that shows the chart."""
 import json
 import math
 import re
@@ -14,8 +12,7 @@ from .base import DocsError, f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows, size_
 from .numbers import fp32_peak
 from .tables import accuracy_table, gemm_table, ladder_table, probe_table, roofline_table, sweep_table
 
-def parse_tables(text):
-    """[(offset, headers, rows)] of every Markdown table in text, cells stripped of links, bold and code marks."""
+def parse_tables(text):  # [(offset, headers, rows)] of every Markdown table in text, cells without links, bold, code
     out = []
     for m in re.finditer(r"^\|[^\n]*\n\|\s*:?-{3}[^\n]*(?:\n\|[^\n]*)*", text, re.M):
         lines = m.group(0).split("\n")
@@ -24,8 +21,7 @@ def parse_tables(text):
         out.append((m.start(), cells[0], cells[1:]))
     return out
 
-def number(cell):
-    """A table cell as a number ('2,569' -> 2569, '0.12*' -> 0.12, '2^20' -> 1048576), or None."""
+def number(cell):  # a table cell as a number ('2,569' -> 2569, '0.12*' -> 0.12, '2^20' -> 1048576), or None
     text = cell.replace(",", "").rstrip("*%").strip()
     try:
         return float(size_value(text)) if re.fullmatch(r"\d+\^\d+", text) else float(text)
@@ -34,18 +30,15 @@ def number(cell):
 
 def mark(table, row, col, series, x, y, label=None, **xcol):  # a bar or a point, and the table cell it shows
     return {"table": table, "row": row, "col": col, **xcol, "series": series, "label": label or series, "x": x, "y": y}
-def marks_ladder(tables):
-    """A bar per row and regime (a reference row a line), at its GB/s."""
+def marks_ladder(tables):  # a bar per row and regime (a reference row a line), at its GB/s
     return [mark(0, [r[0]], col, series, r[0], number(r[col]), r[0]) for r in tables[0][2]
             for col, series in ([(3, "stream regime"), (8, "tree regime")] if r[0].split(" ")[0] in reduce_stages()
                                 else [(3, "line")]) if number(r[col]) is not None]
-def marks_by_column(tables):
-    """Rows are x (the first cell), each later column a series: the sweep and the accuracy table."""
+def marks_by_column(tables):  # rows are x (the first cell), each later column a series: the sweep's and accuracy's
     _, headers, body = tables[0]
     return [mark(0, [r[0]], c, headers[c], number(r[0]), number(r[c]))
             for r in body for c in range(1, len(headers)) if number(r[c]) is not None]
-def marks_probe(tables):
-    """Each row of both tables a series, the block sizes (the headers) its x."""
+def marks_probe(tables):  # each row of both tables a series, the block sizes (the headers) its x
     return [mark(t, [r[0]], c, r[0], number(headers[c]), number(r[c]))
             for t, (_, headers, body) in enumerate(tables[:2]) for r in body for c in range(1, len(headers))
             if number(r[c]) is not None]
@@ -70,8 +63,7 @@ def chart_data(name):  # what a chart draws: its marks, from the cells of its ta
     tables, marks, refs = CHART_SPECS[name]
     return {"chart": name, "marks": marks([parse_tables(t)[0] for t in tables()]), "refs": refs()}
 
-def png_text(path, key="Description"):
-    """A PNG's tEXt chunk (standard library: the docs check runs without matplotlib)."""
+def png_text(path, key="Description"):  # a PNG's tEXt chunk (standard library: the docs check runs without matplotlib)
     data, pos = path.read_bytes(), 8
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
@@ -81,8 +73,7 @@ def png_text(path, key="Description"):
         pos += 12 + length
     return None
 
-def chart_vs_table(page, text, name, data):
-    """The chart's marks against those of the table(s) after its image on a page: the same rows, labels and values."""
+def chart_vs_table(page, text, name, data):  # the chart's marks against those of the table(s) after it on a page
     at = text.find(f"img/{name})")
     if at < 0:
         return []
@@ -98,8 +89,7 @@ def chart_vs_table(page, text, name, data):
             [f"{page}: the table under {name} has '{' '.join(m['row'])}' ({m['y']:g}), which the chart does not draw"
              for m in shown if m not in data["marks"]])
 
-def check_charts(rendered):
-    """Each chart's PNG holds the data the results give now, and agrees with its table on every page showing it."""
+def check_charts(rendered):  # each chart's PNG holds the data the results give now, and agrees with its tables
     problems = []
     for name in CHART_SPECS:
         want, path = chart_data(name), IMG / name
@@ -150,8 +140,8 @@ def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that matc
     return out
 
 def plot_series(ax, series, scale=lambda y: y):
-    """Each series as a line with hollow markers, the k-th smaller than the one before: values that coincide show as
-    rings one inside another, so no point hides another."""
+    """Each series a line with hollow markers, the k-th smaller than the one before: values that coincide show as rings
+    one inside another, so no point hides another."""
     for k, (name, pts) in enumerate(series.items()):
         ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markerfacecolor="none",
                 markersize=max(11 - 0.8 * k, 3), linewidth=1.2, **style(name))
@@ -213,7 +203,7 @@ def save_chart(fig, name, legend_of=None):
         raise DocsError(f"docs/img/{name}: " + "; ".join(problems))
 
 def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid="both", **tick_font):
-    """A log-2 x axis, with a tick at each x drawn where given; a log (or linear) y axis; labels and a grid."""
+    """A log-2 x axis (a tick at each of xticks), a log (or linear) y axis, labels and a grid."""
     ax.set_xscale("log", base=2)
     if xticks:
         ax.set_xticks(xticks, [ticklabel(x) for x in xticks], **tick_font)
@@ -223,8 +213,7 @@ def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid=
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(True, which=grid, alpha=0.3)
 
-def draw_charts():
-    """Draws every chart of CHARTS from its data (chart_data), into docs/img/."""
+def draw_charts():  # every chart of CHARTS from its data (chart_data), into docs/img/
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -232,7 +221,6 @@ def draw_charts():
     plt.rcParams.update({"figure.dpi": 110, "font.size": 9})
     gpu, top = f"{meta()['device']}, CUDA {meta()['cuda_runtime']}", f(meta()["peak_gbps"])
     marks = {name: chart_data(name)["marks"] for name in CHART_SPECS}
-
     # The ladder: a bar per row of the table and regime (none where a stage has no such regime), and its reference
     # rows; the legend below the bars.
     first, fig, ax = rows("ladder")[0], *plt.subplots(figsize=(8.5, 5.2))
@@ -250,7 +238,6 @@ def draw_charts():
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, frameon=False)
     fig.tight_layout()
     save_chart(fig, "ladder.png")
-
     # The size sweep: GB/s against n, and the six largest sizes as % of the theoretical peak (from 0); one legend
     # right of both panels.
     series = series_of(marks["sweep.png"])
@@ -266,7 +253,6 @@ def draw_charts():
     fig.suptitle(gpu)
     fig.tight_layout(rect=(0, 0, 0.8, 1))
     save_chart(fig, "sweep.png")
-
     # The block-size probe: GB/s from 0; one legend for both panels, below them, covering nothing.
     fig, panels = plt.subplots(1, 2, figsize=(10, 4.4))
     for t, (ax, regime) in enumerate(zip(panels, ["stream", "tree"])):
@@ -278,7 +264,6 @@ def draw_charts():
     fig.suptitle(f"Block-size probe ({gpu})")
     fig.tight_layout(rect=(0, 0.14, 1, 1))
     save_chart(fig, "probe.png")
-
     # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
     fig, ax = plt.subplots(figsize=(8, 4.2))
     fp32 = round(fp32_peak(), 1)
@@ -288,7 +273,6 @@ def draw_charts():
     axes(ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {rows('gemm')[0]['reps']} reps ({gpu})",
          sorted({int(m["x"]) for m in marks["gemm.png"]}), fontsize=7)
     save_chart(fig, "gemm.png", ax)
-
     # Accuracy: relative error against n, a tick at each size run.
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
     plot_series(ax, series_of(marks["accuracy.png"]), lambda y: max(y, 1e-12))
@@ -296,7 +280,6 @@ def draw_charts():
     axes(ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum", f"Accuracy of the float sum against n "
          f"({gpu})", sorted({int(m["x"]) for m in marks["accuracy.png"]}), lambda n: pow2(int(n)), fontsize=7)
     save_chart(fig, "accuracy.png", ax)
-
     # The roofline: each row of its table a point, in its series' look (a smaller ring inside an earlier one it covers).
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
     xs, points = [2 ** (i / 4) for i in range(-12, 48)], marks["roofline.png"]
