@@ -22,8 +22,7 @@ from .docsgen.render import pages, render, render_text
 from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
-def caught(check, *args):
-    """A check's problems with a planted fault, or the DocsError it raises ([] if neither)."""
+def caught(check, *args):  # a check's problems with a planted fault, or the DocsError it raises ([] if neither)
     try:
         return check(*args)
     except DocsError as e:
@@ -128,8 +127,7 @@ def check(rendered, problems):
         print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
     return 1 if problems else 0
 
-def write(rendered):
-    """The pages, the charts (where matplotlib is) and the pictures."""
+def write(rendered):  # the pages, the charts (where matplotlib is) and the pictures
     for out, text in rendered.items():
         if out.exists() and out.read_text() == text:
             print(f"unchanged {out.relative_to(ROOT)}", file=sys.stderr)

@@ -87,8 +87,7 @@ def flush_compare(file, n):  # 07 with no flush against after a clean flush, in 
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
 
-def flush_conclusion():
-    """Skipping the flush against a clean flush, the sizes of each outcome together."""
+def flush_conclusion():  # skipping the flush against a clean flush, the sizes of each outcome together
     groups = {-1: [], 0: [], 1: []}
     for n in sorted({int(r["n"]) for r in rows("flush")}):
         clean, _, none = flush_rows(n)

@@ -148,8 +148,7 @@ def _rewrite_ncu(r):
         out["stall_2"] = r.get("stall_1", "")  # the measured top stall takes second place
     return out
 
-def write(src, dst):
-    """Writes the synthetic results set into dst from the measured one in src; returns dst."""
+def write(src, dst):  # writes the synthetic results set into dst from the measured one in src; returns dst
     src, dst = pathlib.Path(src), pathlib.Path(dst)
     meta = json.loads((src / "meta.json").read_text())
     scale, old_sms = float(meta["peak_gbps"]) / GPU["peak_gbps"], int(meta["sms"])

@@ -88,8 +88,7 @@ def table(name, data=None):
     data = [select("ncu", stage=d[0], variant=d[1]) if isinstance(d, tuple) else d for d in data or rows(file)]
     return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
 
-def ladder_table():
-    """The table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB."""
+def ladder_table():  # the table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB
     _, body, refs = ladder_lines(rows("ladder"))
     out = [[link(c[0].split(" ")[0]) + c[0][len(c[0].split(" ")[0]):], *c[1:]] for c in body]
     names = {"cub": "CUB `DeviceReduce::Sum`", "read": f"[read-only kernel]({docs_path('method.md#speed-of-light')})",
