@@ -38,29 +38,26 @@ def judged(r, text): return text if r["float_check"] != "skipped" else ""
 CUB_LEVEL = {"atomic": "`not_guaranteed`", "two-pass": "`run_to_run`", "last-block": "`run_to_run`"}  # CUB's names
 # name: (the result file, {header: cell spec (see cell())}, the columns' alignment; None: the first left, the rest right)
 TABLES = {
-    "multiblock": ("multiblock", {
-        "n": "n", "combine": "`combine`", "check": "check", "µs": "ms_median*1e3:.1f", "GB/s": "gbps:.0f",
-        "% of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f", "CUB GB/s": "cub_gbps:.0f",
-        "× CUB": "x_cub:.2f"}, None),
-    "flush": ("flush", {
-        "--flush": "`l2_flush`", "n": "n", "07 µs": "ms_median*1e3:.1f", "07 GB/s": "gbps:.0f",
-        "07 % of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f", "CUB GB/s": "cub_gbps:.0f",
-        "CUB % of peak": "cub_pct_peak:.1f"}, None),
+    "multiblock": ("multiblock", {"n": "n", "combine": "`combine`", "check": "check", "µs": "ms_median*1e3:.1f",
+                                  "GB/s": "gbps:.0f", "% of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f",
+                                  "CUB GB/s": "cub_gbps:.0f", "× CUB": "x_cub:.2f"}, None),
+    "flush": ("flush", {"--flush": "`l2_flush`", "n": "n", "07 µs": "ms_median*1e3:.1f", "07 GB/s": "gbps:.0f",
+                        "07 % of peak": "pct_peak:.1f", "CUB µs": "cub_ms_median*1e3:.1f", "CUB GB/s": "cub_gbps:.0f",
+                        "CUB % of peak": "cub_pct_peak:.1f"}, None),
     "combine_tree": ("combine_tree", {
         "block": "block", "combine": "`combine`", "blocks": lambda r: f"{int(r['grid']):,}", "check": "check",
         "ms": "ms_median:.3f", "GB/s": "gbps:.0f", "ns per block": lambda r: f"{f(r['ms_median']) * 1e6 / int(r['grid']):.2f}"},
         None),
     "determinism": ("determinism", {
-        "n": "n", "combine": "`combine`", "runs": "runs", "distinct results": "distinct_results",
-        "smallest": "min_result", "largest": "max_result", "spread (ulp)": "spread_ulps",
+        "n": "n", "combine": "`combine`", "runs": "runs", "distinct results": "distinct_results", "smallest": "min_result",
+        "largest": "max_result", "spread (ulp)": "spread_ulps",
         "largest relative error": lambda r: f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
         "bitwise identical": lambda r: "yes" if r["bitwise_identical"] == "true" else "no",
         "CUB's level": lambda r: CUB_LEVEL.get(r["combine"], ""), "every result checked": "check"}, None),
     "float_error": ("ladder", {
         "stage": "stage", "regime": "regime", "combine": "combine",
         "first launch (blocks x threads)": lambda r: f"{r['grid']} x {r['threads']}", "abs error": "abs_error",
-        "bound": lambda r: judged(r, r["bound"]) or "skipped",
-        "error / bound": lambda r: judged(r, f"{f(r['error_bound_ratio']):.2g}"),
+        "bound": lambda r: judged(r, r["bound"]) or "skipped", "error / bound": lambda r: judged(r, f"{f(r['error_bound_ratio']):.2g}"),
         "launches checked": lambda r: f"{r['launches_checked']} of {r['launches']}", "verdict": "check"},
         ["---"] * 4 + ["---:"] * 4 + ["---"]),
     "profile": ("ncu", {
@@ -69,17 +66,15 @@ TABLES = {
         "threads on per instruction": "pred_on:.1f", "shared-load wavefronts": "wavefronts_ld:,.0f",
         "bank conflicts (ld + st)": lambda r: f"{f(r[NCU_SHORT['conflicts_ld']]) + f(r[NCU_SHORT['conflicts_st']]):,.0f}",
         "top stalls (warp-cycles per issue)": lambda r: stalls(r["stage"], r["variant"])}, None),
-    "shared": ("ncu", {
-        "kernel (first launch)": kernel, "bank conflicts, loads": "conflicts_ld:,.0f",
-        "bank conflicts, stores": "conflicts_st:,.0f", "shared-load instructions": "shared_ld:,.0f",
-        "instructions": "instructions:,.0f", "µs": "ns/1e3:.1f"}, None),
-    "divergence": ("ncu", {
-        "kernel": kernel, "divergent branch targets": "divergent:,.0f", "active threads per instruction": "threads:.1f",
-        "threads on per instruction": "pred_on:.1f", "warp instructions": "instructions:,.0f"}, None),
-    "gemm_pipes": ("ncu", {
-        "kernel": "variant", "FMA pipe busy, %": "fma_pct:.1f", "tensor pipe busy, %": "tensor_pct:.1f",
-        "FFMA thread instructions": "ffma:,.0f",
-        "per multiply-add": lambda r: f"{gemm_ffma_per_mac(r['stage'], r['variant']):.2f}"}, None),
+    "shared": ("ncu", {"kernel (first launch)": kernel, "bank conflicts, loads": "conflicts_ld:,.0f",
+                       "bank conflicts, stores": "conflicts_st:,.0f", "shared-load instructions": "shared_ld:,.0f",
+                       "instructions": "instructions:,.0f", "µs": "ns/1e3:.1f"}, None),
+    "divergence": ("ncu", {"kernel": kernel, "divergent branch targets": "divergent:,.0f",
+                           "active threads per instruction": "threads:.1f", "threads on per instruction": "pred_on:.1f",
+                           "warp instructions": "instructions:,.0f"}, None),
+    "gemm_pipes": ("ncu", {"kernel": "variant", "FMA pipe busy, %": "fma_pct:.1f", "tensor pipe busy, %": "tensor_pct:.1f",
+                           "FFMA thread instructions": "ffma:,.0f",
+                           "per multiply-add": lambda r: f"{gemm_ffma_per_mac(r['stage'], r['variant']):.2f}"}, None),
 }
 
 def table(name, data=None):
