@@ -1,5 +1,6 @@
 """The numbers the prose quotes, from the result files: the profiler's counters, 07 at small n, the probe and the
 sweep, accuracy, GEMM, the CPU, the handoff, the planted bugs and where the results were measured."""
+import collections
 import json
 import math
 import re
@@ -30,16 +31,14 @@ def stalls(stage, variant):
     return ", ".join(f"`{r[f'stall_{i}']}` ({f(r[f'stall_{i}_per_issue']):.1f})" for i in (1, 2, 3) if r.get(f"stall_{i}"))
 
 # What each stall reason means, said wherever a page names a top stall (the glossary has the longer form).
-STALL_MEANING = {
-    "long_scoreboard": "waiting for a global-memory load", "barrier": "waiting at a block barrier",
-    "mio_throttle": "waiting for room in the queue of the MIO unit, which serves shared memory",
-    "short_scoreboard": "waiting for the result of a shared-memory or other MIO instruction",
-    "not_selected": "ready, but another warp was chosen", "wait": "a fixed wait the compiler scheduled",
-    "lg_throttle": "waiting for room in the queue of global-memory instructions",
-    "math_pipe_throttle": "waiting for a busy arithmetic pipe", "dispatch_stall": "held at dispatch",
-    "branch_resolving": "waiting for a branch target", "membar": "waiting at a memory barrier",
-    "no_instruction": "waiting for instructions to be fetched", "drain": "draining its stores at exit",
-}
+STALL_MEANING = {"long_scoreboard": "waiting for a global-memory load", "barrier": "waiting at a block barrier",
+                 "mio_throttle": "waiting for room in the queue of the MIO unit, which serves shared memory",
+                 "short_scoreboard": "waiting for the result of a shared-memory or other MIO instruction",
+                 "not_selected": "ready, but another warp was chosen", "wait": "a fixed wait the compiler scheduled",
+                 "lg_throttle": "waiting for room in the queue of global-memory instructions",
+                 "math_pipe_throttle": "waiting for a busy arithmetic pipe", "dispatch_stall": "held at dispatch",
+                 "branch_resolving": "waiting for a branch target", "membar": "waiting at a memory barrier",
+                 "no_instruction": "waiting for instructions to be fetched", "drain": "draining its stores at exit"}
 
 def stall_meaning(stage, variant):
     reason = select("ncu", stage=stage, variant=variant)["stall_1"]
@@ -193,10 +192,9 @@ def handoff_pct_read(column, lo, hi):
 FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|canary|rate|launches|cub|read|naive|"
                           r"cublas): ")
 CHECK_NAMES = {"exact": "the exact check", "probe": "the precision probe", "probe_a": "the probe of A",
-               "probe_b": "the probe of B", "float": "the float bound",
-               "timed": "the check of every warm-up and timed launch", "launches": "the count of checked launches",
-               "canary": "the canary (the poison around what a launch may write)",
-               "rate": "the rate against the theoretical peak"}
+               "probe_b": "the probe of B", "float": "the float bound", "launches": "the count of checked launches",
+               "timed": "the check of every warm-up and timed launch", "rate": "the rate against the theoretical peak",
+               "canary": "the canary (the poison around what a launch may write)"}
 
 def caught_by(r, m):
     if m.expect in ("racecheck", "sass"):
@@ -236,34 +234,27 @@ def mutant_counts():  # the bugs the default run must catch, the races and the m
 def clock_summary():
     """Over every timed series in the results: the SM and memory clocks read at their first and last repetitions, the
     series that reported throttling (and why), the stream holds that timed out, and the timed rows without clocks."""
-    s = {"series": 0, "sm": set(), "mem": set(), "throttled": 0, "reasons": set(), "timeouts": 0, "unclocked": {}}
+    timed, unclocked = [], collections.Counter()
     for path in sorted(state.results.glob("*.csv")):
         try:
             data = rows("sweep_all" if path.stem == "sweep" else path.stem)
         except DocsError:
             continue
-        for r in data:
-            if not r.get("sm_clock_start_mhz"):
-                if r.get("ms_median"):  # a timed row without clocks: the CPU's, or one from before they were recorded
-                    s["unclocked"][f"{path.stem}.csv"] = s["unclocked"].get(f"{path.stem}.csv", 0) + 1
-                continue
-            s["series"] += 1
-            s["sm"].update(int(r[k]) for k in ("sm_clock_start_mhz", "sm_clock_end_mhz"))
-            s["mem"].update(int(r[k]) for k in ("mem_clock_start_mhz", "mem_clock_end_mhz"))
-            s["timeouts"] += int(r.get("hold_timeouts") or 0)
-            if r.get("throttled") == "yes":
-                s["throttled"] += 1
-                s["reasons"].update(r["clock_reasons"].split("+"))
-    s["reasons"] = ", ".join(sorted(s["reasons"]))
+        timed += [r for r in data if r.get("sm_clock_start_mhz")]
+        # a timed row without clocks: the CPU's, or one from before they were recorded
+        unclocked.update(f"{path.stem}.csv" for r in data if r.get("ms_median") and not r.get("sm_clock_start_mhz"))
+    throttled = [r for r in timed if r.get("throttled") == "yes"]
+    s = {"series": len(timed), "throttled": len(throttled), "unclocked": unclocked,
+         "reasons": ", ".join(sorted({x for r in throttled for x in r["clock_reasons"].split("+")})),
+         "timeouts": sum(int(r.get("hold_timeouts") or 0) for r in timed),
+         "mem_attribute": sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})}  # what the peak is computed from
     for k in ("sm", "mem"):
+        s[k] = {int(r[f"{k}_clock_{at}_mhz"]) for r in timed for at in ("start", "end")}
         lo, hi = min(s[k], default=0), max(s[k], default=0)
         s[f"{k}_mhz"] = f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
-    s["mem_attribute"] = sorted({int(r["mem_clock_mhz"]) for r in rows("ladder")})  # what the peak is computed from
     return s
 
-def measure_parts():
-    """The parts of ./maint/do measure taken at another commit than the ladder's (--part measures some alone), by
-    commit: [((commit, date), [part, ...]), ...]."""
+def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's parts taken at another commit (--part)
     m, by = meta(), {}
     for part, p in m.get("parts", {}).items():
         if (p["commit"], p["date"]) != (m["commit"], m["date"]):
