@@ -44,7 +44,6 @@ def missing(note):  # notes what a page will say is not measured yet, and raises
 def use_results(directory):  # render from the result files in directory (a check renders from a synthetic GPU's)
     state.results = pathlib.Path(directory)
     _cache.clear()
-
 @contextlib.contextmanager
 def results_in(directory):  # the result files in directory while it lasts, then those before
     before = state.results
@@ -93,7 +92,6 @@ def meta():
     return json.loads(path.read_text())
 def stage_rows(name, stage):  # NotMeasured where the file has none
     return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
-
 def select(name, **match):  # the one row of a result file that matches: select("ladder_tree", stage="03_padding")
     if "stage" in match:
         stage_rows("ladder" if name in LADDER_VIEWS else name, match["stage"])
@@ -101,7 +99,6 @@ def select(name, **match):  # the one row of a result file that matches: select(
     if len(found) != 1:
         raise DocsError(f"{name}: {len(found)} rows match {match}")
     return found[0]
-
 def f(value): return float(value)
 def num(name, field, fmt=".1f", **match): return format(f(select(name, **match)[field]), fmt)
 def pow2(n):

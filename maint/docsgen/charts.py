@@ -20,14 +20,12 @@ def parse_tables(text):  # [(offset, headers, rows)] of every Markdown table in 
                   for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]] for line in lines[:1] + lines[2:]]
         out.append((m.start(), cells[0], cells[1:]))
     return out
-
 def number(cell):  # a table cell as a number ('2,569' -> 2569, '0.12*' -> 0.12, '2^20' -> 1048576), or None
     text = cell.replace(",", "").rstrip("*%").strip()
     try:
         return float(size_value(text)) if re.fullmatch(r"\d+\^\d+", text) else float(text)
     except ValueError:
         return None
-
 def mark(table, row, col, series, x, y, label=None, **xcol):  # a bar or a point, and the table cell it shows
     return {"table": table, "row": row, "col": col, **xcol, "series": series, "label": label or series, "x": x, "y": y}
 def marks_ladder(tables):  # a bar per row and regime (a reference row a line), at its GB/s
@@ -62,7 +60,6 @@ CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; it
 def chart_data(name):  # what a chart draws: its marks, from the cells of its table, and its reference lines
     tables, marks, refs = CHART_SPECS[name]
     return {"chart": name, "marks": marks([parse_tables(t)[0] for t in tables()]), "refs": refs()}
-
 def png_text(path, key="Description"):  # a PNG's tEXt chunk (standard library: the docs check runs without matplotlib)
     data, pos = path.read_bytes(), 8
     while pos + 8 <= len(data):
@@ -138,7 +135,6 @@ def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that matc
         if all(m.get(k) == v for k, v in match.items()):
             out.setdefault(m["series"], []).append((m["x"], m["y"]))
     return out
-
 def plot_series(ax, series, scale=lambda y: y):
     """Each series a line with hollow markers, the k-th smaller than the one before: values that coincide show as rings
     one inside another, so no point hides another."""

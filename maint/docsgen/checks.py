@@ -38,9 +38,7 @@ def hardware_literals():
              f"{int(first['clock_mhz'])} MHz", f"{first['mem_clock_mhz']} MHz", f"{first['bus_width_bits']}-bit",
              f"{first['bus_width_bits']} bits", *(r["grid"] for r in rows("ladder") if r["regime"] == "stream")}
     return {x for x in facts | ({rows("cpu")[0]["cpu"]} if (state.results / "cpu.csv").exists() else set()) if x}
-
 def blank(text): return re.sub(r"[^\n]", " ", text)
-
 def outside_blocks(text):
     """The template with the words inside {% if %} ... {% endif %} blanked (newlines kept): a comparative there is
     asserted only where its condition, computed from the results, holds."""
@@ -78,9 +76,7 @@ def lint_rendered(rel, text):
         for m in SPEED_WORD.finditer(re.sub(r'"[^"]*"', " ", line)):  # a word in quotes is named, not used
             problems.append(f"{rel}: '{m.group(0)}' in \"{line.strip()[:100]}\" does not come from compare_rows()")
     return problems
-
 def link_text(text): return re.sub(r"(?<!!)\[([^\[\]]*)\]\([^)]*\)", r"\1", text)  # each link as its text
-
 def outside_code(text):
     """A page's prose, without code and tables: diffs and commands hold numbers that are not GPU facts, a measured cell
     can equal one by chance, and tables come from helpers; the prose around them is what a hand could get wrong."""
@@ -132,7 +128,6 @@ PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|maint|common|cmake|cpu_
                           r"\.(?:py|cpp|hpp|cu|cmake|md|json|csv|txt))\b")
 
 def without_fences(text): return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-
 def anchors(text):  # every anchor a page defines: its headings (-1, -2 when repeated, as GitHub does) and <a id>
     found, seen = set(), {}
     for line in without_fences(text).splitlines():
@@ -181,7 +176,6 @@ def layout_problems(templates):
     sections in their order, the next-rung link and the folded evidence."""
     return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
             for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
-
 def check_structure():  # a page per stage, each in the stage layout, every result file the pages need, every chart
     problems = [f"stage {stage} has no page (docs/templates/stages/{stage}.md)" for stage in ladder_stages()
                 if not (TEMPLATES / "stages" / f"{stage}.md").exists()]

@@ -14,7 +14,6 @@ def said(phrase):
     return phrase
 def times(r, prefix=""):  # a row's median, fastest and slowest repetition (None where it has no spread)
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
-
 def distinct(a, b, a_prefix="", b_prefix=""):
     """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
     a; 1 if slower, the same the other way round; 0 if neither ("the same within noise", the glossary's words) or a
@@ -67,7 +66,6 @@ def time_difference(a, b, other=None, prefix=""):
     if distinct(a, b, prefix, prefix) == 0:
         return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
-
 def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per block combine a takes than b
     vals = [per_block(a, x) - per_block(b, x) for x in blocks]
     lo, hi = min(vals), max(vals)
@@ -76,7 +74,6 @@ def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per blo
     if hi < 0:
         return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
-
 def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):  # the "file"'s or the "patch"'s
     return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
                   regime=regime)
@@ -86,7 +83,6 @@ def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "
 def flush_compare(file, n):  # 07 with no flush against after a clean flush, in one of the two flush studies
     pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
     return compare_rows(pick["clean"], pick["none"], "after a clean flush")
-
 def flush_conclusion():  # skipping the flush against a clean flush, the sizes of each outcome together
     groups = {-1: [], 0: [], 1: []}
     for n in sorted({int(r["n"]) for r in rows("flush")}):
@@ -94,7 +90,6 @@ def flush_conclusion():  # skipping the flush against a clean flush, the sizes o
         groups[distinct(none, clean)].append(pow2(n))
     words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
     return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
-
 def handoff_summary(other, lo, hi):
     """The handoff against `other` (atomic or last-block) at the sizes from lo to hi where 07 combines, counted by
     distinct(): faster, slower, the same within noise (zero counts left out)."""
@@ -105,7 +100,6 @@ def handoff_summary(other, lo, hi):
     if len(counts) == 1:
         return said(f"{counts[0][0]} at all {len(order)} sizes")
     return said(and_list(f"{words} at {k}" for words, k in counts) + f" of the {len(order)} sizes")
-
 def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
 def largest_step(regime):  # the stage with the largest × prev in a regime
     stages = reduce_stages()
@@ -177,14 +171,12 @@ def per_block_same(stages, block, within=0.05):
     """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
     vals = [per_block_ns(s, block) for s in stages]
     return max(vals) <= (1 + within) * min(vals)
-
 def costliest(combine, view="combine_tree"):
     """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
     combine's."""
     data = rows(view)
     return all(quicker(o, r) for r in data if r["combine"] == combine
                for o in data if o["block"] == r["block"] and o["combine"] != combine)
-
 def atomic_quicker_up_to(hi):
     """07 atomic quicker than last-block at every size up to hi where the combine had work."""
     return all(quicker(sweep_07("atomic")[n], sweep_07("last-block")[n]) for n in combine_sizes(hi))
@@ -201,7 +193,6 @@ CONDITIONS = [top_stall_is, waits_for_loads, latency_bound, cache_bound, shared_
               atomic_quicker_up_to, two_pass_quicker_at, every_launch_checked]
 
 def tag(words): return "`{% " + words + " %}`"  # a template tag as inline code: tag("endif")
-
 def conditions_table():  # every condition, its definition (its docstring), and the pages that use it
     def pages(c):
         return ", ".join(sorted(t.stem for t in TEMPLATES.rglob("*.md") if re.search(

@@ -59,7 +59,6 @@ def floor_us(field): return f"{statistics.median(us(r, field) for r in sweep_07(
 def x_cub(combine): return [f(r["x_cub"]) for r in sweep_07(combine).values()]
 def sweep_span(): return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
 def pct_read_range(combine, sizes): return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
-
 def us_range(combine, sizes, field="ms_median", less=None):
     """The range of 07's times at these sizes in µs: a column of a combine's rows (combine "all": of every combine's),
     less the read-only kernel's time in the same run (less="read") or another combine's time."""
@@ -68,7 +67,6 @@ def us_range(combine, sizes, field="ms_median", less=None):
         return us(r, field) - (0 if less is None else us(r, "read_ms_median") if less == "read" else us(sweep_07(less)[n]))
     return value_range([f"{value(c, n):.2f}" for c in (combines(combine_stage()) if combine == "all" else [combine])
                         for n in sizes]) + " µs"
-
 def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
@@ -123,7 +121,6 @@ def accuracy_series():
     for name, column in (("CPU float loop", "float_loop"), ("CPU Kahan, float", "kahan_float")):
         out[name] = {int(r["n"]): relative_error(r, column, "exact") for r in rows("accuracy_cpu")}
     return out
-
 def accuracy_ulps():  # the same errors in ulps of the float nearest the exact sum
     exact = {int(r["n"]): f(r["exact"]) for r in rows("accuracy_cpu")}
     return {name: {n: e * exact[n] / 2.0 ** (math.floor(math.log2(exact[n])) - 23) for n, e in pts.items() if n in exact}
@@ -139,7 +136,6 @@ def loop_gap_start():
     series, sizes = accuracy_series(), accuracy_sizes()
     gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in reduce_stages() if s in series)]
     return next((pow2(n) for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
-
 def error_study():
     """The error study (error_bound.csv): every judged error over bound, by stage and in all, each error over its sigma
     (the centring test's), and how many configurations were not judged or failed."""
@@ -203,14 +199,12 @@ def caught_by(r, m):
         return "the launch shape (from the captured graph)"
     part = FAILED_CHECK.match(r["line"])
     return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
-
 def mutant_results():
     """The planted bugs with their measured rows; one without (added since the last ./maint/do measure) is noted as
     not measured yet, and the results of a mutant the table no longer has are left out."""
     measured = {r["mutant"]: r for r in rows("mutants")}
     not_measured.update(f"planted bug {m.name}: no row in docs/results/mutants.csv" for m in MUTANTS if m.name not in measured)
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
-
 def mutant_caught_by(name):  # the check that caught a planted bug ('the exact check'); the docs fail if none did
     for m, r in mutant_results():
         if m.name == name and r["verdict"] == "caught":
@@ -220,7 +214,6 @@ def mutant_verdict(name):
     r = select("mutants", mutant=name)
     how = {"racecheck": "racecheck", "sass": "the machine-code check"}.get(r["expect"], "the default check")
     return f"caught by {how}" if r["verdict"] == "caught" else f"not caught ({r['verdict']})"
-
 def mutant_counts():  # the bugs the default run must catch, the races and the machine-code bugs, and how many were caught
     every = [r for _, r in mutant_results()]
     of = {kind: [r for r in every if r["expect"] == kind] for kind in ("fail", "racecheck", "sass")}
@@ -260,7 +253,6 @@ def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's pa
         if (p["commit"], p["date"]) != (m["commit"], m["date"]):
             by.setdefault((p["commit"], p["date"]), []).append(part)
     return list(by.items())
-
 def first_builds():
     """docs/results/first_build.json: one record, or a list of them, each written by a first ./ladder build (copy
     <build>/first_build.json there, or add it to the list), with how long it took and on what machine."""

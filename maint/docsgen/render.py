@@ -67,7 +67,6 @@ def squeeze_blank_lines(text):
         if fenced or line.strip() or not out or out[-1].strip():
             out.append(line)
     return "\n".join(out)
-
 def render(template): return render_text(template.read_text(), template.relative_to(TEMPLATES))
 
 def render_text(text, rel):  # a template's text rendered as the page docs/templates/<rel> would be

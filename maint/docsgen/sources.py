@@ -21,14 +21,12 @@ def patch_code(stage, name, text):  # a quote of the lines an experiment's patch
 def padded(tile):  # '16×17', while the stage's code pads the tile by one
     code(gemm_stage(), f"launch_tiled<{tile}, 1>")
     return f"{tile}×{int(tile) + 1}"
-
 def excerpt(stage, start, end, through=False):
     """A stage file from the first line holding `start` to the first after it holding `end` (and that line, through)."""
     lines = stage_file(stage).read_text().splitlines()
     a = next(i for i, l in enumerate(lines) if start in l)
     b = next(i for i in range(a, len(lines)) if end in lines[i]) + (1 if through else 0)
     return "```cuda\n" + "\n".join(lines[a:b]).rstrip("\n") + "\n```"
-
 def flag_list(stage, without=None):  # the options `stage --help` lists, as code; with `without`: those it does not list
     def listed(program): return [o["flags"][-1] for o in describe(program)["options"] if o["group"]]
     return [f"`{flag}`" for flag in listed(stage) if flag not in (listed(without) if without else [])]
@@ -50,7 +48,6 @@ def sass_has(stage, text): return any(text in l for l in sass_lines(stage))
 def loads_per_iteration(stage): return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))  # in the grid-stride loop
 def lds_predicated(stage):  # the tree's shared loads carry a predicate (@P) instead of being branched around
     return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
-
 def gemm_lds(stage, tile, pad):
     """The shared-load instructions of one tiled-kernel instantiation, by width: '16 `LDS` and 4 `LDS.128`'."""
     inside, counts = False, {}
@@ -94,14 +91,12 @@ def own_report(name):  # what ./ladder try printed for the case on the GPU of th
     if not path.exists():
         missing(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
     return "```text\n" + path.read_text().rstrip() + "\n```"
-
 def own_failed(name, tool=None):
     """The checks the case failed (each name up to its colon); tool=True: only those where compute-sanitizer itself
     reported the error, tool=False: only the others."""
     lines = own_report(name).splitlines()
     return [line.split(None, 1)[1].split(":")[0] for line, after in zip(lines, lines[1:] + [""])
             if line.startswith("  FAIL ") and tool in (None, after.strip().startswith("compute-sanitizer:"))]
-
 def variant_checks(name, variant):  # 'PASS (stream), PASS (tree)': a try result's verdicts for one variant
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
@@ -114,7 +109,6 @@ def default_architectures():
     archs = m.group(1).split(";")
     return and_list(f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs) + (
         " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else "")
-
 def preset_jobs():  # the build presets' job count (CMakePresets.json), which test_runner presets holds equal
     jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}
     if len(jobs) != 1:

@@ -82,7 +82,6 @@ def table(name, data=None):
     file, columns, align = TABLES[name]
     data = [select("ncu", stage=d[0], variant=d[1]) if isinstance(d, tuple) else d for d in data or rows(file)]
     return md_table(list(columns), [[cell(r, spec) for spec in columns.values()] for r in data], align)
-
 def ladder_table():  # the table ./ladder run prints: both regimes side by side, 07 at atomic and last-block, and CUB
     _, body, refs = ladder_lines(rows("ladder"))
     out = [[link(c[0].split(" ")[0]) + c[0][len(c[0].split(" ")[0]):], *c[1:]] for c in body]
@@ -114,7 +113,6 @@ def stage_table(stage):
 def try_table(name):
     headers, body = try_lines(rows(name), "gflops" in rows(name)[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
-
 def mutant_table():
     body = [[f"`{m.name}`", link(m.stage), m.bug, "none (not run: compiled for sm_90 and read)" if m.expect == "sass"
              else f"`{m.args}`" if m.args else "none (the default run)", caught_by(r, m), r["verdict"],
@@ -147,7 +145,6 @@ def probe_table(regime):
         by = {int(r["block"]): f(r["gbps"]) for r in data if row_label(r) == label}
         body.append([label, *[f"**{by[b]:.0f}**" if b == max(by, key=by.get) else f"{by[b]:.0f}" for b in blocks]])
     return md_table(["stage", *[str(b) for b in blocks]], body)
-
 def small_n_table():
     by = {c: sweep_07(c) for c in combines(combine_stage())}
     body = [[pow2(n), a["grid"] if a["grid"] != "1" else f"1 × {a['threads']} threads",
@@ -156,7 +153,6 @@ def small_n_table():
             for n, a in sorted(by["atomic"].items()) if n <= SMALL_N_MAX]
     return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
                      "atomic % of read"], body)
-
 def flush_before_hold():
     """07's time with no flush and after a clean flush, in µs, before the stream hold (flush_before_hold.csv, the
     results of commit 21ec217) and now."""
@@ -165,7 +161,6 @@ def flush_before_hold():
     body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
-
 def handoff_table():
     """07's handoff sweep, per n: the three times, the read-only kernel in the handoff's process, each speed as % of
     it, and the handoff against atomic (where 07 runs one block every column is the same one-block kernel)."""
@@ -177,13 +172,11 @@ def handoff_table():
     return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
                      "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
                      "handoff against atomic"], body)
-
 def cpu_table(): return md_table(*cpu_lines(rows("cpu"), rows("ladder")))  # as ./ladder run prints it
 def accuracy_table(ulps=False):
     series = accuracy_ulps() if ulps else accuracy_series()
     return md_table(["n", *series], [[pow2(n), *[format(s[n], ".2f" if ulps else ".1e") if n in s else ""
                                                  for s in series.values()]] for n in accuracy_sizes()])
-
 def bound_table():
     """The bound each stage's launch gets from its own shape, relative to the exact sum, against the loop's n u."""
     by = {(r["stage"], int(r["n"])): r for r in reversed(rows("accuracy"))}
@@ -234,7 +227,6 @@ def roofline_table():
     body = [[name, f"{ai:.2f}", f"{gf:,.0f}", f"{min(fp32_peak(), ai * bw):,.0f}", f"{100 * gf / min(fp32_peak(), ai * bw):.1f}",
              which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")] for name, ai, gf in points]
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
-
 def gemm_profile_table(stage):
     cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
     return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
