@@ -15,8 +15,8 @@ from .docsgen.base import (CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, 
                            select, state, TEMPLATES)
 from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
 from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
-                             hardware_literals, layout_problems, length_problems, lint_rendered, lint_template,
-                             outside_code, plumbing_problems)
+                             hardware_literals, layout_problems, lint_rendered, lint_template, outside_code,
+                             reader_problems)
 from .docsgen.compare import distinct
 from .docsgen.render import pages, render, render_text
 from .docsgen.sources import code
@@ -61,10 +61,10 @@ def self_test():
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `maint/tests/check_sass.py` says."})
     planted["a stage page of its own shape"] = layout_problems({"stages/planted.md": "# planted: no layout\n"})
-    planted["a reader's page naming plumbing"] = plumbing_problems(
+    planted["a reader's page naming plumbing"] = reader_problems(
         {"docs/stages/planted.md": "Run `./maint/do profile` and read `docs/results/ncu.csv`.\n"})
     planted["a sentence quoting code the kernel no longer has"] = caught(code, "05_shuffle", "offset = 8")
-    planted["a stage page too long to read in one sitting"] = length_problems(
+    planted["a stage page too long to read in one sitting"] = reader_problems(
         {"docs/stages/planted.md": "word " * 1001 + "\n" + "| a |\n|---|\n\nx\n\n" * 5})
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
@@ -110,7 +110,7 @@ def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
     by_rel = {out.relative_to(ROOT): text for out, text in rendered.items()}
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
-                 + check_charts(rendered) + length_problems(by_rel) + plumbing_problems(by_rel))
+                 + check_charts(rendered) + reader_problems(by_rel))
     for out, text in rendered.items():
         rel = out.relative_to(ROOT)
         if not out.exists():

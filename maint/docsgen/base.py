@@ -61,15 +61,9 @@ LADDER_VIEWS = {"ladder_stream": "stream", "ladder_tree": "tree"}
 def rows(name):
     """The rows of docs/results/<name>.csv; "sweep" holds each stage at its default combine, "sweep_all" every one."""
     if name in LADDER_VIEWS:
-        out = []
-        for stage in reduce_stages():
-            mine = [r for r in rows("ladder") if r["stage"] == stage and default_combine(r)]
-            pick = [r for r in mine if r["regime"] == LADDER_VIEWS[name]] or mine
-            if pick:
-                out.append(pick[0])
-            else:
-                not_measured.add(f"{stage}: no rows in docs/results/ladder.csv")
-        return out
+        mine = {s: [r for r in rows("ladder") if r["stage"] == s and default_combine(r)] for s in reduce_stages()}
+        not_measured.update(f"{s}: no rows in docs/results/ladder.csv" for s, m in mine.items() if not m)
+        return [([r for r in m if r["regime"] == LADDER_VIEWS[name]] or m)[0] for m in mine.values() if m]
     if name == "sweep":
         return [r for r in rows("sweep_all") if default_combine(r)]
     file = "sweep" if name == "sweep_all" else name

@@ -86,19 +86,16 @@ def outside_code(text):
 def guarded_problems(rel, template_text, text, guarded):
     """The sentences the synthetic GPU makes false: each still in its template, inside an {% if %}, and absent from
     the page rendered from the synthetic results."""
-    problems = []
+    problems, unguarded = [], " ".join(outside_blocks(template_text).split())
     template_text, text = " ".join(template_text.split()), " ".join(link_text(text).split())
     for words in (words for page, words in guarded if page == rel):
-        before = template_text[:max(template_text.find(words), 0)]
-        depth = len(re.findall(r"\{%[-+]?\s*if\b", before)) - len(re.findall(r"\{%[-+]?\s*endif\s*[-+]?%\}", before))
         if words not in template_text:
             problems.append(f"{rel}: the guarded sentence \"{words}\" (maint/docsgen/synthetic_gpu.py) is not in the template")
-        elif depth <= 0:
+        elif words in unguarded:
             problems.append(f"{rel}: \"{words}\" states a cause outside any {{% if %}}")
         if words in text:
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
-
 def check_claims(rendered):
     """The template lint (the layouts once), every rendered page ({page: its text}), then every page rendered from a
     synthetic second GPU."""
@@ -203,35 +200,26 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
-def length_problems(rendered):
+def reader_problems(rendered):
     """{page: text}: each page over its limit of words of prose (not headings, tables, pictures or HTML) or of open
-    tables, before its folded evidence."""
+    tables before its folded evidence, and each unfolded line of a reader's page (README, the stage pages) that names
+    what only a maintainer runs or reads (the commands that regenerate the evidence, test names, build and try paths,
+    the project's own scripts, tool history: those belong to method.md or the folded evidence)."""
     out = []
     for page, text in rendered.items():
-        page, stage = str(page), pathlib.Path(page).stem
+        page, stage, lines = str(page), pathlib.Path(page).stem, unfolded(text).splitlines()
         gemm = stage in ladder_stages() and role(stage) == "gemm"
-        if not (limit := LIMITS.get(page) or page.startswith("docs/stages/") and (GEMM_LIMITS if gemm else STAGE_LIMITS)):
-            continue
-        lines = unfolded(text).splitlines()
-        tables = sum(l.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")) for i, l in enumerate(lines))
-        words = sum(len(re.findall(r"[A-Za-z0-9][\w'’.-]*", re.sub(r"\]\([^)]*\)", "]", l))) for l in lines
-                    if not l.startswith(("|", "#", "![", "<")))
-        if words > limit[0]:
-            out.append(f"{page}: {words} words of prose before its folded evidence, more than {limit[0]} (fold or cut)")
-        if limit[1] is not None and tables > limit[1]:
-            out.append(f"{page}: {tables} open tables, more than {limit[1]} (fold them, or move them to results.md)")
-    return out
-
-def plumbing_problems(rendered):
-    """{page: text}: each unfolded line of a reader's page (README, the stage pages) that names what only a maintainer
-    runs or reads: the commands that regenerate the evidence, test names, build and try paths, the project's own
-    scripts, tool history; those belong to method.md or the folded evidence."""
-    out = []
-    for page, text in rendered.items():
-        if str(page) == "README.md" or str(page).startswith("docs/stages/"):
-            for line in unfolded(text).splitlines():
-                found = PLUMBING.search(line)
-                # a note of what is not measured yet may say which command measures it: it lasts until the results do
-                if found and not line.startswith(("|", "#", "<", "![")) and NOT_MEASURED not in line:
-                    out.append(f"{page}: names `{found.group(0)}` in the reader's text (move it to method.md or fold it)")
+        if limit := LIMITS.get(page) or page.startswith("docs/stages/") and (GEMM_LIMITS if gemm else STAGE_LIMITS):
+            tables = sum(l.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")) for i, l in enumerate(lines))
+            words = sum(len(re.findall(r"[A-Za-z0-9][\w'’.-]*", re.sub(r"\]\([^)]*\)", "]", l))) for l in lines
+                        if not l.startswith(("|", "#", "![", "<")))
+            if words > limit[0]:
+                out.append(f"{page}: {words} words of prose before its folded evidence, more than {limit[0]} (fold or cut)")
+            if limit[1] is not None and tables > limit[1]:
+                out.append(f"{page}: {tables} open tables, more than {limit[1]} (fold them, or move them to results.md)")
+        for line in lines if page == "README.md" or page.startswith("docs/stages/") else []:
+            found = PLUMBING.search(line)
+            # a note of what is not measured yet may say which command measures it: it lasts until the results do
+            if found and not line.startswith(("|", "#", "<", "![")) and NOT_MEASURED not in line:
+                out.append(f"{page}: names `{found.group(0)}` in the reader's text (move it to method.md or fold it)")
     return out
