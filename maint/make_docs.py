@@ -108,33 +108,29 @@ def main(a):
 
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
-    by_rel = {out.relative_to(ROOT): text for out, text in rendered.items()}
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
-                 + check_charts(rendered) + reader_problems(by_rel))
+                 + check_charts(rendered) + reader_problems({out.relative_to(ROOT): t for out, t in rendered.items()}))
     for out, text in rendered.items():
-        rel = out.relative_to(ROOT)
-        if not out.exists():
-            problems.append(f"{rel} is missing")
-        elif out.read_text() != text:
-            delta = list(difflib.unified_diff(out.read_text().splitlines(), text.splitlines(), f"{rel} (committed)",
-                                              f"{rel} (from templates and results)", n=0, lineterm=""))
-            problems.append(f"{rel} differs from what the templates and results give:\n" + "\n".join(delta[:30]))
-    for problem in problems:
-        print(f"docs: {problem}", file=sys.stderr)
-    for note in sorted(not_measured):
-        print(f"docs: not measured yet: {note} (the pages say so; run ./maint/do measure on a GPU)")
+        rel, old = out.relative_to(ROOT), out.read_text() if out.exists() else None
+        if old != text:
+            delta = difflib.unified_diff((old or "").splitlines(), text.splitlines(), f"{rel} (committed)",
+                                         f"{rel} (from templates and results)", n=0, lineterm="")
+            problems.append(f"{rel} is missing" if old is None else
+                            f"{rel} differs from what the templates and results give:\n" + "\n".join(list(delta)[:30]))
+    print("".join(f"docs: {problem}\n" for problem in problems), end="", file=sys.stderr)
+    print("".join(f"docs: not measured yet: {note} (the pages say so; run ./maint/do measure on a GPU)\n"
+                  for note in sorted(not_measured)), end="")
     if not problems:
         print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
     return 1 if problems else 0
 
 def write(rendered):  # the pages, the charts (where matplotlib is) and the pictures
     for out, text in rendered.items():
-        if out.exists() and out.read_text() == text:
-            print(f"unchanged {out.relative_to(ROOT)}", file=sys.stderr)
-            continue
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-        print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
+        same = out.exists() and out.read_text() == text
+        if not same:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text)
+        print(f"{'unchanged' if same else 'wrote'} {out.relative_to(ROOT)}", file=sys.stderr)
     try:
         draw_charts()
         print(f"drew {', '.join(CHARTS)} in docs/img/", file=sys.stderr)
@@ -142,6 +138,5 @@ def write(rendered):  # the pages, the charts (where matplotlib is) and the pict
         print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
     print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
     remaining = check_structure()  # again: the charts are drawn now
-    for problem in remaining:
-        print(f"docs: {problem}", file=sys.stderr)
+    print("".join(f"docs: {problem}\n" for problem in remaining), end="", file=sys.stderr)
     return 1 if remaining else 0
