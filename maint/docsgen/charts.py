@@ -106,10 +106,8 @@ STAGE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 COMBINE_LINES = {"atomic": "-", "last-block": "--", "two-pass": ":"}
 REFERENCE_STYLES = {  # cuBLAS, the vendor library's figure, as CUB's
     "CUB": dict(color="black", linestyle=":", marker="x"), "cuBLAS": dict(color="black", linestyle=":", marker="x"),
-    "read-only kernel": dict(color="#7f7f7f", linestyle="-", marker="+"),
-    "naive": dict(color="#7f7f7f", linestyle="-.", marker="1"),
-    "CPU float loop": dict(color="#17becf", linestyle="--", marker="."),
-    "CPU Kahan, float": dict(color="#7f7f7f", linestyle=":", marker=".")}
+    "read-only kernel": dict(color="#7f7f7f", linestyle="-", marker="+"), "naive": dict(color="#7f7f7f", linestyle="-.", marker="1"),
+    "CPU float loop": dict(color="#17becf", linestyle="--", marker="."), "CPU Kahan, float": dict(color="#7f7f7f", linestyle=":", marker=".")}
 PEAK = dict(color="black", linestyle="--", linewidth=1)  # a theoretical peak: a line, no marker
 COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cudaMemcpy row
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24
@@ -174,11 +172,9 @@ def chart_problems(fig):
             pts = points(line)
             if any(not ax.get_window_extent().padded(1).contains(x, y) for x, y in pts):
                 out.append(f"a point of '{line.get_label()}' lies outside its axes")
-            for later in marked[k + 1:]:
-                if later.get_markersize() >= line.get_markersize() and str(later.get_markerfacecolor()) != "none" and \
-                        any(np.hypot(*(points(later) - p).T).min() < 1.0 for p in pts):
-                    out.append(f"'{later.get_label()}' hides a point of '{line.get_label()}'")
-                    break
+            hiders = [l for l in marked[k + 1:] if l.get_markersize() >= line.get_markersize() and  # filled, as large
+                      str(l.get_markerfacecolor()) != "none" and any(np.hypot(*(points(l) - p).T).min() < 1.0 for p in pts)]
+            out += [f"'{l.get_label()}' hides a point of '{line.get_label()}'" for l in hiders[:1]]
         labels = [t for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
         out += [f"the tick labels '{a.get_text()}' and '{b.get_text()}' collide" for a, b in zip(labels, labels[1:])
                 if a.get_window_extent().overlaps(b.get_window_extent())]
