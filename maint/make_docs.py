@@ -89,7 +89,6 @@ def stage_without_results():
             return []
         finally:
             not_measured.clear()
-
 def main(a):
     try:
         import jinja2  # noqa: F401
@@ -105,7 +104,6 @@ def main(a):
         print(f"docs: {e}", file=sys.stderr)
         return 1
     return check(rendered, problems) if a.check else write(rendered)
-
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
@@ -123,7 +121,6 @@ def check(rendered, problems):
     if not problems:
         print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
     return 1 if problems else 0
-
 def write(rendered):  # the pages, the charts (where matplotlib is) and the pictures
     for out, text in rendered.items():
         same = out.exists() and out.read_text() == text

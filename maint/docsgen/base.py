@@ -75,7 +75,6 @@ def rows(name):
             missing(f"docs/results/{file}.csv: not measured yet")  # that every page needs)
         _cache[name] = data
     return _cache[name]
-
 def measured(name):
     path = state.results / f"{name}.csv"
     return path.exists() and len(path.read_text().splitlines()) > 1
@@ -112,7 +111,6 @@ def sizes_of(name, **match): return and_list(pow2(n) for n in sizes(name, **matc
 def md_table(headers, body, align=None):
     lines = [headers, align or ["---"] + ["---:"] * (len(headers) - 1)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
-
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
     VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The
@@ -129,7 +127,6 @@ def constant(file, name):
         raise DocsError(f"{file}: {name} = {m.group(1)} is not a number the docs can read")
     v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
     return int(v) if float(v).is_integer() else v
-
 def oracle_constant(name): return constant("common/oracle.hpp", name)
 
 # The tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: its exponent (18 for lambda = 6), and its value

@@ -69,7 +69,6 @@ def png_text(path, key="Description"):  # a PNG's tEXt chunk (standard library: 
             return value.decode("latin-1")
         pos += 12 + length
     return None
-
 def chart_vs_table(page, text, name, data):  # the chart's marks against those of the table(s) after it on a page
     at = text.find(f"img/{name})")
     if at < 0:
@@ -85,7 +84,6 @@ def chart_vs_table(page, text, name, data):  # the chart's marks against those o
              f"show" for m in data["marks"] if m not in shown] +
             [f"{page}: the table under {name} has '{' '.join(m['row'])}' ({m['y']:g}), which the chart does not draw"
              for m in shown if m not in data["marks"]])
-
 def check_charts(rendered):  # each chart's PNG holds the data the results give now, and agrees with its tables
     problems = []
     for name in CHART_SPECS:
@@ -126,7 +124,6 @@ def style(label):
     i = ladder_stages().index(stage) % len(STAGE_COLOURS)
     line = next((COMBINE_LINES[c] for c in COMBINE_LINES if f"({c})" in base), "--" if "padded" in base else "-")
     return dict(color=STAGE_COLOURS[i], marker=STAGE_MARKERS[i], linestyle=line)
-
 def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that match, in table order
     out = {}
     for m in marks:
@@ -141,7 +138,6 @@ def plot_series(ax, series, scale=lambda y: y):
                 markersize=max(11 - 0.8 * k, 3), linewidth=1.2, **style(name))
 
 # ---- what a chart must not do: a legend over data, two series alike, a point hidden or cut off ---------------------
-
 def chart_problems(fig):
     """What a reader could not read at a glance: a legend over data, two series alike, a hidden point, tick labels
     that collide."""
@@ -193,7 +189,6 @@ def save_chart(fig, name, legend_of=None):
     plt.close(fig)
     if problems:
         raise DocsError(f"docs/img/{name}: " + "; ".join(problems))
-
 def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid="both", **tick_font):
     """A log-2 x axis (a tick at each of xticks), a log (or linear) y axis, labels and a grid."""
     ax.set_xscale("log", base=2)

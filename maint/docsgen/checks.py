@@ -49,7 +49,6 @@ def outside_blocks(text):
         depth += {"if": 1, "endif": -1}.get(words[0] if words else "", 0)
         pos = m.end()
     return "".join(out) + text[pos:]
-
 def lint_template(rel, text, facts):  # a template's own words: no GPU fact, no comparative outside ALLOWED or an if
     problems = []
     unguarded = outside_blocks(text).splitlines()
@@ -63,7 +62,6 @@ def lint_template(rel, text, facts):  # a template's own words: no GPU fact, no 
         problems += [f"{rel}:{lineno}: '{fact}' is a fact of the measured GPU typed into the template"
                      for fact in facts if re.search(FACT.format(re.escape(fact)), line)]
     return problems
-
 def lint_rendered(rel, text):
     """A rendered page: every 'N× faster' or 'N× slower' has N above 1, and every 'faster' or 'slower' in its prose
     is one that compare_rows() said (so its runs' spreads do not overlap), not words inside a placeholder."""
@@ -82,7 +80,6 @@ def outside_code(text):
     can equal one by chance, and tables come from helpers; the prose around them is what a hand could get wrong."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"`[^`]*`", " ", "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|")))
-
 def guarded_problems(rel, template_text, text, guarded):
     """The sentences the synthetic GPU makes false: each still in its template, inside an {% if %}, and absent from
     the page rendered from the synthetic results."""
@@ -119,7 +116,6 @@ def check_claims(rendered):
     return problems
 
 # ---- links, anchors and paths ------------------------------------------------------------------------------------
-
 LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 PROJECT_PATH = re.compile(r"(?<![\w/.])((?:scripts|tests|maint|common|cmake|cpu_baseline|docs|\d\d_[a-z0-9_]+)/[\w./-]*\w"
                           r"\.(?:py|cpp|hpp|cu|cmake|md|json|csv|txt))\b")
@@ -135,7 +131,6 @@ def anchors(text):  # every anchor a page defines: its headings (-1, -2 when rep
             seen[base] = seen.get(base, -1) + 1
             found.add(base if seen[base] == 0 else f"{base}-{seen[base]}")
     return found | set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
-
 def check_links(texts):
     """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page (web links are not
     followed: this is a CPU test without a network)."""
@@ -154,7 +149,6 @@ def check_links(texts):
                 problems.append(f"{said} names an anchor #{anchor} that "
                                 f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
     return problems
-
 def check_paths(texts):
     """texts: {path: Markdown}. Every file of the project that a page names, in prose or inline code, exists (a
     recorded run in a fenced block stays as the program printed it; a result file not measured yet is the pages'
@@ -165,7 +159,6 @@ def check_paths(texts):
                    and not m.group(1).startswith("docs/results/")})
 
 # ---- the structure, and the reader's pages: their lengths and the plumbing they may not name ----------------------
-
 STAGE_LAYOUT = '{% extends "_layouts/stage.md" %}'
 
 def layout_problems(templates):
@@ -199,7 +192,6 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
     while folded.search(text):
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-
 def reader_problems(rendered):
     """{page: text}: each page over its limit of words of prose (not headings, tables, pictures or HTML) or of open
     tables before its folded evidence, and each unfolded line of a reader's page (README, the stage pages) that names

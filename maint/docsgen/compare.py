@@ -24,7 +24,6 @@ def distinct(a, b, a_prefix="", b_prefix=""):
     if m_a < lo_b or m_b > hi_a:
         return -1
     return 1 if m_a > hi_b or m_b < lo_a else 0
-
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
     <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
@@ -39,10 +38,8 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     if f"{r:.2f}" == "1.00" or f"{1 / r:.2f}" == "1.00":
         return said(f"{100 * abs(r - 1):.1f}% {'faster' if order < 0 else 'slower'}{tail}")
     return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
-
 def speedup(view, a, b, other=None): return compare_rows(select(view, stage=a), select(view, stage=b), other)
 def than_cub(name, **match): return compare_rows(select(name, **match), select(name, **match), "CUB", a_prefix="cub_")
-
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
@@ -58,7 +55,6 @@ def steps_line(view, pairs):
         out.append(said(f"{and_list(s for s, _ in same)} {verb} the same time as the stage before {NOISE} "
                         f"({', '.join(r for _, r in same)})"))
     return "; ".join(out)
-
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"): 'X µs more/less [than <other>]' where
     distinct() tells them apart, else 'the same time [as <other>] within noise (X µs apart)'."""

@@ -14,7 +14,6 @@ from .base import (and_list, constant, default_combine, DocsError, f, meta, not_
                    stage_rows, state, value_range)
 
 # ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
-
 def ncu_value(stage, variant, metric): return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 def ncu(stage, variant, metric, fmt=",.0f"): return format(ncu_value(stage, variant, metric), fmt)
 def ncu_ratio(stage, variant, a, b, fmt=".2f"): return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
@@ -48,7 +47,6 @@ def profiled_cases(gemm_variants):
         [(gemm_stage(), v) for v in gemm_variants]
 
 # ---- 07 at small n (the size sweep's rows of every combine), and time per block in the tree regime -----------------
-
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
 
 def sweep_07(combine): return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
@@ -81,7 +79,6 @@ def per_block_spread(combine, blocks): return f"{min(per_block(combine, b) for b
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
-
 def probe_rank(stage, regime, which="best"):  # the block size at which a stage was fastest (or slowest) in the probe
     return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
 def probe_best_line(regime):
@@ -111,7 +108,6 @@ def median_of(name, field): return statistics.median(f(r[field]) for r in rows(n
 def stages_with(regime, only=False): return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
 # ---- accuracy --------------------------------------------------------------------------------------------------
-
 def accuracy_series():
     """{name: {n: relative error}} for every stage, CUB (timed in the combine stage's process) and the CPU's sums."""
     out = {}
@@ -150,7 +146,6 @@ def error_study():
             "median": quantile(every, 0.5), "p99": quantile(every, 0.99), "max": max(every)}
 
 # ---- GEMM ------------------------------------------------------------------------------------------------------
-
 def fp32_peak(): return f(rows("gemm")[0]["fp32_peak_gflops"])
 def ffma_per_shared_load(stage, variant): return ncu_value(stage, variant, "ffma") / 32 / ncu_value(stage, variant, "shared_ld")
 def naive_dram_ratio(stage): return ncu_value(stage, "naive", "dram") / (8 * ncu_size(stage, "naive") ** 2)
@@ -167,7 +162,6 @@ def gemm_per_warp_step(stage, variant, metric):  # per blocks Ã— warps a block Ã
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
 
 # ---- the CPU beside the ladder, and the handoff experiment -------------------------------------------------------
-
 def ms(r): return f"{f(r['ms_median']):.3f} ms"
 def after_copy(stage):  # the stage's row the CPU's are compared with, the copy's times added to its own
     k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
@@ -183,7 +177,6 @@ def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
 
 # ---- the planted bugs (maint/mutants.py) and what caught them (mutants.csv) -----------------------------------------
-
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".
 FAILED_CHECK = re.compile(r"^FAIL [^:]*: (exact|probe_a|probe_b|probe|float|timed|canary|rate|launches|cub|read|naive|"
                           r"cublas): ")
@@ -223,7 +216,6 @@ def mutant_counts():  # the bugs the default run must catch, the races and the m
             "sass_caught": caught["sass"], "missed": [f"`{r['mutant']}`" for r in every if r["verdict"] != "caught"]}
 
 # ---- where and how the results were measured -------------------------------------------------------------------
-
 def clock_summary():
     """Over every timed series in the results: the SM and memory clocks read at their first and last repetitions, the
     series that reported throttling (and why), the stream holds that timed out, and the timed rows without clocks."""
@@ -246,7 +238,6 @@ def clock_summary():
         lo, hi = min(s[k], default=0), max(s[k], default=0)
         s[f"{k}_mhz"] = f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
     return s
-
 def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's parts taken at another commit (--part)
     m, by = meta(), {}
     for part, p in m.get("parts", {}).items():

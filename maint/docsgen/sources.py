@@ -32,7 +32,6 @@ def flag_list(stage, without=None):  # the options `stage --help` lists, as code
     return [f"`{flag}`" for flag in listed(stage) if flag not in (listed(without) if without else [])]
 
 # ---- the machine code ./maint/do profile saved (docs/results/sass_<stage>.txt) ------------------------------------
-
 def sass_lines(stage):
     path = state.results / f"sass_{stage}.txt"
     if not path.exists():  # a stage not profiled yet: its page says so where it would quote the machine code
@@ -59,9 +58,7 @@ def gemm_lds(stage, tile, pad):
     return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
 
 # ---- the sanitizers' and ./ladder try's saved reports --------------------------------------------------------------
-
 def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
-
 def memcheck():
     """./maint/do measure's memcheck runs of 06 (docs/results/memcheck.txt, each run a line "$ <the command>" and its
     "ERROR SUMMARY: N errors"): the commands, the sizes (and offsets) they ran at, and the errors in all."""
@@ -81,7 +78,6 @@ def memcheck():
                                                    else "") for c, _ in runs]
     return {"commands": "```\n" + "\n".join(c for c, _ in runs) + "\n```", "sizes": ", ".join(sizes),
             "errors": sum(e for _, e in runs)}
-
 def own_diff(name):  # a planted copy of 05 (maint/tests/check_try_file.py) as `diff -u stage_file mine.cu` shows it
     after = next(c[1] for c in CASES if c[0] == name)(ORIGINAL)
     return "```diff\n" + "\n".join(difflib.unified_diff(ORIGINAL.splitlines(), after.splitlines(), f"{STAGE}/"
@@ -101,7 +97,6 @@ def variant_checks(name, variant):  # 'PASS (stream), PASS (tree)': a try result
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
 # ---- the build ---------------------------------------------------------------------------------------------------
-
 def default_architectures():
     """The compute capabilities CMake builds for without a GPU (cmake/CudaArchitectures.cmake), as '7.5, 8.0 and
     9.0 (plus PTX for newer GPUs)': an entry without -real also embeds PTX."""

@@ -87,7 +87,6 @@ def _num(v):
         return None
 def _fmt(v):
     return f"{v:.6g}"
-
 def _rewrite_row(r, scale, old_sms, file):
     out = {**r, **{k: str(GPU[k]) for k in GPU if k in r}}
     if file == "cpu":
@@ -113,7 +112,6 @@ def _rewrite_row(r, scale, old_sms, file):
         elif k in ("empty_launch_ms", "memset4_ms"):
             out[k] = _fmt(_num(out[k]) * scale)
     return _rates(out)
-
 def _rates(out):
     """A row's rates from its new times: the FLOP of a GEMM (2 M N K), the bytes of a sum, each over its time."""
     def ms(prefix=""):
@@ -137,7 +135,6 @@ def _rates(out):
     if n and ms() and ms("read_"):
         out["pct_read"] = _fmt(100 * ms("read_") / ms())
     return out
-
 def _rewrite_ncu(r):
     kept = ("stage", "variant", "n_or_size", "kernel", "grid", "block", "launch__registers_per_thread")
     out = {k: v if k in kept or _num(v) is None else _fmt(_num(v) * NCU_FACTOR) for k, v in r.items()}
@@ -147,7 +144,6 @@ def _rewrite_ncu(r):
     if out["stall_1"] == r.get("stall_2"):
         out["stall_2"] = r.get("stall_1", "")  # the measured top stall takes second place
     return out
-
 def write(src, dst):  # writes the synthetic results set into dst from the measured one in src; returns dst
     src, dst = pathlib.Path(src), pathlib.Path(dst)
     meta = json.loads((src / "meta.json").read_text())

@@ -31,7 +31,6 @@ def cell(r, spec):
     if fmt is None:
         return value
     return format(f(value) * float(scale) if op == "*" else f(value) / float(scale) if op == "/" else f(value), fmt)
-
 def kernel(r): return f"{r['stage']} ({r['variant']})"
 def judged(r, text): return text if r["float_check"] != "skipped" else ""
 
@@ -93,7 +92,6 @@ def ladder_table():  # the table ./ladder run prints: both regimes side by side,
     out += [[link(s), NOT_MEASURED] + [""] * 11 for s in reduce_stages() if s not in {r["stage"] for r in rows("ladder")}]
     return md_table(["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                      "% of peak", "% of read", "× prev", "× CUB"], out)
-
 def stage_table(stage):
     """This stage in both regimes, with the stage before it. × prev across regimes (02's stream row against 01's only
     regime, tree) is marked *, as in ./ladder run's table."""
@@ -109,7 +107,6 @@ def stage_table(stage):
     return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body, ["---", "---"] + ["---:"] * 6) + (
         f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
         if any(row[6].endswith("*") for row in body) else "")
-
 def try_table(name):
     headers, body = try_lines(rows(name), "gflops" in rows(name)[0])
     return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
@@ -119,7 +116,6 @@ def mutant_table():
              "`" + r["line"].replace("|", "\\|") + "`"] for m, r in mutant_results()]
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
-
 def sweep_table(step=2):
     """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
     07's default-combine run; "-" where a stage was not run at that size; three digits at least, so the smallest
@@ -137,7 +133,6 @@ def sweep_table(step=2):
              gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])]
             for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
-
 def probe_table(regime):
     data = rows(f"probe_{regime}")
     blocks, body = sorted({int(r["block"]) for r in data}), []
@@ -201,7 +196,6 @@ def error_study_table():
             str(sum(v > ERROR_BINS[-1] for v in vals))])
     return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
                     body, ["---"] + ["---:"] * (6 + len(heads)))
-
 def gemm_table(stage, tile="16", sizes=None):
     """Each size of the GEMM stage at one tile: the tiled kernels, then the naive kernel and cuBLAS."""
     data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
@@ -217,7 +211,6 @@ def gemm_table(stage, tile="16", sizes=None):
         body.append([f"{size}³", "cuBLAS SGEMM", r["cublas_check"], f"{f(r['cublas_ms_median']):.3f}",
                      f"{f(r['cublas_gflops']):.0f}", "100.0", f"{f(r['naive_ms_median']) / f(r['cublas_ms_median']):.2f}"])
     return md_table(["M = N = K", "kernel", "check", "ms", "GFLOP/s", "% of cuBLAS", "× naive"], body)
-
 def roofline_table():
     """Every reduce stage (stream, 07 atomic) at 0.25 FLOP per byte and every GEMM kernel at 4096³, against the roof."""
     g, ai, bw = select("gemm", m="4096", tile="16", pad="false"), 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2), f(meta()["peak_gbps"])
@@ -245,7 +238,6 @@ def stage_list():  # each stage, the one change its file's first line names (cod
                                                           for s, first in zip(ladder_stages(), firsts)], ["---"] * 3)
 def profile_command(stage, variant):
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
-
 def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./maint/do profile
     measured the patched build, the profiler rows beside the file's."""
@@ -268,7 +260,6 @@ def experiments_section(stage):
                     "</summary>\n\n`./maint/do profile` profiles every experiment that `./ladder try` has built:\n",
                     table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
     return "\n".join(out)
-
 def evidence(stage, cases, command=None, extra=""):
     """The folded evidence of a stage page: the host run against Nsight Compute's counters (model_check), the
     profiler's rows of `cases`, the ncu command for `command` (default: the first case), then `extra` Markdown."""
