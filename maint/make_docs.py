@@ -1,8 +1,7 @@
-"""./maint/do docs: builds docs/ and README.md from docs/templates/ (Markdown rendered with Jinja2, whose placeholders
-call the helpers of maint/docsgen/) and the result files in docs/results/ (written on a GPU by `./maint/do measure`);
-every number and chart comes from those files. --check fails where a page differs from its rendering or fails a check
-of maint/docsgen/checks.py or charts.py (standard library only: a CPU test); --self-test plants wrong claims, pages
-and charts and demands that the checks catch each."""
+"""./maint/do docs: builds docs/ and README.md from docs/templates/ (Jinja2 over Markdown, calling maint/docsgen/) and
+the results in docs/results/ (written on a GPU by `./maint/do measure`). --check fails where a page differs from its
+rendering or fails a check of maint/docsgen/checks.py or charts.py (a CPU test); --self-test plants wrong claims,
+pages and charts and demands that the checks catch each."""
 import difflib
 import pathlib
 import re

@@ -108,8 +108,8 @@ def value_range(values):  # '3' or '3–5', of numbers as printed
     return lo if lo == hi else f"{lo}–{hi}"
 def sizes(name, **match): return sorted({int(r["n"]) for r in rows(name) if all(str(r[k]) == str(v) for k, v in match.items())})
 def sizes_of(name, **match): return and_list(pow2(n) for n in sizes(name, **match))  # '2^20, 2^24, 20000000 and 2^28'
-def md_table(headers, body, align=None):
-    lines = [headers, align or ["---"] + ["---:"] * (len(headers) - 1)] + [[str(c) for c in r] for r in body]
+def md_table(headers, body, align=None, left=1):  # the first `left` columns left-aligned, the rest right
+    lines = [headers, align or ["---"] * left + ["---:"] * (len(headers) - left)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =

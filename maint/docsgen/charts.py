@@ -43,8 +43,7 @@ def marks_probe(tables):  # each row of both tables a series, the block sizes (t
 def marks_gemm(tables):
     col = tables[0][1].index("GFLOP/s")
     return [mark(0, r[:2], col, r[1], number(r[0].rstrip("³")), number(r[col])) for r in tables[0][2]]
-def marks_roofline(tables):
-    return [mark(0, [r[0]], 2, r[0], number(r[1]), number(r[2]), xcol=1) for r in tables[0][2]]
+def marks_roofline(tables): return [mark(0, [r[0]], 2, r[0], number(r[1]), number(r[2]), xcol=1) for r in tables[0][2]]
 def peak(): return {"theoretical peak": round(f(meta()["peak_gbps"]), 1)}
 
 CHART_SPECS = {  # chart: (the tables it illustrates, as a page renders them; its marks; its reference lines)
@@ -111,8 +110,7 @@ COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cuda
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24
 
 def style(label):
-    """The look of a series, from its label: a reference's own, else its stage's colour and marker and its combine's
-    line ('tiled ...' is 08's kernel, padded dashed)."""
+    """A reference's own look, or its stage's colour and marker and its combine's line ('tiled ...': 08, padded dashed)."""
     for name, look in REFERENCE_STYLES.items():
         if label == name or label.startswith((name + " ", name + ",")):
             return dict(look)
@@ -131,16 +129,14 @@ def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that matc
             out.setdefault(m["series"], []).append((m["x"], m["y"]))
     return out
 def plot_series(ax, series, scale=lambda y: y):
-    """Each series a line with hollow markers, the k-th smaller than the one before: values that coincide show as rings
-    one inside another, so no point hides another."""
+    """Each series a line of hollow markers, each smaller than the last: values that coincide show as nested rings."""
     for k, (name, pts) in enumerate(series.items()):
         ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markerfacecolor="none",
                 markersize=max(11 - 0.8 * k, 3), linewidth=1.2, **style(name))
 
 # ---- what a chart must not do: a legend over data, two series alike, a point hidden or cut off ---------------------
 def chart_problems(fig):
-    """What a reader could not read at a glance: a legend over data, two series alike, a hidden point, tick labels
-    that collide."""
+    """What a reader could not read: a legend over data, two series alike, a hidden point, tick labels that collide."""
     import numpy as np
     fig.canvas.draw()
     axes, out, seen = fig.get_axes(), [], {}
@@ -177,8 +173,7 @@ def chart_problems(fig):
     return list(dict.fromkeys(out))
 
 def save_chart(fig, name, legend_of=None):
-    """Writes docs/img/<name> with the data it was drawn from (legend_of: the axes whose legend goes right of the plot),
-    once its layout passes chart_problems()."""
+    """docs/img/<name> with the data it was drawn from, once chart_problems() passes; legend_of's legend on the right."""
     import matplotlib.pyplot as plt
     if legend_of:
         legend_of.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))

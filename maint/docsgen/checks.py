@@ -81,8 +81,7 @@ def outside_code(text):
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"`[^`]*`", " ", "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|")))
 def guarded_problems(rel, template_text, text, guarded):
-    """The sentences the synthetic GPU makes false: each still in its template, inside an {% if %}, and absent from
-    the page rendered from the synthetic results."""
+    """Each sentence the synthetic GPU makes false: in its template, inside an {% if %}, and not on its page there."""
     problems, unguarded = [], " ".join(outside_blocks(template_text).split())
     template_text, text = " ".join(template_text.split()), " ".join(link_text(text).split())
     for words in (words for page, words in guarded if page == rel):
@@ -94,8 +93,7 @@ def guarded_problems(rel, template_text, text, guarded):
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
 def check_claims(rendered):
-    """The template lint (the layouts once), every rendered page ({page: its text}), then every page rendered from a
-    synthetic second GPU."""
+    """The template lint (layouts once), every rendered page, then every page rendered from a synthetic second GPU."""
     facts = hardware_literals()
     problems = [p for t in sorted(LAYOUTS.glob("*.md")) for p in lint_template(t.relative_to(ROOT), t.read_text(), facts)]
     for out, template in pages().items():
@@ -132,8 +130,7 @@ def anchors(text):  # every anchor a page defines: its headings (-1, -2 when rep
             found.add(base if seen[base] == 0 else f"{base}-{seen[base]}")
     return found | set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
 def check_links(texts):
-    """texts: {path: Markdown}. Every relative link's file exists and every #anchor is on its page (web links are not
-    followed: this is a CPU test without a network)."""
+    """texts: {path: Markdown}. Every relative link's file exists and its #anchor is on its page (web links: not tried)."""
     problems, cache = [], {}
     for page, text in texts.items():
         for m in LINK.finditer(re.sub(r"`[^`\n]*`", "", without_fences(text))):  # what a reader sees as prose
@@ -150,9 +147,8 @@ def check_links(texts):
                                 f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest.name} does not have")
     return problems
 def check_paths(texts):
-    """texts: {path: Markdown}. Every file of the project that a page names, in prose or inline code, exists (a
-    recorded run in a fenced block stays as the program printed it; a result file not measured yet is the pages'
-    "not measured yet", which the structure checks judge)."""
+    """texts: {path: Markdown}. Every file of the project a page names outside fenced code exists (a result file not
+    measured yet is the pages' "not measured yet", which the structure check judges)."""
     return sorted({f"{page.relative_to(ROOT)}: names {m.group(1)}, which the project does not have"
                    for page, text in texts.items() for m in PROJECT_PATH.finditer(without_fences(text))
                    if not (ROOT / m.group(1)).exists() and ROOT / m.group(1) not in texts
@@ -162,8 +158,7 @@ def check_paths(texts):
 STAGE_LAYOUT = '{% extends "_layouts/stage.md" %}'
 
 def layout_problems(templates):
-    """{name: text} of stage page templates: those that do not extend the stage layout, and so would lose its
-    sections in their order, the next-rung link and the folded evidence."""
+    """Stage page templates ({name: text}) that do not extend the stage layout, its sections, footer and evidence."""
     return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
             for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
 def check_structure():  # a page per stage, each in the stage layout, every result file the pages need, every chart
@@ -193,10 +188,9 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 def reader_problems(rendered):
-    """{page: text}: each page over its limit of words of prose (not headings, tables, pictures or HTML) or of open
-    tables before its folded evidence, and each unfolded line of a reader's page (README, the stage pages) that names
-    what only a maintainer runs or reads (the commands that regenerate the evidence, test names, build and try paths,
-    the project's own scripts, tool history: those belong to method.md or the folded evidence)."""
+    """{page: text}: each page over its limit of words of prose or of open tables before its folded evidence, and each
+    line of a reader's page (README, the stage pages) before it that names what belongs to method.md or the evidence:
+    the commands that regenerate the evidence, test names, build and try paths, the project's scripts, tool history."""
     out = []
     for page, text in rendered.items():
         page, stage, lines = str(page), pathlib.Path(page).stem, unfolded(text).splitlines()

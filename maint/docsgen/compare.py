@@ -9,9 +9,7 @@ from .numbers import combine_sizes, handoff_by_n, handoff_combined, ncu_value, p
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
 SAID = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
 
-def said(phrase):
-    SAID.add(phrase)
-    return phrase
+def said(phrase): return SAID.add(phrase) or phrase  # noted as said, which lint_rendered() accepts
 def times(r, prefix=""):  # a row's median, fastest and slowest repetition (None where it has no spread)
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
 def distinct(a, b, a_prefix="", b_prefix=""):
@@ -87,8 +85,7 @@ def flush_conclusion():  # skipping the flush against a clean flush, the sizes o
     words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
     return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
 def handoff_summary(other, lo, hi):
-    """The handoff against `other` (atomic or last-block) at the sizes from lo to hi where 07 combines, counted by
-    distinct(): faster, slower, the same within noise (zero counts left out)."""
+    """The handoff against `other` at the sizes from lo to hi where 07 combines: faster, slower, the same within noise."""
     d = handoff_by_n()
     order = [distinct(d[n]["handoff"], d[n][other]) for n in handoff_combined(lo, hi)]
     counts = [(words, order.count(k)) for k, words in ((-1, f"faster than {other}"), (1, f"slower than {other}"),

@@ -10,7 +10,7 @@ from ..measure import NCU_SHORT
 from ..mutants import MUTANTS
 from scripts.run import cpu_stage_row
 from scripts.stages import combine_stage, combines, gemm_stage, has_stream, reduce_stages, regimes, relative_error, row_label
-from .base import (and_list, constant, default_combine, DocsError, f, meta, not_measured, option, pow2, rows, select,
+from .base import (and_list, constant, default_combine, default_of, DocsError, f, meta, not_measured, option, pow2, rows, select,
                    stage_rows, state, value_range)
 
 # ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
@@ -154,9 +154,7 @@ def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
-def gemm_other_tiles():
-    tile = option(gemm_stage(), "--tile")
-    return [t for t in tile["values"] if t != tile["default"]]
+def gemm_other_tiles(): return [t for t in option(gemm_stage(), "--tile")["values"] if t != default_of(gemm_stage(), "--tile")]
 def gemm_per_warp_step(stage, variant, metric):  # per blocks × warps a block × K / tile, of a square size
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
@@ -193,8 +191,7 @@ def caught_by(r, m):
     part = FAILED_CHECK.match(r["line"])
     return f"default check: {CHECK_NAMES.get(part.group(1), part.group(1))}" if part else "default check"
 def mutant_results():
-    """The planted bugs with their measured rows; one without (added since the last ./maint/do measure) is noted as
-    not measured yet, and the results of a mutant the table no longer has are left out."""
+    """The planted bugs with their measured rows (one without, added since ./maint/do measure, is not measured yet)."""
     measured = {r["mutant"]: r for r in rows("mutants")}
     not_measured.update(f"planted bug {m.name}: no row in docs/results/mutants.csv" for m in MUTANTS if m.name not in measured)
     return [(m, measured[m.name]) for m in MUTANTS if m.name in measured]
@@ -245,8 +242,7 @@ def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's pa
             by.setdefault((p["commit"], p["date"]), []).append(part)
     return list(by.items())
 def first_builds():
-    """docs/results/first_build.json: one record, or a list of them, each written by a first ./ladder build (copy
-    <build>/first_build.json there, or add it to the list), with how long it took and on what machine."""
+    """docs/results/first_build.json: each first ./ladder build recorded there, with how long it took and where."""
     path = state.results / "first_build.json"
     if not path.exists():
         raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "

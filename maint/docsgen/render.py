@@ -24,9 +24,8 @@ MORE_HELPERS = {"combine_stage": combine_stage, "cpu_stage_row": cpu_stage_row, 
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
 
 class NotMeasuredValue:
-    """What a helper gives a template where its results are missing (NotMeasured): it prints as *not measured yet*,
-    is false as a condition, compares false, and stays itself through indexing, arithmetic and format(), so a page
-    says "not measured yet" where the number would be and asserts nothing that rests on it."""
+    """What a helper gives a template where its results are missing: it prints as *not measured yet*, is false and
+    compares false, and stays itself through indexing, arithmetic and calls, so a page asserts nothing resting on it."""
     __str__ = __format__ = lambda self, *spec: NOT_MEASURED  # noqa: E731
     __bool__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = lambda self, *other: False  # noqa: E731
     __len__, __iter__, __hash__ = lambda self: 0, lambda self: iter(()), object.__hash__  # noqa: E731
@@ -98,8 +97,8 @@ def glossary_terms():
             terms.append((form, anchor, None if code else re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)))
     return sorted(terms, key=lambda t: -len(t[0]))
 def autolink(text, rel):
-    """Links the first use of each glossary term in a page's prose (not in headings, tables, code blocks, links or
-    other code; a code span that is exactly the term is linked whole)."""
+    """Links the first use of each glossary term in a page's prose (not headings, tables, code or links; a code span that
+    is exactly the term, whole)."""
     if str(rel) == "glossary.md":
         return text
     target, terms = docs_path("glossary.md"), glossary_terms()

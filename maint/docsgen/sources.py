@@ -88,8 +88,7 @@ def own_report(name):  # what ./ladder try printed for the case on the GPU of th
         missing(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
     return "```text\n" + path.read_text().rstrip() + "\n```"
 def own_failed(name, tool=None):
-    """The checks the case failed (each name up to its colon); tool=True: only those where compute-sanitizer itself
-    reported the error, tool=False: only the others."""
+    """The checks the case failed; tool=True: those where compute-sanitizer reported the error, False: the others."""
     lines = own_report(name).splitlines()
     return [line.split(None, 1)[1].split(":")[0] for line, after in zip(lines, lines[1:] + [""])
             if line.startswith("  FAIL ") and tool in (None, after.strip().startswith("compute-sanitizer:"))]

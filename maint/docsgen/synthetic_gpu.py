@@ -1,10 +1,8 @@
-"""A second GPU for the docs check: the measured results rewritten as if they came from another, smaller GPU, from
-which --check renders every page too. It differs in every fact a template may not type (name, SM count, L2, peak,
-grid), and the stages rank differently (03 is slower than 02 in the tree regime, 07 slower than CUB, 05 slower than
-04 in the stream regime), so a "faster" typed by hand turns false here. Wherever a page states a cause (a top stall,
-a bound, a ranking of the combines) its profile and timings are set, not scaled: every condition of compare.py is
-false here for the sentences in GUARDED, and none of them may appear in a page rendered from these results.
-"""
+"""A second GPU for the docs check: the measured results rewritten as if from another, smaller GPU, from which --check
+renders every page too. It differs in every fact a template may not type (name, SMs, L2, peak, grid), and the stages
+rank differently (03 slower than 02 in the tree regime, 07 than CUB, 05 than 04 in the stream regime), so a typed
+"faster" turns false. Where a page states a cause (a top stall, a bound, a ranking of the combines) its profile and
+timings are set, not scaled: the conditions of the sentences in GUARDED are false here, and no page may hold them."""
 import csv
 import json
 import pathlib
@@ -78,15 +76,13 @@ GUARDED = [(page, words) for page, sentences in {
     "articles.md": ["while two-pass and last-block repeated their bits at every size", "the copy, not the kernel, decides"],
 }.items() for words in sentences]
 
-def _matches(row, match, file=None):
-    return all((file == v) if k == "file" else (row.get(k) == v) for k, v in match.items())
+def _matches(row, match, file=None): return all((file == v) if k == "file" else (row.get(k) == v) for k, v in match.items())
 def _num(v):
     try:
         return float(v)
     except (TypeError, ValueError):
         return None
-def _fmt(v):
-    return f"{v:.6g}"
+def _fmt(v): return f"{v:.6g}"
 def _rewrite_row(r, scale, old_sms, file):
     out = {**r, **{k: str(GPU[k]) for k in GPU if k in r}}
     if file == "cpu":

@@ -19,9 +19,8 @@ from .sources import padded
 CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
 
 def cell(r, spec):
-    """A cell of a result row: spec a function of the row, or a column: "check" as it is, "`combine`" as code,
-    "gbps:.0f" formatted, "ms_median*1e3:.1f" or "ns/1e3:.1f" scaled and formatted (an ncu row's counters also by
-    their short names)."""
+    """A cell of a result row: spec a function of the row, or a column ("check"), as code ("`combine`"), formatted
+    ("gbps:.0f"), scaled ("ms_median*1e3:.1f", "ns/1e3:.1f"); an ncu row's counters also by their short names."""
     if callable(spec):
         return spec(r)
     if spec.startswith("`"):
@@ -93,8 +92,7 @@ def ladder_table():  # the table ./ladder run prints: both regimes side by side,
     return md_table(["stage", "check", "stream ms", "GB/s", "% of peak", "% of read", "× prev", "tree ms", "GB/s",
                      "% of peak", "% of read", "× prev", "× CUB"], out)
 def stage_table(stage):
-    """This stage in both regimes, with the stage before it. × prev across regimes (02's stream row against 01's only
-    regime, tree) is marked *, as in ./ladder run's table."""
+    """This stage in both regimes, with the one before; × prev across regimes (02's stream row against 01) marked *."""
     stages, body = reduce_stages(), []
     for regime in all_regimes():
         for i in range(max(stages.index(stage) - 1, 0), stages.index(stage) + 1):
@@ -107,9 +105,7 @@ def stage_table(stage):
     return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body, ["---", "---"] + ["---:"] * 6) + (
         f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
         if any(row[6].endswith("*") for row in body) else "")
-def try_table(name):
-    headers, body = try_lines(rows(name), "gflops" in rows(name)[0])
-    return md_table(headers, body, ["---"] * 2 + ["---:"] * (len(headers) - 2))
+def try_table(name): return md_table(*try_lines(rows(name), "gflops" in rows(name)[0]), left=2)
 def mutant_table():
     body = [[f"`{m.name}`", link(m.stage), m.bug, "none (not run: compiled for sm_90 and read)" if m.expect == "sass"
              else f"`{m.args}`" if m.args else "none (the default run)", caught_by(r, m), r["verdict"],
@@ -117,9 +113,8 @@ def mutant_table():
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, ["---"] * 7)
 def sweep_table(step=2):
-    """GB/s against n: every stage with a stream regime (07 with each combine), CUB and the read-only kernel from
-    07's default-combine run; "-" where a stage was not run at that size; three digits at least, so the smallest
-    sizes still tell apart."""
+    """GB/s against n of every stage with a stream regime (07 with each combine), CUB and the read-only kernel (07's
+    default-combine run); "-" where a stage did not run; three digits at least, so the smallest sizes tell apart."""
     data = rows("sweep_all")
     labels, sizes = list(dict.fromkeys(row_label(r) for r in data)), sorted({int(r["n"]) for r in data})
     by = {(row_label(r), int(r["n"])): r for r in data}
@@ -127,8 +122,7 @@ def sweep_table(step=2):
     if ref is None:
         raise NotMeasured(f"{combine_stage()} is not in the size sweep")
 
-    def gbps(v):
-        return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
+    def gbps(v): return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
     body = [[pow2(n), *[gbps(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
              gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])]
             for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
@@ -149,16 +143,14 @@ def small_n_table():
     return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
                      "atomic % of read"], body)
 def flush_before_hold():
-    """07's time with no flush and after a clean flush, in µs, before the stream hold (flush_before_hold.csv, the
-    results of commit 21ec217) and now."""
+    """07's µs with no flush and after a clean flush, before the stream hold (flush_before_hold.csv, 21ec217) and now."""
     old, now = ({(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows(name)}
                 for name in ("flush_before_hold", "flush"))
     body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 def handoff_table():
-    """07's handoff sweep, per n: the three times, the read-only kernel in the handoff's process, each speed as % of
-    it, and the handoff against atomic (where 07 runs one block every column is the same one-block kernel)."""
+    """07's handoff sweep, per n: the three times, the read-only kernel's in the handoff's run, the speeds as % of it."""
     body = [[pow2(n), d["atomic"]["grid"], "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL",
              *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")), f"{us(d['handoff'], 'read_ms_median'):.2f}",
              f"{pct_read(d['atomic']):.0f}%", f"{pct_read(d['handoff']):.0f}%",
@@ -220,9 +212,7 @@ def roofline_table():
     body = [[name, f"{ai:.2f}", f"{gf:,.0f}", f"{min(fp32_peak(), ai * bw):,.0f}", f"{100 * gf / min(fp32_peak(), ai * bw):.1f}",
              which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")] for name, ai, gf in points]
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
-def gemm_profile_table(stage):
-    cases = [(stage, v) for v in ("tiled", "naive", "cuBLAS")]
-    return table("profile", cases) + "\n\n" + table("gemm_pipes", cases)
+def gemm_profile_table(stage): return "\n\n".join(table(t, [(stage, v) for v in ("tiled", "naive", "cuBLAS")]) for t in ("profile", "gemm_pipes"))
 def ncu_metrics_table():  # every counter ./maint/do profile keeps, as the pages call it, beside its ncu metric
     return md_table(["what the pages say", "`ncu` metric"], [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS] + [
         ["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
@@ -239,8 +229,7 @@ def stage_list():  # each stage, the one change its file's first line names (cod
 def profile_command(stage, variant):
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
 def experiments_section(stage):
-    """Every docs/experiments/<stage>/*.patch: the patch, its command, its measured rows and, where ./maint/do profile
-    measured the patched build, the profiler rows beside the file's."""
+    """Every docs/experiments/<stage>/*.patch: the patch, its command, its rows and, where profiled, the profiler's."""
     out = []
     for patch in [p for s, p in experiments() if s == stage]:
         name, (intro, _, diff_text) = patch.stem, patch.read_text().partition("--- ")
@@ -261,8 +250,7 @@ def experiments_section(stage):
                     table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
     return "\n".join(out)
 def evidence(stage, cases, command=None, extra=""):
-    """The folded evidence of a stage page: the host run against Nsight Compute's counters (model_check), the
-    profiler's rows of `cases`, the ncu command for `command` (default: the first case), then `extra` Markdown."""
+    """A stage page's folded evidence: model_check, the profiler's rows of cases, the command of one, and extra."""
     try:
         profile = [table("profile", cases), "", profile_command(*(command or cases[0]))]
     except NotMeasured:  # a stage not profiled yet: the section is there, and says so
