@@ -101,10 +101,10 @@ def check_charts(rendered):  # each chart's PNG holds the data the results give 
 STAGE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22"]
 STAGE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 COMBINE_LINES = {"atomic": "-", "last-block": "--", "two-pass": ":"}
-REFERENCE_STYLES = {  # cuBLAS, the vendor library's figure, as CUB's
-    "CUB": dict(color="black", linestyle=":", marker="x"), "cuBLAS": dict(color="black", linestyle=":", marker="x"),
-    "read-only kernel": dict(color="#7f7f7f", linestyle="-", marker="+"), "naive": dict(color="#7f7f7f", linestyle="-.", marker="1"),
-    "CPU float loop": dict(color="#17becf", linestyle="--", marker="."), "CPU Kahan, float": dict(color="#7f7f7f", linestyle=":", marker=".")}
+REFERENCE_STYLES = {name: dict(color=color, linestyle=line, marker=marker) for name, (color, line, marker) in {
+    "CUB": ("black", ":", "x"), "cuBLAS": ("black", ":", "x"),  # the vendor library's figure, as CUB's
+    "read-only kernel": ("#7f7f7f", "-", "+"), "naive": ("#7f7f7f", "-.", "1"), "CPU float loop": ("#17becf", "--", "."),
+    "CPU Kahan, float": ("#7f7f7f", ":", ".")}.items()}
 PEAK = dict(color="black", linestyle="--", linewidth=1)  # a theoretical peak: a line, no marker
 COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cudaMemcpy row
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24

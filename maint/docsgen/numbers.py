@@ -49,7 +49,8 @@ def profiled_cases(gemm_variants):
 # ---- 07 at small n (the size sweep's rows of every combine), and time per block in the tree regime -----------------
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
 
-def sweep_07(combine): return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
+def sweep_07(combine):  # 07's size-sweep rows of one combine, by n
+    return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
 def us(r, field="ms_median"): return 1e3 * f(r[field])
 def one_block_sizes(): return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] == "1"]
 def combine_sizes(hi=SMALL_N_MAX): return [n for n, r in sorted(sweep_07("atomic").items()) if r["grid"] != "1" and n <= hi]
@@ -75,7 +76,8 @@ def per_block(combine, block):
 def per_block_ns(stage, block):
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
-def per_block_spread(combine, blocks): return f"{min(per_block(combine, b) for b in blocks):.2f}–{max(per_block(combine, b) for b in blocks):.2f} ns"
+def per_block_spread(combine, blocks):
+    return "–".join(f"{pick(per_block(combine, b) for b in blocks):.2f}" for pick in (min, max)) + " ns"
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
@@ -105,7 +107,8 @@ def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.1f}–{max(vals):.1f}%"
 def median_of(name, field): return statistics.median(f(r[field]) for r in rows(name))
-def stages_with(regime, only=False): return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
+def stages_with(regime, only=False):  # '02', ... of the stages that run a regime (only: that regime alone)
+    return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]
 
 # ---- accuracy --------------------------------------------------------------------------------------------------
 def accuracy_series():
@@ -170,7 +173,8 @@ def handoff_by_n():  # {n: {"atomic": row, "last-block": row, "handoff": the pat
         out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
     return out
 def pct_read(r): return 100 * us(r, "read_ms_median") / us(r)
-def handoff_combined(lo, hi): return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
+def handoff_combined(lo, hi):  # the sizes from lo to hi where 07 ran more than one block
+    return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
 def handoff_pct_read(column, lo, hi):
     return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
 

@@ -7,7 +7,7 @@ from ..measure import NCU_COUNTERS, NCU_SHORT, profile_command as ncu_command
 from ..model_pages import model_check
 from ..tests.check_try_file import CASES
 from scripts.run import cpu_lines, ladder_lines
-from scripts.stages import all_regimes, combine_stage, combines, gemm_stage, ladder_stages, reduce_stages, row_label, stage_file
+from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, reduce_stages, row_label, stage_file
 from scripts.tries import experiments, try_lines
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
@@ -55,7 +55,8 @@ TABLES = {
     "float_error": ("ladder", {
         "stage": "stage", "regime": "regime", "combine": "combine",
         "first launch (blocks x threads)": lambda r: f"{r['grid']} x {r['threads']}", "abs error": "abs_error",
-        "bound": lambda r: judged(r, r["bound"]) or "skipped", "error / bound": lambda r: judged(r, f"{f(r['error_bound_ratio']):.2g}"),
+        "bound": lambda r: judged(r, r["bound"]) or "skipped",
+        "error / bound": lambda r: judged(r, f"{f(r['error_bound_ratio']):.2g}"),
         "launches checked": lambda r: f"{r['launches_checked']} of {r['launches']}", "verdict": "check"},
         ["---"] * 4 + ["---:"] * 4 + ["---"]),
     "profile": ("ncu", {
@@ -102,7 +103,7 @@ def stage_table(stage):
                              f"{f(r['gbps']):.0f}", f"{f(r['pct_peak']):.1f}", "" if prev is None else
                              f"{f(prev['ms_median']) / f(r['ms_median']):.2f}{'*' if prev['regime'] != regime else ''}",
                              f"{f(r['x_cub']):.2f}"])
-    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body, ["---", "---"] + ["---:"] * 6) + (
+    return md_table(["regime", "stage", "grid", "ms", "GB/s", "% of peak", "× prev", "× CUB"], body, left=2) + (
         f"\n\n\\* against {stages[0]}'s only regime, tree: {stages[0]} has no loop, so no stream regime."
         if any(row[6].endswith("*") for row in body) else "")
 def try_table(name): return md_table(*try_lines(rows(name), "gflops" in rows(name)[0]), left=2)
@@ -206,13 +207,14 @@ def gemm_table(stage, tile="16", sizes=None):
 def roofline_table():
     """Every reduce stage (stream, 07 atomic) at 0.25 FLOP per byte and every GEMM kernel at 4096³, against the roof."""
     g, ai, bw = select("gemm", m="4096", tile="16", pad="false"), 2 * 4096 ** 3 / (4 * 3 * 4096 ** 2), f(meta()["peak_gbps"])
-    points = [(r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"]))
-              for r in rows("ladder_stream")] + [("tiled 16×16, 4096³", ai, f(g["gflops"])),
-                                                 ("naive, 4096³", ai, f(g["naive_gflops"])), ("cuBLAS, 4096³", ai, f(g["cublas_gflops"]))]
+    points = [(r["stage"] + (" (tree)" if r["regime"] == "tree" else ""), 0.25, 0.25 * f(r["gbps"])) for r in rows("ladder_stream")]
+    points += [(f"{name}, 4096³", ai, f(g[column])) for name, column in
+               (("tiled 16×16", "gflops"), ("naive", "naive_gflops"), ("cuBLAS", "cublas_gflops"))]
     body = [[name, f"{ai:.2f}", f"{gf:,.0f}", f"{min(fp32_peak(), ai * bw):,.0f}", f"{100 * gf / min(fp32_peak(), ai * bw):.1f}",
              which(ai * bw < fp32_peak(), "bandwidth", "FP32 peak")] for name, ai, gf in points]
     return md_table(["kernel", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "% of roof", "roof set by"], body)
-def gemm_profile_table(stage): return "\n\n".join(table(t, [(stage, v) for v in ("tiled", "naive", "cuBLAS")]) for t in ("profile", "gemm_pipes"))
+def gemm_profile_table(stage):  # the tiled kernel, the naive one and cuBLAS in the profiler, then their pipes and FFMAs
+    return "\n\n".join(table(t, [(stage, v) for v in ("tiled", "naive", "cuBLAS")]) for t in ("profile", "gemm_pipes"))
 def ncu_metrics_table():  # every counter ./maint/do profile keeps, as the pages call it, beside its ncu metric
     return md_table(["what the pages say", "`ncu` metric"], [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS] + [
         ["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
