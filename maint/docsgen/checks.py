@@ -92,6 +92,7 @@ def guarded_problems(rel, template_text, text, guarded):
         if words in text:
             problems.append(f"{rel} (synthetic GPU): \"{words}\" is asserted where its condition fails")
     return problems
+
 def check_claims(rendered):
     """The template lint (layouts once), every rendered page, then every page rendered from a synthetic second GPU."""
     facts = hardware_literals()
@@ -187,6 +188,7 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
     while folded.search(text):
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
 def reader_problems(rendered):
     """{page: text}: each page over its limit of words of prose or of open tables before its folded evidence, and each
     line of a reader's page (README, the stage pages) before it that names what belongs to method.md or the evidence:

@@ -239,6 +239,7 @@ def clock_summary():
         lo, hi = min(s[k], default=0), max(s[k], default=0)
         s[f"{k}_mhz"] = f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
     return s
+
 def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's parts taken at another commit (--part)
     m, by = meta(), {}
     for part, p in m.get("parts", {}).items():

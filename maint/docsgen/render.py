@@ -96,6 +96,7 @@ def glossary_terms():
             flags = 0 if any(c.isupper() for c in form[1:]) or form.isupper() else re.I
             terms.append((form, anchor, None if code else re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)))
     return sorted(terms, key=lambda t: -len(t[0]))
+
 def autolink(text, rel):
     """Links the first use of each glossary term in a page's prose (not headings, tables, code or links; a code span that
     is exactly the term, whole)."""

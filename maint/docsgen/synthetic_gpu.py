@@ -29,12 +29,10 @@ RERANK = [({"stage": "03_padding", "regime": "tree"}, 1.30), ({"stage": "04_warp
           ({"stage": "07_multiblock", "n": "1048576"}, 1.5), ({"file": "combine_tree", "combine": "atomic", "block": "128"}, 1.5),
           ({"file": "combine_tree", "combine": "atomic", "block": "256"}, 2.2),
           ({"file": "combine_tree", "combine": "atomic", "block": "1024"}, 1.5),
-          # and tickets cheap: last-block is not the costly combine in the tree regime
-          ({"combine": "last-block", "regime": "tree"}, 0.3),
-          # a CPU with little bandwidth: the loop on every hardware thread is slower than the copy and 01 together
-          ({"file": "cpu", "row": "all_cores"}, 40.0),
-          # and a handoff that gains nothing: slower than atomic at every size of its sweep
-          ({"file": "handoff_sweep", "variant": "handoff (the patch)"}, 1.6)]
+          ({"combine": "last-block", "regime": "tree"}, 0.3),  # and tickets cheap: last-block not the costly combine
+          # a CPU with little bandwidth (the loop on every hardware thread slower than the copy and 01 together), and a
+          # handoff that gains nothing (slower than atomic at every size of its sweep)
+          ({"file": "cpu", "row": "all_cores"}, 40.0), ({"file": "handoff_sweep", "variant": "handoff (the patch)"}, 1.6)]
 CUB_FACTOR = 0.93  # CUB relatively faster on this GPU
 READ_FACTOR = 0.8  # the read-only kernel relatively faster: above the theoretical peak, and no stage reaches it
 NCU_FACTOR = 0.9
@@ -83,6 +81,7 @@ def _num(v):
     except (TypeError, ValueError):
         return None
 def _fmt(v): return f"{v:.6g}"
+
 def _rewrite_row(r, scale, old_sms, file):
     out = {**r, **{k: str(GPU[k]) for k in GPU if k in r}}
     if file == "cpu":
@@ -108,6 +107,7 @@ def _rewrite_row(r, scale, old_sms, file):
         elif k in ("empty_launch_ms", "memset4_ms"):
             out[k] = _fmt(_num(out[k]) * scale)
     return _rates(out)
+
 def _rates(out):
     """A row's rates from its new times: the FLOP of a GEMM (2 M N K), the bytes of a sum, each over its time."""
     def ms(prefix=""):
@@ -131,6 +131,7 @@ def _rates(out):
     if n and ms() and ms("read_"):
         out["pct_read"] = _fmt(100 * ms("read_") / ms())
     return out
+
 def _rewrite_ncu(r):
     kept = ("stage", "variant", "n_or_size", "kernel", "grid", "block", "launch__registers_per_thread")
     out = {k: v if k in kept or _num(v) is None else _fmt(_num(v) * NCU_FACTOR) for k, v in r.items()}
@@ -140,6 +141,7 @@ def _rewrite_ncu(r):
     if out["stall_1"] == r.get("stall_2"):
         out["stall_2"] = r.get("stall_1", "")  # the measured top stall takes second place
     return out
+
 def write(src, dst):  # writes the synthetic results set into dst from the measured one in src; returns dst
     src, dst = pathlib.Path(src), pathlib.Path(dst)
     meta = json.loads((src / "meta.json").read_text())

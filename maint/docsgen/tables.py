@@ -230,6 +230,7 @@ def stage_list():  # each stage, the one change its file's first line names (cod
                                                           for s, first in zip(ladder_stages(), firsts)], ["---"] * 3)
 def profile_command(stage, variant):
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
+
 def experiments_section(stage):
     """Every docs/experiments/<stage>/*.patch: the patch, its command, its rows and, where profiled, the profiler's."""
     out = []
@@ -251,6 +252,7 @@ def experiments_section(stage):
                     "</summary>\n\n`./maint/do profile` profiles every experiment that `./ladder try` has built:\n",
                     table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
     return "\n".join(out)
+
 def evidence(stage, cases, command=None, extra=""):
     """A stage page's folded evidence: model_check, the profiler's rows of cases, the command of one, and extra."""
     try:
