@@ -41,17 +41,12 @@ def than_cub(name, **match): return compare_rows(select(name, **match), select(n
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
-    same, out = [], []
-    for a, b in pairs:
-        ra, rb = select(view, stage=a), select(view, stage=b)
-        if distinct(rb, ra) == 0:
-            same.append((b[:2], f"{f(ra['ms_median']) / f(rb['ms_median']):.2f}×"))
-        else:
-            out.append(f"{b[:2]} is {compare_rows(ra, rb, a[:2])}")
+    steps = [(a[:2], b[:2], select(view, stage=a), select(view, stage=b)) for a, b in pairs]
+    out = [f"{b} is {compare_rows(ra, rb, a)}" for a, b, ra, rb in steps if distinct(rb, ra) != 0]
+    same = [(b, f"{f(ra['ms_median']) / f(rb['ms_median']):.2f}×") for a, b, ra, rb in steps if distinct(rb, ra) == 0]
     if same:
-        verb = "takes" if len(same) == 1 else "each take"
-        out.append(said(f"{and_list(s for s, _ in same)} {verb} the same time as the stage before {NOISE} "
-                        f"({', '.join(r for _, r in same)})"))
+        out.append(said(f"{and_list(b for b, _ in same)} {'takes' if len(same) == 1 else 'each take'} the same time as the "
+                        f"stage before {NOISE} ({', '.join(r for _, r in same)})"))
     return "; ".join(out)
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"): 'X µs more/less [than <other>]' where
@@ -106,9 +101,8 @@ def hold_changed_hot(n):  # before the stream hold no flush was not quicker than
 def handoff_ever_quicker(lo, hi):  # at some size from lo to hi where 07 combines
     return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
 def runs_at_defaults():  # the ladder and the GEMM ran at the warm-up and repetition counts the binaries default to
-    reduce, gemm = rows("ladder")[0], rows("gemm")[0]
-    return all(r[key] == default_of(stage, f"--{key}")
-               for r, stage in ((reduce, reduce["stage"]), (gemm, gemm_stage())) for key in ("reps", "warmup"))
+    runs = ((rows("ladder")[0], rows("ladder")[0]["stage"]), (rows("gemm")[0], gemm_stage()))
+    return all(r[key] == default_of(stage, f"--{key}") for r, stage in runs for key in ("reps", "warmup"))
 
 # ---- the conditions ------------------------------------------------------------------------------------------------
 # A template states a cause or a comparison only inside {% if condition(...) %} ... {% endif %}, with one of these (or

@@ -4,8 +4,8 @@ import inspect
 import pathlib
 import re
 
-from .. import model_pages
 from ..measure import HANDOFF_SIZES, NCU_SECTIONS
+from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
 from scripts import sanitize
 from scripts.run import cpu_stage_row, stage_diff
 from scripts.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages, relative_error
@@ -15,10 +15,8 @@ from .base import DocsError, DOCS, docs_path, LAYOUTS, NOT_MEASURED, NotMeasured
 # What a template may call: every function of these modules, those below from the project's other modules, and a few
 # builtins; each wrapped so that a missing result prints "not measured yet".
 HELPER_MODULES = (base, numbers, compare, sources, tables)
-MORE_HELPERS = {"combine_stage": combine_stage, "cpu_stage_row": cpu_stage_row, "relative_error": relative_error,
-                "stage_diff": stage_diff, **{name: getattr(model_pages, name) for name in
-                                             ("gemm_access", "race_example", "tolerance_note", "tree_degrees", "worst_step")},
-                "format": format, "int": int, "len": len, "min": min, "max": max, "abs": abs}
+MORE_HELPERS = {fn.__name__: fn for fn in (combine_stage, cpu_stage_row, relative_error, stage_diff, gemm_access, race_example,
+                                           tolerance_note, tree_degrees, worst_step, format, int, len, min, max, abs)}
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
