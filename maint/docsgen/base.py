@@ -111,6 +111,7 @@ def sizes_of(name, **match): return and_list(pow2(n) for n in sizes(name, **matc
 def md_table(headers, body, align=None, left=1):  # the first `left` columns left-aligned, the rest right
     lines = [headers, align or ["---"] * left + ["---:"] * (len(headers) - left)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
     VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The

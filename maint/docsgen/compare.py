@@ -12,6 +12,7 @@ SAID = set()  # every comparative phrase the helpers produced: lint_rendered() a
 def said(phrase): return SAID.add(phrase) or phrase  # noted as said, which lint_rendered() accepts
 def times(r, prefix=""):  # a row's median, fastest and slowest repetition (None where it has no spread)
     return tuple(f(r[prefix + k]) if r.get(prefix + k) else None for k in ("ms_median", "ms_min", "ms_max"))
+
 def distinct(a, b, a_prefix="", b_prefix=""):
     """-1 if run a is quicker: its median lies below every repetition of b, or b's median above every repetition of
     a; 1 if slower, the same the other way round; 0 if neither ("the same within noise", the glossary's words) or a
@@ -22,6 +23,7 @@ def distinct(a, b, a_prefix="", b_prefix=""):
     if m_a < lo_b or m_b > hi_a:
         return -1
     return 1 if m_a > hi_b or m_b < lo_a else 0
+
 def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     """How row b's median time compares with row a's, in words that agree with the numbers: 'N× faster than
     <other>' or 'N× slower than <other>' only where distinct() tells the runs apart, 'the same speed as <other>
@@ -38,6 +40,7 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
     return said(f"{r:.2f}× faster{tail}" if order < 0 else f"{1 / r:.2f}× slower{tail}")
 def speedup(view, a, b, other=None): return compare_rows(select(view, stage=a), select(view, stage=b), other)
 def than_cub(name, **match): return compare_rows(select(name, **match), select(name, **match), "CUB", a_prefix="cub_")
+
 def steps_line(view, pairs):
     """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
     whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
@@ -48,6 +51,7 @@ def steps_line(view, pairs):
         out.append(said(f"{and_list(b for b, _ in same)} {'takes' if len(same) == 1 else 'each take'} the same time as the "
                         f"stage before {NOISE} ({', '.join(r for _, r in same)})"))
     return "; ".join(out)
+
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"): 'X µs more/less [than <other>]' where
     distinct() tells them apart, else 'the same time [as <other>] within noise (X µs apart)'."""

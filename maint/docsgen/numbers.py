@@ -58,6 +58,7 @@ def floor_us(field): return f"{statistics.median(us(r, field) for r in sweep_07(
 def x_cub(combine): return [f(r["x_cub"]) for r in sweep_07(combine).values()]
 def sweep_span(): return f"{pow2(min(sweep_07('atomic')))} to {pow2(max(sweep_07('atomic')))}"
 def pct_read_range(combine, sizes): return value_range([f"{f(sweep_07(combine)[n]['pct_read']):.0f}" for n in sizes]) + "%"
+
 def us_range(combine, sizes, field="ms_median", less=None):
     """The range of 07's times at these sizes in µs: a column of a combine's rows (combine "all": of every combine's),
     less the read-only kernel's time in the same run (less="read") or another combine's time."""
@@ -135,6 +136,7 @@ def loop_gap_start():
     series, sizes = accuracy_series(), accuracy_sizes()
     gap = [n for n in sizes if all(100 * series[s][n] < series["CPU float loop"][n] for s in reduce_stages() if s in series)]
     return next((pow2(n) for i, n in enumerate(sizes) if all(m in gap for m in sizes[i:])), None)
+
 def error_study():
     """The error study (error_bound.csv): every judged error over bound, by stage and in all, each error over its sigma
     (the centring test's), and how many configurations were not judged or failed."""

@@ -39,6 +39,7 @@ def template_helper(fn):  # fn as a template sees it: NotMeasured raised inside 
         except NotMeasured:
             return NM
     return call
+
 def jinja_environment():
     """Jinja2, set up for Markdown: a tag alone on its line takes the line with it (trim_blocks, lstrip_blocks),
     nothing is escaped, an unknown name is an error, not an empty string, and {% extends %} finds the layouts."""

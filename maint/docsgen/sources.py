@@ -59,6 +59,7 @@ def gemm_lds(stage, tile, pad):
 
 # ---- the sanitizers' and ./ladder try's saved reports --------------------------------------------------------------
 def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
+
 def memcheck():
     """./maint/do measure's memcheck runs of 06 (docs/results/memcheck.txt, each run a line "$ <the command>" and its
     "ERROR SUMMARY: N errors"): the commands, the sizes (and offsets) they ran at, and the errors in all."""

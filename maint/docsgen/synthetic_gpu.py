@@ -126,10 +126,8 @@ def _rates(out):
             out[f"{prefix}gbps"] = _fmt(moved / (ms(prefix) * 1e6))
             if f"{prefix}pct_peak" in out:  # not in the CPU's rows
                 out[f"{prefix}pct_peak"] = _fmt(100 * moved / (ms(prefix) * 1e6) / GPU["peak_gbps"])
-    if n and ms() and ms("cub_"):
-        out["x_cub"] = _fmt(ms("cub_") / ms())
-    if n and ms() and ms("read_"):
-        out["pct_read"] = _fmt(100 * ms("read_") / ms())
+    out.update({key: _fmt(k * ms(ref) / ms()) for key, ref, k in (("x_cub", "cub_", 1), ("pct_read", "read_", 100))
+                if n and ms() and ms(ref)})
     return out
 
 def _rewrite_ncu(r):
