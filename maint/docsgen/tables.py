@@ -112,7 +112,7 @@ def mutant_table():
              else f"`{m.args}`" if m.args else "none (the default run)", caught_by(r, m), r["verdict"],
              "`" + r["line"].replace("|", "\\|") + "`"] for m, r in mutant_results()]
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
-                    body, ["---"] * 7)
+                    body, left=7)
 def sweep_table(step=2):
     """GB/s against n of every stage with a stream regime (07 with each combine), CUB and the read-only kernel (07's
     default-combine run); "-" where a stage did not run; three digits at least, so the smallest sizes tell apart."""
@@ -187,8 +187,7 @@ def error_study_table():
             "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED,
             *[str(sum(lo < v <= hi or (lo == 0 and v == 0) for v in vals)) for lo, hi in zip(edges, edges[1:])],
             str(sum(v > ERROR_BINS[-1] for v in vals))])
-    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads],
-                    body, ["---"] + ["---:"] * (6 + len(heads)))
+    return md_table(["stage", "configurations", "median", "90th pct", "99th pct", "max", "mean error / σ", *heads], body)
 def gemm_table(stage, tile="16", sizes=None):
     """Each size of the GEMM stage at one tile: the tiled kernels, then the naive kernel and cuBLAS."""
     data = [r for r in stage_rows("gemm", stage) if r["tile"] == tile and (sizes is None or r["m"] in sizes)]
@@ -218,16 +217,16 @@ def gemm_profile_table(stage):  # the tiled kernel, the naive one and cuBLAS in 
 def ncu_metrics_table():  # every counter ./maint/do profile keeps, as the pages call it, beside its ncu metric
     return md_table(["what the pages say", "`ncu` metric"], [[label, f"`{metric}`"] for _, metric, label, _ in NCU_COUNTERS] + [
         ["top stall reasons, warp-cycles stalled per issued instruction ([glossary](glossary.md#stall-reason))",
-         "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"]], ["---", "---"])
+         "`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`"]], left=2)
 def own_cases_table():  # the planted copies of 05 that the test try_file hands to ./ladder try, and what they must say
     return md_table(["copy of 05", "the report must hold", "exit status"],
                     [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
-                     for name, _, allowed, wanted in CASES], ["---"] * 3)
+                     for name, _, allowed, wanted in CASES], left=3)
 def stage_list():  # each stage, the one change its file's first line names (code names as code), and its page
     firsts = [stage_file(s).read_text().splitlines()[0].removeprefix("//").strip().removeprefix(f"{s}:").strip().rstrip(".")
               for s in ladder_stages()]
     return md_table(["stage", "the one change", "page"], [[f"`{s}`", re.sub(r"\b(__\w+|k[A-Z]\w*)\b", r"`\1`", first), link(s)]
-                                                          for s, first in zip(ladder_stages(), firsts)], ["---"] * 3)
+                                                          for s, first in zip(ladder_stages(), firsts)], left=3)
 def profile_command(stage, variant):
     return "```\n" + ncu_command(stage, variant, select("ncu", stage=stage, variant=variant)["n_or_size"]) + "\n```"
 
