@@ -107,7 +107,7 @@ def build(build_dir, targets=(), optional=("ninja-build",)):
     command = ["cmake", "--build", str(build_dir), "--parallel", str(ncpu())]
     for group in ([], list(targets)) if targets else ([],):
         if subprocess.run([*command, *(["--target", *group] if group else [])], stdout=sys.stderr).returncode != 0:
-            say(f"ladder: the build failed (the compiler's messages are above)")
+            say("ladder: the build failed (the compiler's messages are above)")
             sys.exit(2)
     if first:  # how long a first build takes, for the README
         (build_dir / "first_build.json").write_text(json.dumps(

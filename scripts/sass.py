@@ -1,28 +1,17 @@
-#!/usr/bin/env python3
 """The orderings and scopes the kernels' comments promise, read from their machine code on the CPU.
 
-Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through
-the non-coherent path (__ldg), an atomic of block scope (atomicAdd_block) in a kernel of many blocks. The sum
-still comes out right there, and compute-sanitizer's racecheck sees shared memory only. This compiles each stage
-file as it is (for sm_90, with the flags the build compiles the stages with), disassembles it with nvdisasm and
-demands, of every kernel, in code order:
+Some bugs never show on one GPU: a last-block ticket taken with memory_order_relaxed, partial sums read through the
+non-coherent path (__ldg), an atomic of block scope in a kernel of many blocks. This compiles each file with the
+flags the build compiles the stages with, disassembles it with nvdisasm and demands, of every kernel, in code order:
   a. no global atomic (ATOM, ATOMG, RED, REDG) is of block scope (.CTA or .SM: atomicAdd_block);
-  b. an atomic whose result the kernel uses (ATOM/ATOMG into a register other than RZ: a ticket) is a release
-     where the kernel stored to global memory before it (a MEMBAR of .GPU or .SYS scope after the last such store)
-     and an acquire where it loads from global memory after it (a CCTL.IVALL before the next such load); an atomic
-     that only adds into the result (a relaxed fetch_add, or the compare-and-swap loop the compiler makes of one)
-     publishes nothing, and is no ticket;
-  c. no load through the non-coherent path (LDG/LD .CONSTANT) comes after the kernel's first global store or
-     atomic: what the launch itself writes must not be read through a cache that does not see those writes.
-Each problem is printed as FILE:LINE: KERNEL: INSTRUCTION ..., with the line of the kernel source.
+  b. an atomic whose result is used and that is no compare-and-swap (a ticket) is a release where global stores come
+     before it (a MEMBAR .GPU or .SYS after the last) and an acquire where global loads follow (a CCTL.IVALL first);
+  c. no non-coherent load (LDG/LD .CONSTANT) comes after the kernel's first global store or atomic.
+A PASS proves these instructions are in this machine code in this order, not that the kernel is right: the order is
+the code's, not every path's (a loop's back edge is not followed), addresses are not known, and only --arch is checked.
 
-A PASS proves these instructions are in this machine code in this order. It does not prove the kernel right: the
-order is the order of the code, not every path through it (a loop's back edge that runs a non-coherent load after
-a store of an earlier iteration is not seen); it knows nothing of addresses (a fence before the wrong store looks
-the same); and other architectures are checked only when --arch names them. Shared-memory races are racecheck's to find.
-
-Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a file that does not compile or
-has no kernel, 77 nvcc or nvdisasm not found (the test reports skipped).
+Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a file that does not compile or has
+no kernel, 77 nvcc or nvdisasm not found.
 """
 import argparse
 import json
@@ -35,7 +24,7 @@ import sys
 import tempfile
 from typing import NamedTuple
 
-from .stages import ROOT, build_dir, ladder_stages, stage_file
+from .stages import ROOT, build_dir, ladder_stages, shown, stage_file
 
 ATOMICS = {"ATOM", "ATOMG", "RED", "REDG"}  # global (or generic) memory; ATOMS is shared memory
 STORES, LOADS, WIDE = {"ST", "STG"}, {"LD", "LDG"}, {"GPU", "SYS"}
@@ -104,7 +93,7 @@ def compile_cubin(src, arch, tools, build, tmp):
     cc = subprocess.run([tools[0], f"-arch={arch}", "-cubin", *build_flags(build), "-o", str(cubin), str(src)],
                         capture_output=True, text=True)
     if cc.returncode != 0:
-        raise RuntimeError(f"{show(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
+        raise RuntimeError(f"{shown(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
     return cubin
 
 
@@ -114,13 +103,8 @@ def disassemble(src, arch, tools, build):
         dis = subprocess.run([tools[1], "--print-code", "--print-line-info-inline",
                               str(compile_cubin(src, arch, tools, build, tmp))], capture_output=True, text=True)
         if dis.returncode != 0:
-            raise RuntimeError(f"nvdisasm failed on {show(src)}:\n{dis.stderr.strip()}")
+            raise RuntimeError(f"nvdisasm failed on {shown(src)}:\n{dis.stderr.strip()}")
         return dis.stdout
-
-
-def show(path):
-    path = pathlib.Path(path).resolve()
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def kernels(listing):
@@ -131,7 +115,7 @@ def kernels(listing):
         if m := re.match(r"^\.text\.(\S+):$", line):
             code, where = out.setdefault(m.group(1), []), "?"
         elif m := LINE.match(line):
-            where = f"{show(m.group(1))}:{m.group(2)}"
+            where = f"{shown(m.group(1))}:{m.group(2)}"
         elif (m := INSTR.match(line)) and code is not None:
             code.append(Instr(m.group(1), m.group(2), m.group(3), where))
     return out
@@ -205,7 +189,7 @@ def check(src, arch, tools, build):
     if not code:
         text = pathlib.Path(src).read_text()
         note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what maint/mutants.py writes when its text is not found
-        raise RuntimeError(f"{show(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
+        raise RuntimeError(f"{shown(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
     headers = [pathlib.Path(src).read_text()] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))]
     names = readable(list(code), headers)
     return [f"{ins.where}: {name}: {what}" for name, instrs in zip(names, code.values())
@@ -214,7 +198,7 @@ def check(src, arch, tools, build):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("sources", nargs="*", type=pathlib.Path, help="the .cu files (default: every stage's)")
+    p.add_argument("sources", nargs="*", type=lambda s: pathlib.Path(s).resolve(), help="the .cu files (default: every stage's)")
     p.add_argument("--arch", default="sm_90", help="the GPU to compile for (default: sm_90, the H200's)")
     p.add_argument("--build", type=pathlib.Path, default=build_dir(), help="the build directory (default: build)")
     p.add_argument("--expect-violation", action="store_true",
@@ -225,7 +209,7 @@ def main(argv):
         failed, sources = 0, a.sources or [stage_file(s) for s in ladder_stages()]
         for src in sources:
             lines, count = check(src, a.arch, tools, a.build)
-            print("\n".join(lines + [f"sass: {show(src)} ({a.arch}, kernels: {count}): "
+            print("\n".join(lines + [f"sass: {shown(src)} ({a.arch}, kernels: {count}): "
                                      f"{len(lines) or 'no'} problem{'s' * (len(lines) != 1)}"]))
             failed += (not lines) if a.expect_violation else bool(lines)
         if a.expect_violation and failed:

@@ -7,6 +7,7 @@ and launcher (scripts/host_checks.py). With one: also the stage's default run in
 --self-test full, the sanitizers the stage's own tests run (scripts/sanitize.py), and the timing beside the stage.
 """
 import collections
+import concurrent.futures
 import os
 import pathlib
 import re
@@ -197,21 +198,24 @@ def cmd_try(a):
 def judge_on_host(stage, variants):
     """Each (label, text) variant's kernels run on the host (every element added once...): a line each, on stdout;
     whether none failed."""
-    ok = True
     print(f"\nladder try {stage}: the host runs of each variant (no GPU needed)", flush=True)
-    for label, text in variants:
-        with host_run.stage_text(stage, text):
-            try:
-                found = host_checks.problems(stage)
-            except host_run.HostRunUnmodelled as e:
-                print(f"  not run  host run of {label}: {e}")
-                continue
-            except host_run.HostRunError as e:
-                found = [str(e)]
-        print(f"  {'FAIL' if found else 'PASS':8} host run of {label}" + (f"\n           {found[0]}" if found else ""),
-              flush=True)
-        ok &= not found
-    return ok
+    verdicts = [(label, *host_verdict(stage, text)) for label, text in variants]
+    for label, status, detail in verdicts:
+        print(f"  {status:8} host run of {label}" + (f"\n           {detail}" if status != PASS else ""), flush=True)
+    return all(status != FAIL for _, status, _ in verdicts)
+
+
+def host_verdict(stage, text, path=None):
+    """(PASS, FAIL or NOT_RUN, the first problem or why not run) of the host checks of the stage holding text; their
+    messages name path where it is given (a reader's file)."""
+    with host_run.stage_text(stage, text, path):
+        try:
+            found = host_checks.problems(stage)
+        except host_run.HostRunUnmodelled as e:
+            return NOT_RUN, str(e)
+        except host_run.HostRunError as e:
+            found = [str(e)]
+    return (FAIL, found[0]) if found else (PASS, "")
 
 
 def run_variants(a, stage, name, runs, **meta):
@@ -298,13 +302,15 @@ class Report:
         return 0
 
 
-def timed(cmd, limit, where):
-    """(exit status, output) of cmd, or (None, why) where it did not finish within limit seconds (it is stopped)."""
+def timed(name, cmd, limit, shown_cmd):
+    """The check of running cmd: PASS on exit 0, else FAIL with why; stopped past limit seconds, which says so."""
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-        return done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired:
-        return None, f"did not finish within {limit:.0f} s: {host_run.NEVER_ENDS} ({where})"
+        return Check(name, FAIL, f"did not finish within {limit:.0f} s: {host_run.NEVER_ENDS} ({name})", shown_cmd)
+    status = done.returncode
+    return Check(name, PASS if status == 0 else FAIL, why_failed(done.stdout + done.stderr, status) if status else "",
+                 shown_cmd)
 
 
 def machine_code(copy, build):
@@ -336,16 +342,7 @@ def host_runs(stage, text, repeat, not_it, path):
         "every element added once, at awkward sizes, every input offset, either thread order, three block orders " \
         "and a second launch, and through the file's launcher with the shared memory and buffers it asks for"
     name = f"host run: {what}"
-    if not_it:
-        return Check(name, FAIL, not_it, repeat)
-    with host_run.stage_text(stage, text, path):
-        try:
-            found = host_checks.problems(stage)
-        except host_run.HostRunUnmodelled as e:
-            return Check(name, NOT_RUN, str(e), repeat)
-        except host_run.HostRunError as e:
-            found = [str(e)]
-    return Check(name, FAIL if found else PASS, found[0] if found else "", repeat)
+    return Check(name, FAIL, not_it, repeat) if not_it else Check(name, *host_verdict(stage, text, path), repeat)
 
 
 def gpu_checks(exe, stage, report):
@@ -361,31 +358,38 @@ def gpu_checks(exe, stage, report):
         if own.returncode == 2 and "are free" in own.stderr:  # the GPU has not the memory for it
             report.add(Check(name, NOT_RUN, f"this GPU has not the memory: {why_failed(own.stderr, 2)}", ""))
             continue
-        status, out = timed([exe, *args], max(FLOOR_S, 20 * (time.time() - started)), " ".join(map(shown, [exe, *args])))
-        report.add(Check(name, PASS if status == 0 else FAIL, "" if status == 0 else out if status is None else
-                         why_failed(out, status), " ".join(map(shown, [exe, *args]))))
+        limit = max(FLOOR_S, 20 * (time.time() - started))
+        report.add(timed(name, [exe, *args], limit, " ".join(map(shown, [exe, *args]))))
     if not sanitize.program():
         return report.add(Check("compute-sanitizer", NOT_RUN, sanitize.MISSING, ""))
     started = time.time()
     subprocess.run([binary(stage), *sanitize.ARGS], capture_output=True)
     limit = max(4 * FLOOR_S, 200 * (time.time() - started))  # a sanitizer runs the code tens of times slower
-    for tool in sanitize.TOOLS:
-        cmd = sanitize.command(exe, tool)
-        status, out = timed(cmd, limit, f"compute-sanitizer --tool {tool}")
-        report.add(Check(f"compute-sanitizer --tool {tool}", PASS if status == 0 else FAIL, "" if status == 0 else
-                         out if status is None else why_failed(out, status),
-                         " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))))
+    with concurrent.futures.ThreadPoolExecutor(len(sanitize.TOOLS)) as pool:  # side by side, each line as it ends
+        runs = []
+        for tool in sanitize.TOOLS:
+            cmd = sanitize.command(exe, tool)
+            runs.append(pool.submit(timed, f"compute-sanitizer --tool {tool}", cmd, limit,
+                                    " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))))
+        for done in concurrent.futures.as_completed(runs):
+            report.add(done.result())
+
+
+def own_copy(stage, path):
+    """(target, text, note) of the copy a reader's file is built as; #line: the compiler's messages and the machine
+    code's lines name the reader's file, not the copy."""
+    return (variant_target(stage, f"own_{path.stem}"), f'#line 1 "{path}"\n{path.read_text()}',
+            f"{path.name}, a reader's version of {stage} (./ladder try)")
 
 
 def try_file(a, stage, path):
     text = path.read_text()
-    target = variant_target(stage, f"own_{path.stem}")
+    target = own_copy(stage, path)[0]
     say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
     report = Report(stage, path)
     gpu = subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode != 77
-    try:  # #line: the compiler's messages and the machine code's lines name the reader's file, not the copy
-        exe = build_copies(a.build, stage, [(target, f'#line 1 "{path}"\n{text}',
-                                             f"{path.name}, a reader's version of {stage} (./ladder try)")])[0]
+    try:
+        exe = build_copies(a.build, stage, [own_copy(stage, path)])[0]
     except StageError:
         report.add(Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are above, on stderr)",
                          f"cmake --build {a.build} --target {target}"))

@@ -3,13 +3,16 @@ to use each family (loads and stores with cache hints, the atomics and their sco
 votes, warp reductions and shuffles with masks, cooperative groups), must still sum every element once on the host, at awkward sizes,
 in either thread order and on a second launch: the host runs it, no compiler error. An edit that loses sums through
 an intrinsic must fail there; one that uses what the host run does not model is refused by name, with the reader's
-file, the line and the line itself.
+file, the line and the line itself. And every file of ./ladder try's corpus (check_try_file.py) gets the verdict of
+the host checks try runs without a GPU: the correct ones pass, the wrong ones fail with their reason.
 
   python3 -m maint.tests.check_host_intrinsics
 """
+import concurrent.futures
 import sys
 
-from scripts import host_run
+from maint.tests import check_try_file
+from scripts import host_run, tries
 from scripts.host_checks import sum_problems
 from scripts.stages import combine_stage, stage_file
 
@@ -73,8 +76,30 @@ def problems_of(stage, edits, shown_as=None):
         return sum_problems(stage)
 
 
+def corpus_verdict(case):
+    """(name, status, detail) of one corpus file through the host checks, as ./ladder try runs them."""
+    name, stage, edits = case[:3]
+    return name, *tries.host_verdict(stage, check_try_file.edited(stage, edits), f"{name}.cu")
+
+
+def corpus_problems():
+    """The corpus, each file in a process of its own (the host run's builds are the time): what went otherwise."""
+    reasons = {name: cpu for name, _, _, _, cpu in check_try_file.WRONG}
+    cases = [*check_try_file.CORRECT, *(w[:3] for w in check_try_file.WRONG if w[4])]
+    with concurrent.futures.ProcessPoolExecutor() as pool:
+        verdicts = list(pool.map(corpus_verdict, cases))
+    out = []
+    for name, status, detail in verdicts:
+        want = reasons.get(name)
+        if (status != tries.PASS) if want is None else (status != tries.FAIL or want not in detail):
+            out.append(f"corpus {name}: the host checks say {status}, not {'FAIL: ' + want if want else 'PASS'}: "
+                       f"{detail[:800]}")
+    return out, len(cases)
+
+
 def main():
-    stage, problems = combine_stage(), []
+    stage = combine_stage()
+    problems, corpus = corpus_problems()
     for name, edits in RUNS:
         try:
             found = problems_of(stage, edits)
@@ -100,7 +125,8 @@ def main():
         print(f"host_intrinsics: {p}", file=sys.stderr)
     if not problems:
         print(f"host_intrinsics: {len(RUNS)} files using the intrinsics readers reach for ran right on the host, the "
-              f"one that loses sums through atomicExch failed, and {len(REFUSED)} were refused by name")
+              f"one that loses sums through atomicExch failed, {len(REFUSED)} were refused by name, and the {corpus} files "
+              "of the try corpus the host run can judge got their verdicts")
     return 1 if problems else 0
 
 
