@@ -32,18 +32,18 @@ OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
 
 
-def runs(out, name, calls):
-    """Each (stage, arguments[, exe, label]) run, the rows saved as <name>.csv; whether every row passed."""
-    rows = []
+def runs(out, name, calls, by_status=False):
+    """Each (stage, arguments[, exe, label]) run, the rows saved as <name>.csv; whether every row passed (by_status:
+    whether every run exited 0)."""
+    rows, ok = [], True
     for stage, args, *variant in calls:
-        r, _ = run_binary(stage, args, exe=variant[0] if variant else None)
-        rows += [{**row, "variant": variant[1]} if variant else row for row in r]
+        r, status = run_binary(stage, args, exe=variant[0] if variant else None)
+        rows, ok = rows + [{**row, "variant": variant[1]} if variant else row for row in r], ok and status == 0
     save(out, name, rows)
-    return all_pass(rows)
+    return ok if by_status else all_pass(rows)
 
 
 def measure_ladder(a, out):
-    """What ./ladder run does after the build; returns its meta."""
     say("== the ladder, both regimes, then the GEMM rung (what ./ladder run does after the build)")
     t0 = time.time()
     rows, ok = ladder_rows(a), all_pass(gemm_rows(a))
@@ -114,12 +114,9 @@ def measure_combines(a, out):
     ok &= runs(out, "combine_tree", [(s, [*size_args(a), "--regime", "tree", "--block", "64,128,256,1024", "--combine",
                                           "all", *run_args(a)])])
     ok &= runs(out, "flush", [(s, ["-n", "2^22,2^24,2^28", *timing, "--flush", f]) for f in ("clean", "write", "none")])
-    rows = []
-    for n in ("2^20", "2^24", "2^28"):
-        r, status = run_binary(s, ["-n", n, "--combine", "all", "--determinism", "100", *run_args(a, ("seed", "input"))])
-        rows, ok = rows + r, ok and status == 0
-    save(out, "determinism", rows)
-    return ok
+    return ok & runs(out, "determinism", [(s, ["-n", n, "--combine", "all", "--determinism", "100",
+                                               *run_args(a, ("seed", "input"))]) for n in ("2^20", "2^24", "2^28")],
+                     by_status=True)
 
 
 def measure_handoff(a, out):
@@ -145,11 +142,9 @@ def measure_accuracy(a, out):
     if proc.returncode not in (0, 1):
         raise StageError(f"cpu_sums failed (exit {proc.returncode}): {proc.stderr.strip()}")
     (out / "accuracy_cpu.csv").write_text(proc.stdout)
-    rows = []
-    for s in reduce_stages():  # the study's one verdict: every configuration within its bound
-        r, status = run_binary(s, ["--error-study", str(ERROR_STUDY), *seed])
-        rows, ok = rows + r, ok and status == 0
-    save(out, "error_bound", rows)
+    # the study's one verdict, its exit status: every configuration within its bound
+    ok &= runs(out, "error_bound", [(s, ["--error-study", str(ERROR_STUDY), *seed]) for s in reduce_stages()],
+               by_status=True)
     return ok and proc.returncode == 0
 
 
@@ -340,9 +335,8 @@ def ncu_row(stage, variant, size, kernel):
            **{m: ncu_number(kernel.get(m, "")) for m in NCU_COLUMNS}}
     stalls = sorted(((ncu_number(v), STALL.match(k)[1]) for k, v in kernel.items()
                      if STALL.match(k) and STALL.match(k)[1] != "selected" and ncu_number(v) != ""), reverse=True)
-    for i in range(3):
-        row[f"stall_{i + 1}"], row[f"stall_{i + 1}_per_issue"] = (stalls[i][1], stalls[i][0]) if i < len(stalls) \
-            else ("", "")
+    for i, (value, name) in enumerate((stalls + [("", "")] * 3)[:3], 1):
+        row[f"stall_{i}"], row[f"stall_{i}_per_issue"] = name, value
     return {**row, **{f"stall_{name}": value for value, name in sorted(stalls, key=lambda s: s[1])}}
 
 
