@@ -283,10 +283,8 @@ def edits(m):
 def stale(m, text=None):
     """Why the planted bug's text is not in its file exactly once, or None."""
     text = source(m.stage).read_text() if text is None else text
-    counts = [text.count(find) for find, _ in edits(m)]
-    if (bad := next((c for c in counts if c != 1), None)) is not None:
+    if (bad := next((n for n in (text.count(find) for find, _ in edits(m)) if n != 1), None)) is not None:
         return f"{m.name}: its text occurs {bad} times in {source(m.stage).relative_to(ROOT)}, not once"
-    return None
 
 
 def folder(build, m):
@@ -349,9 +347,9 @@ def rows(build, gpu=True):
     rests on the GPU to itself (the shared-memory fill, a rate) one after another at the end."""
     table_ = [m for m in MUTANTS if gpu or m.expect == "sass"]
     alone = [m for m in table_ if m.fill or "peak" in m.says]
+    side = [m for m in table_ if m not in alone]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        out = dict(zip([m.name for m in table_ if m not in alone],
-                       pool.map(lambda m: run(m, build), [m for m in table_ if m not in alone])))
+        out = dict(zip([m.name for m in side], pool.map(lambda m: run(m, build), side)))
     out.update({m.name: run(m, build) for m in alone})
     for m in table_:
         say(f"      mutant {m.name}: {out[m.name]['verdict']} (exit {out[m.name]['exit']})")
@@ -361,9 +359,7 @@ def rows(build, gpu=True):
 def cpu_rows(build, gpu=True):
     """The CPU baseline's planted bugs, each run as its check runs it: [(name, caught, what it printed)]."""
     out = []
-    for m in CPU_MUTANTS:
-        if "--no-copy" not in m.args and not gpu:
-            continue
+    for m in [m for m in CPU_MUTANTS if gpu or "--no-copy" in m.args]:
         exe = pathlib.Path(build) / "maint" / "mutants" / "bin" / f"mutant_{m.name}"
         done = subprocess.run([str(exe), *shlex.split(m.args)], capture_output=True, text=True)
         out.append((m.name, done.returncode == 1 and "cpu_baseline: FAIL " in done.stdout + done.stderr,
