@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 
+from maint.tests import verdict
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
 
@@ -132,12 +133,9 @@ def main():
         new = add_stage(dst)
         problem = build(dst, new)
         problems = [problem] if problem else checks(dst, new)
-    for p in problems:
-        print(f"add_stage: {p}", file=sys.stderr)
-    if not problems:
-        print(f"add_stage: {new} added as a folder and a page template: CMake, the docs, the runner's checks and the "
-              "stage diffs take it, no other page loses a line, and a missing template is named")
-    return 1 if problems else 0
+    return verdict("add_stage", problems, f"{new} added as a folder and a page template: CMake, the docs, the "
+                   "runner's checks and the stage diffs take it, no other page loses a line, and a missing template "
+                   "is named")
 
 
 if __name__ == "__main__":

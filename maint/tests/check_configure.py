@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from maint.tests import verdict
+
 
 def configure(src, build, build_type):
     proc = subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
@@ -45,11 +47,8 @@ def main(argv):
         release = device_flags(build)
         if not all("-lineinfo" in c and " -G " not in c for c in release):
             problems.append("a Release build's device code is not compiled with -lineinfo:\n  " + release[0])
-    for p in problems:
-        print(f"configure: {p}", file=sys.stderr)
-    if not problems:
-        print(f"configure: notes said once; Debug device code with -G ({len(debug)} files), Release with -lineinfo")
-    return 1 if problems else 0
+    return verdict("configure", problems, f"notes said once; Debug device code with -G ({len(debug)} files), "
+                   "Release with -lineinfo")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ import re
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-from scripts.stages import UsageProblem, reduce_stages, stage_file
+from maint.tests import verdict
+from scripts.stages import ROOT, UsageProblem, reduce_stages, stage_file
 from scripts.tries import experiments, patched_text
 
 
@@ -50,21 +50,17 @@ def main():
         if not misplaced_hunks(shifted, source):
             problems.append(f"{rel}: a copy with its hunks one line off passed: the check is broken")
         # The planted bugs: a stale patch (one context line no longer in the file) must not apply...
-        lines = patch.read_text().splitlines(keepends=True)
+        lines = text.splitlines(keepends=True)
         i = next(k for k, line in enumerate(lines) if line.startswith(" ") and line.strip())
         stale = "".join(lines[:i] + [" " + lines[i][1:].rstrip("\n") + " // changed\n"] + lines[i + 1:])
-        if not refused(stage, stale) or "does not apply" not in refused(stage, stale):
+        if "does not apply" not in (refused(stage, stale) or ""):
             problems.append(f"{rel}: a stale copy (context line {i + 1} altered) applied: the check is broken")
         # ...and a patch given to another stage is refused as the other stage's.
         other = next(s for s in reduce_stages() if s != stage)
-        if f"it is an experiment of {stage}" not in (refused(other, patch.read_text()) or ""):
+        if f"it is an experiment of {stage}" not in (refused(other, text) or ""):
             problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")
-    for p in problems:
-        print(f"experiments: {p}", file=sys.stderr)
-    if not problems:
-        print(f"experiments: {len(found)} patch(es) apply to their stage files with git apply; stale copies and "
-              "copies given to another stage are refused")
-    return 1 if problems or not found else 0
+    return verdict("experiments", problems, f"{len(found)} patch(es) apply to their stage files with git apply; "
+                   "stale copies and copies given to another stage are refused") or int(not found)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ the host checks try runs without a GPU: the correct ones pass, the wrong ones fa
 import concurrent.futures
 import sys
 
-from maint.tests import check_try_file
+from maint.tests import check_try_file, verdict
 from scripts import host_run, tries
 from scripts.host_checks import sum_problems
 from scripts.stages import combine_stage, stage_file
@@ -121,13 +121,9 @@ def main():
                 problems.append(f"{name}: refused, but without naming it, the reader's file and line {line}: {e}")
         except host_run.HostRunError as e:
             problems.append(f"{name}: not refused by name, but: {str(e)[:800]}")
-    for p in problems:
-        print(f"host_intrinsics: {p}", file=sys.stderr)
-    if not problems:
-        print(f"host_intrinsics: {len(RUNS)} files using the intrinsics readers reach for ran right on the host, the "
-              f"one that loses sums through atomicExch failed, {len(REFUSED)} were refused by name, and the {corpus} files "
-              "of the try corpus the host run can judge got their verdicts")
-    return 1 if problems else 0
+    return verdict("host_intrinsics", problems, f"{len(RUNS)} files using the intrinsics readers reach for ran right "
+                   f"on the host, the one that loses sums through atomicExch failed, {len(REFUSED)} were refused by "
+                   f"name, and the {corpus} files of the try corpus the host run can judge got their verdicts")
 
 
 if __name__ == "__main__":
