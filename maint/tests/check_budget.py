@@ -13,12 +13,9 @@ def lines_per_group(budget):
     """{group: lines} for the groups of budget.txt, from the files git tracks (and new ones it does not ignore)."""
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
                            capture_output=True, text=True, check=True).stdout.split()
-    counts = {}
-    for group, (paths, _) in budget.items():
-        for f in files:
-            if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file():
-                counts[group] = counts.get(group, 0) + len((ROOT / f).read_bytes().splitlines())
-    return counts
+    return {group: sum(len((ROOT / f).read_bytes().splitlines()) for f in files
+                       if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file())
+            for group, (paths, _) in budget.items()}
 
 
 def read_budget():
@@ -32,16 +29,16 @@ def read_budget():
 
 
 def over(budget, counts):
-    return [f"{g}: {counts.get(g, 0)} lines, over its budget of {limit}" for g, (_, limit) in budget.items()
-            if counts.get(g, 0) > limit]
+    return [f"{g}: {counts[g]} lines, over its budget of {limit}" for g, (_, limit) in budget.items()
+            if counts[g] > limit]
 
 
 def main():
     budget = read_budget()
     counts = lines_per_group(budget)
     for group, (_, limit) in budget.items():
-        print(f"{group:14} {counts.get(group, 0):6} of {limit}")
-    planted = {g: (paths, counts.get(g, 0) - 1) for g, (paths, _) in budget.items()}
+        print(f"{group:14} {counts[group]:6} of {limit}")
+    planted = {g: (paths, counts[g] - 1) for g, (paths, _) in budget.items()}
     if len(over(planted, counts)) != len(budget):
         print("budget: a budget one line below its folder's count was not reported")
         return 1
