@@ -2,6 +2,7 @@
 unrolled warp would have, and the host-run-against-profiler tables, line by line and in aggregate."""
 from . import block_requests as br
 from .block_requests import ACCESS
+from .docsgen.base import md_table
 
 def tree_degrees(stage, block=1024):
     """The conflict degree of each step's first read in the tree, at block threads, in words."""
@@ -38,9 +39,6 @@ def _comparisons(ncu_rows, stage=None, compiled=True, source_rows=None):
     measured = {(x["stage"], x["variant"]) for x in source_rows}
     return [c for row in br.profiled_rows(ncu_rows, stage) if (row["stage"], row["variant"]) in measured
             for c in br.compare_lines(row, source_rows)]
-
-def _table(head, left, body):  # a Markdown table, its first `left` columns aligned left, the others right
-    return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * left + ["---:"] * (len(head) - left), *body])
 
 def model_check(stage, ncu_rows, source_rows=()):
     """Line by line, then in aggregate, then what the compiler changed, in generated words."""
@@ -79,16 +77,16 @@ def model_check(stage, ncu_rows, source_rows=()):
         + (f"{len(wrong)} of {len(lines)} rows differ: " + "; ".join(wrong) if wrong else
            f"all {len(lines)} rows agree exactly.") + " The test `thread_models` (run by `./ladder test`) demands that "
         "they do.",
-        _table(["launch", "line", "source", "access", "instructions, host run", "ncu", "wavefronts, host run", "ncu",
-                "ideal wavefronts, host run", "ncu"], 4, by_line),
+        md_table(["launch", "line", "source", "access", "instructions, host run", "ncu", "wavefronts, host run", "ncu",
+                  "ideal wavefronts, host run", "ncu"], by_line, left=4),
         f"The aggregate counters of the same launches (`docs/results/ncu.csv`) count more bank conflicts than the "
         f"instructions do: {min(excess):+.2f}% to {max(excess):+.2f}% of the conflict-free wavefronts here, "
         f"{'beyond' if parting else 'within'} the test's tolerance of ±{100 * br.TOLERANCE:.0f}% "
         f"([why](01_naive.md#why-that-tolerance))." + (f" Where they part, per block: {'; '.join(parting)}." if parting
                                                        else ""),
-        _table(["launch (first, n as profiled)", "access", "requests, host run", "instructions, ncu",
-                "conflict-free wavefronts, host run", "ncu", "bank conflicts, host run", "ncu", "excess"], 2,
-               by_launch),
+        md_table(["launch (first, n as profiled)", "access", "requests, host run", "instructions, ncu",
+                  "conflict-free wavefronts, host run", "ncu", "bank conflicts, host run", "ncu", "excess"], by_launch,
+                 left=2),
         *[" ".join(notes)] * bool(notes)])
 
 def tolerance_note(ncu_rows, source_rows=()):

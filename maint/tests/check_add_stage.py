@@ -17,25 +17,14 @@ The copy builds its harness and the new stage for one GPU; the other stages' des
 import concurrent.futures
 import difflib
 import os
-import pathlib
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from maint.tests import verdict
+from maint.tests import scratch_copy, verdict
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
-
-
-def copy_project(dst):
-    """The project's files as git sees them, tracked or new but not ignored (what a clone of this tree has)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True)
-    for f in listed.stdout.decode().split("\0"):
-        if f and (ROOT / f).is_file():
-            (dst / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, dst / f)
 
 
 def add_stage(dst):
@@ -128,8 +117,7 @@ def checks(dst, new):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        dst = pathlib.Path(tmp)
-        copy_project(dst)
+        dst = scratch_copy(tmp)
         new = add_stage(dst)
         problem = build(dst, new)
         problems = [problem] if problem else checks(dst, new)

@@ -2,11 +2,10 @@
 against the lines that folder may hold. Budgets only go down: a folder over its budget fails, and so does the
 reader's path, the maintainers' folder or the whole. The check's own planted bug: every budget one line lower must
 fail."""
-import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from maint.tests import ROOT
 
 
 def lines_per_group(budget):

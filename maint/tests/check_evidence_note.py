@@ -4,29 +4,14 @@ in one note, that the measured results describe the code as it was; the maintain
 machine code fails on the same copy."""
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
 
-from scripts.stages import ROOT, build_dir
+from maint.tests import scratch_copy
+from scripts.stages import build_dir
 
 STAGE, BEFORE, AFTER = "06_float4", "constexpr int kLoadsInFlight = 4;", "constexpr int kLoadsInFlight = 8;"
-
-
-def scratch_copy(tmp):
-    """A clone of the repository with the working tree's changes on it (git's history is what the note reads)."""
-    tree = pathlib.Path(tmp) / "tree"
-    subprocess.run(["git", "clone", "--quiet", "--shared", str(ROOT), str(tree)], check=True)
-    diff = subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
-    if diff:
-        subprocess.run(["git", "-C", str(tree), "apply", "--whitespace=nowarn"], input=diff, check=True)
-    new = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--others", "--exclude-standard"], capture_output=True,
-                         text=True, check=True).stdout.split()
-    for f in new:
-        (tree / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f, tree / f)
-    return tree
 
 
 def main():
