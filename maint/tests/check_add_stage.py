@@ -28,7 +28,6 @@ from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
 
 def add_stage(dst):
-    """The last stage copied as the next rung, as CONTRIBUTING.md says; returns its name."""
     last = ladder_stages()[-1]
     new = f"{int(last[:2]) + 1:02d}_scratch"
     shutil.copytree(dst / last, dst / new)
@@ -41,7 +40,6 @@ def add_stage(dst):
 
 
 def build(dst, new):
-    """Configures the copy and builds the new stage for one GPU; the other stages' descriptions are this build's."""
     out = dst / "build"
     cache = (build_dir() / "CMakeCache.txt").read_text().splitlines()
     archs = next((line.split("=", 1)[1] for line in cache if line.startswith("CMAKE_CUDA_ARCHITECTURES:")), "75")
@@ -93,11 +91,10 @@ CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles
 
 
 def checks(dst, new):
-    problems = []
     render = run(dst, "maint", "docs")
     if render.returncode != 0:
         return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
-    problems += lost_lines(dst, new)
+    problems = lost_lines(dst, new)
     commands = [[arg.format(new=new) for arg in cmd] for cmd in CHECKS]
     with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:  # each a process of its own
         done = list(pool.map(lambda cmd: run(dst, *cmd), commands))
