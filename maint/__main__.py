@@ -1,13 +1,12 @@
 """./maint/do: the maintainers' commands, which measure on a GPU what the docs show and render the docs, and the
 maintainers' tests. The reader's commands are ./ladder's; these build in the same build directory, and add the
 programs only they need (the planted bugs, the harness's unit tests and helpers: the target maint)."""
-import argparse
 import os
 import sys
 
 from scripts import build
 from scripts.ladder import Parser, stage_options, take_build, writable_directory
-from scripts.stages import ROOT, NoGpu, StageError, UsageProblem, say
+from scripts.stages import NoGpu, StageError, UsageProblem, say
 
 COMMANDS = {
     "measure": "everything the docs are built from, written to docs/results/ (needs a GPU)",
@@ -19,7 +18,6 @@ COMMANDS = {
     "test": "the maintainers' tests: the harness, the runner, the planted bugs, the docs and their freshness",
 }
 PROFILE_SIZE, PROFILE_GEMM, SWEEP = "2^24", "2048", "2^10..2^30"  # the studies' own sizes
-
 
 def parser():
     p = Parser(prog="./maint/do", description=__doc__, allow_abbrev=False)
@@ -44,7 +42,6 @@ def parser():
     c["test"].add_argument("-k", metavar="WORDS", help="only the checks whose names hold WORDS")
     c["test"].add_argument("-j", "--parallel", metavar="N", type=int, default=build.ncpu(), help="checks at once")
     return p
-
 
 def main(argv):
     try:
@@ -81,7 +78,6 @@ def main(argv):
     except (StageError, UsageProblem) as e:
         say(f"maint: error: {e}")
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -14,7 +14,6 @@ from scripts.stages import ROOT, ladder_stages
 
 PY = [sys.executable, "-m"]
 
-
 def checks(b):
     """(name, command, gpu): gpu, the check runs in the GPU's lane, one at a time."""
     unit = b / "maint" / "bin" / "unit_tests"
@@ -52,11 +51,9 @@ def checks(b):
     ]
     return found
 
-
 def reason(out):
     m = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)
     return (m[1] or "no usable GPU") if m else "it printed no reason"
-
 
 def run_one(name, cmd, b):
     started = time.time()
@@ -67,7 +64,6 @@ def run_one(name, cmd, b):
     line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {reason(out)}" if status == "skip" else "")
     print(line + (f"\n{out[-6000:]}" if status == "FAIL" else ""), flush=True)
     return status
-
 
 def main(a):
     from . import mutants

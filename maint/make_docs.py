@@ -21,7 +21,6 @@ from .docsgen.render import pages, render, render_text
 from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
-
 def self_test():  # plants wrong claims, pages and charts: exit 0 only if every check catches its own
     facts, planted = hardware_literals(), {}
     grid = next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")

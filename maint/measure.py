@@ -31,7 +31,6 @@ EARLY_SWEEP_MAX = 2 ** 30  # the rungs without loads in flight plateau long befo
 OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.py) docs/own.md shows ./ladder try on
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
 
-
 def runs(out, name, calls, by_status=False):
     """Each (stage, arguments[, exe, label]) run, the rows saved as <name>.csv; whether every row passed (by_status:
     whether every run exited 0)."""
@@ -41,7 +40,6 @@ def runs(out, name, calls, by_status=False):
         rows, ok = rows + [{**row, "variant": variant[1]} if variant else row for row in r], ok and status == 0
     save(out, name, rows)
     return ok if by_status else all_pass(rows)
-
 
 def measure_ladder(a, out):
     say("== the ladder, both regimes, then the GEMM rung (what ./ladder run does after the build)")
@@ -55,7 +53,6 @@ def measure_ladder(a, out):
             "command": "./maint/do measure", "ladder_run_s": seconds}
     save(out, "ladder", rows, meta)
     return meta, ok and all_pass(rows)
-
 
 def measure_own(a, out):
     """./ladder try STAGE FILE on two planted copies of 05 (race, correct; as mine.cu, which docs/own.md shows) and on
@@ -88,7 +85,6 @@ def measure_own(a, out):
     shutil.rmtree(tmp)
     return ok
 
-
 def measure_tries(a, out):
     """The experiments: their verdicts are results the pages show, not the measurement's."""
     for stage, spec in TRIES + [(stage, str(path.relative_to(ROOT))) for stage, path in experiments()]:
@@ -98,13 +94,11 @@ def measure_tries(a, out):
             say(f"      {stage} with {spec}: a check failed (the page shows which)")
     return True
 
-
 def measure_mutants(a, out):
     say("== planted bugs: every mutant must be caught")
     rows = mutants.rows(a.build)
     save(out, "mutants", rows)
     return all(r["verdict"] == "caught" for r in rows)
-
 
 def measure_combines(a, out):
     """The combine stage: every combine at the targets' sizes, in the tree regime, after each flush, determinism."""
@@ -118,7 +112,6 @@ def measure_combines(a, out):
                                                *run_args(a, ("seed", "input"))]) for n in ("2^20", "2^24", "2^28")],
                      by_status=True)
 
-
 def measure_handoff(a, out):
     """07's handoff experiment (its atomic combine without the memset) beside the stage's atomic and last-block."""
     s = combine_stage()
@@ -130,7 +123,6 @@ def measure_handoff(a, out):
     return runs(out, "handoff_sweep", [(s, [*args, "--combine", "atomic,last-block"], binary(s), "the stage"),
                                        (s, [*args, "--combine", "atomic"], patched_copy(a.build, s, patch),
                                         "handoff (the patch)")])
-
 
 def measure_accuracy(a, out):
     """Every stage's float result from 2^10 to 2^30, the CPU's float sums, and the error study of the bound."""
@@ -147,7 +139,6 @@ def measure_accuracy(a, out):
                by_status=True)
     return ok and proc.returncode == 0
 
-
 def measure_sizes(a, out):
     """The size sweep, the block-size probes and the GEMM sizes."""
     ok = True
@@ -163,7 +154,6 @@ def measure_sizes(a, out):
                                    for size, tile in [("1024", "16"), ("2048", "16"), ("4096", "16"), ("8192", "16"),
                                                       ("4096", "32")]])
 
-
 def measure_profile(a, out):
     if not find_ncu():
         say("== ncu not found: Nsight Compute counters not measured")
@@ -171,13 +161,11 @@ def measure_profile(a, out):
     a.save = str(out)
     return cmd_profile(a) == 0
 
-
 # The parts, in the order they run; --part runs some alone (each writes its own files; meta.json records each part's
 # commit and date, so a page can say when each was measured).
 PARTS = {"ladder": None, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own,
          "combines": measure_combines, "handoff": measure_handoff, "accuracy": measure_accuracy, "sizes": measure_sizes,
          "profile": measure_profile}
-
 
 def cmd_measure(a):
     out = pathlib.Path(a.save or ROOT / "docs" / "results")
@@ -201,7 +189,6 @@ def cmd_measure(a):
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
 
-
 # ---- sweep, probe, mutants -------------------------------------------------------------------------------------------
 
 def sweep_rows(a):
@@ -215,7 +202,6 @@ def sweep_rows(a):
                                                                        else []), *run_args(a)])[0]
     return rows
 
-
 def print_sweep(rows):
     labels = list(dict.fromkeys(row_label(r) for r in rows))
     by = {(row_label(r), int(r["n"])): r for r in rows}
@@ -228,14 +214,12 @@ def print_sweep(rows):
     print(f"\nGB/s against n (stream regime; CUB and the read-only kernel from the {ref} run, x CUB its time against "
           f"CUB's)\n\n{table(['n', *labels, 'CUB', 'read-only', 'x CUB'], out)}")
 
-
 def probe_rows(a, regime):
     stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
     say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
     blocks = lambda s: ",".join(next(o["values"] for o in describe(s)["options"] if "--block" in o["flags"]))  # noqa
     return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", blocks(s), *regime_args(s, [regime]),
                                                       *run_args(a)])[0]]
-
 
 def print_probe(rows):
     blocks, out = sorted({int(r["block"]) for r in rows}), []
@@ -246,13 +230,11 @@ def print_probe(rows):
     print(f"\nGB/s against threads per block ({rows[0]['regime']} regime, n = {rows[0]['n']}; * marks the fastest)\n\n"
           f"{table(['stage', *map(str, blocks)], out)}")
 
-
 def study(name, rows, show, a):
     show(rows)
     if a.save:
         save(a.save, name, rows, {**meta_from(rows[0]), "commit": git_commit()})
     return 0 if all_pass(rows) else 1
-
 
 def cmd_mutants(a):
     rows = mutants.rows(a.build)
@@ -260,7 +242,6 @@ def cmd_mutants(a):
     if a.save:
         save(a.save, "mutants", rows)
     return 0 if all(r["verdict"] == "caught" for r in rows) else 1
-
 
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
 
@@ -306,7 +287,6 @@ GEMM_KERNELS = [("tiled", lambda k: "gemm_kernel<" in k and ", 0>" in k),
                 ("naive", lambda k: "gemm_naive_kernel" in k),
                 ("cuBLAS", lambda k: "gemm_kernel<" not in k and "gemm_naive_kernel" not in k)]
 
-
 def parse_ncu_raw(text):
     """ncu --page raw --csv: a header row, a units row, one row per kernel -> [{column: value}]. A metric of BASE_UNITS
     in another unit is refused: a microsecond read as a nanosecond is a silent wrong number."""
@@ -319,13 +299,11 @@ def parse_ncu_raw(text):
         raise StageError(f"ncu printed {wrong}, not in {BASE_UNITS} (the export needs --print-units base)")
     return [dict(zip(header, r)) for r in rows]
 
-
 def ncu_number(value):
     try:
         return float(str(value).replace(",", ""))
     except ValueError:
         return ""
-
 
 def ncu_row(stage, variant, size, kernel):
     """One profiled kernel -> the kept columns and the top three stall reasons (warps stalled per issued instruction;
@@ -339,10 +317,8 @@ def ncu_row(stage, variant, size, kernel):
         row[f"stall_{i}"], row[f"stall_{i}_per_issue"] = name, value
     return {**row, **{f"stall_{name}": value for value, name in sorted(stalls, key=lambda s: s[1])}}
 
-
 def find_ncu():
     return next((c for c in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu") if c and pathlib.Path(c).exists()), None)
-
 
 def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
     """The raw page of every profiled kernel; with source (a list, launch_count 1), that profile's shared-memory
@@ -364,7 +340,6 @@ def run_ncu(ncu, cmd, kernel_regex, launch_count=None, source=None):
             source.extend(source_rows(page("--page", "source", "--csv", "--print-source", "cuda,sass").stdout))
     return kernels
 
-
 def source_rows(text):
     """ncu's source page of one kernel (each source line, then its SASS instructions) -> one row per shared-memory
     instruction: its file, line (number and text), SASS and counters."""
@@ -384,7 +359,6 @@ def source_rows(text):
                              "wavefronts": row["L1 Wavefronts Shared"], "ideal": row["L1 Wavefronts Shared Ideal"]})
     return rows
 
-
 def profile_command(stage, variant, size):
     """Exactly what cmd_profile runs for one row (less the report's options), over lines for a page."""
     head = (f"ncu --clock-control none {' '.join(f'--section {s}' for s in NCU_SECTIONS)} \\\n    --metrics "
@@ -395,10 +369,8 @@ def profile_command(stage, variant, size):
     return (head + f"--kernel-name regex:reduce_kernel --launch-count 1 \\\n    build/bin/{stage} --check-only --input "
             f"exact -n {size}" + (f" --regime {variant}" if has_stream(stage) else ""))
 
-
 def reduce_command(exe, stage, regime, size):
     return [exe, "--check-only", "--input", "exact", "-n", size, *regime_args(stage, [regime])]
-
 
 def ncu_check(a, ncu, stage):
     """One stage's first launch through the very sections and metrics of the profile: every kept column a number,
@@ -413,7 +385,6 @@ def ncu_check(a, ncu, stage):
         return 1
     print(f"profile row of {stage}: {len(NCU_COLUMNS)} columns, top stall {row['stall_1']} {row['stall_1_per_issue']}")
     return 0
-
 
 def profile_reduce(a, ncu):
     """One --check-only run on the exact input per reduce stage and regime (its first launch reads the input), and the
@@ -437,7 +408,6 @@ def profile_reduce(a, ncu):
             rows.append(ncu_row(stage, f"{regime}, {patch.stem}", a.profile_size, kernel[0]))
     return rows, source
 
-
 def profile_gemm(a, ncu):
     """One timed run of the GEMM with one repetition, every kernel of it, and the tiled kernels' source pages."""
     stage = gemm_stage()
@@ -454,7 +424,6 @@ def profile_gemm(a, ncu):
             raise StageError(f"ncu: no {variant} kernel among {sorted({k.get('Kernel Name') for k in kernels})}")
         rows.append(ncu_row(stage, variant, a.profile_gemm, found[-1]))  # the last: after any check runs
     return rows, source
-
 
 def cmd_profile(a):
     if not (ncu := find_ncu()):
@@ -483,9 +452,7 @@ def cmd_profile(a):
     racecheck(a)
     return 0
 
-
 SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-
 
 def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
     """The instructions (cuobjdump -sass, without the encodings) of every kernel of exe (a program or a cubin) whose
@@ -503,14 +470,12 @@ def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
             lines.append(f"/*{m[1]}*/ {m[2]}")
     return lines
 
-
 def saved_kernels(stage):
     """Which kernels docs/results/sass_<stage>.txt keeps: a reduce stage's reduce_kernel(s); every instantiation of
     the tiled GEMM, each under its "Function :" line."""
     if role(stage) == "gemm":
         return (lambda l: "gemm_kernel" in l and "naive" not in l), True
     return (lambda l: "reduce_kernel" in l), False
-
 
 def racecheck(a):
     """What racecheck says of 04's unrolled warp and of the pre-Volta volatile last warp; what memcheck says of 06's
@@ -532,7 +497,6 @@ def racecheck(a):
         print("\n" + (text := "\n".join(report)))
         if a.save:
             (pathlib.Path(a.save) / name).write_text(text)
-
 
 COMMANDS = {"measure": cmd_measure, "profile": cmd_profile, "mutants": cmd_mutants,
             "sweep": lambda a: study("sweep", sweep_rows(a), print_sweep, a),

@@ -31,7 +31,6 @@ class Mutant(NamedTuple):
     fill: bool = False  # it reads shared memory it never wrote: its verdict rests on the NaN fill (the GPU to itself)
     says: str = "FAIL"  # what its output must hold (the check that catches it, where only one can)
 
-
 MUTANTS = [
     Mutant("01_bound", "01_naive", "--check-only -n 1000003", "fail",
            "float sum = i < n ? in[i] : 0.0f;", "float sum = i + 1 < n ? in[i] : 0.0f;",
@@ -270,15 +269,12 @@ CPU_MUTANTS = [
            "the copy one float short: the GPU's last element is whatever the allocation held"),
 ]
 
-
 def source(stage):
     return next(p for p in sorted((ROOT / stage).iterdir()) if p.suffix in (".cu", ".cpp"))
-
 
 def edits(m):
     """The (find, replace) pairs of a planted bug: one, or several in one file."""
     return list(zip(m.find, m.replace)) if isinstance(m.find, tuple) else [(m.find, m.replace)]
-
 
 def stale(m, text=None):
     """Why the planted bug's text is not in its file exactly once, or None."""
@@ -286,12 +282,10 @@ def stale(m, text=None):
     if (bad := next((n for n in (text.count(find) for find, _ in edits(m)) if n != 1), None)) is not None:
         return f"{m.name}: its text occurs {bad} times in {source(m.stage).relative_to(ROOT)}, not once"
 
-
 def folder(build, m):
     """Where the copy is written: a program of each under maint/mutants/ (maint/CMakeLists.txt), the machine-code ones,
     which are read and not run, under maint/sass/."""
     return pathlib.Path(build) / "maint" / ("sass" if m.expect == "sass" else "mutants") / f"mutant_{m.name}"
-
 
 def write_copies(build):
     """Every planted bug's copy of its stage file, with its note (what --version says of it), written where it
@@ -310,7 +304,6 @@ def write_copies(build):
         for name, content in files.items():
             if not (out / name).exists() or (out / name).read_text() != content:
                 (out / name).write_text(content)
-
 
 def run(m, build):
     """Runs one planted bug as its check does: {mutant, stage, expect, args, exit, verdict, line}."""
@@ -341,7 +334,6 @@ def run(m, build):
             "verdict": "caught" if caught else "NOT CAUGHT", "line": (line or text.strip()[-200:]).replace(
                 "=========", "").strip()}
 
-
 def rows(build, gpu=True):
     """Every planted bug's run (the machine-code ones alone without a GPU), side by side, but those whose verdict
     rests on the GPU to itself (the shared-memory fill, a rate) one after another at the end."""
@@ -355,7 +347,6 @@ def rows(build, gpu=True):
         say(f"      mutant {m.name}: {out[m.name]['verdict']} (exit {out[m.name]['exit']})")
     return [out[m.name] for m in table_]
 
-
 def cpu_rows(build, gpu=True):
     """The CPU baseline's planted bugs, each run as its check runs it: [(name, caught, what it printed)]."""
     out = []
@@ -365,7 +356,6 @@ def cpu_rows(build, gpu=True):
         out.append((m.name, done.returncode == 1 and "cpu_baseline: FAIL " in done.stdout + done.stderr,
                     (done.stdout + done.stderr).strip()[-300:]))
     return out
-
 
 def print_rows(found):
     print(table(["mutant", "verdict", "exit", "what the stage printed"],

@@ -6,7 +6,6 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
 def verdict(name, problems, passed):
     """Each problem on stderr as `name: problem`, or else `name: passed` on stdout; the exit status, 1 or 0."""
     for p in problems:
@@ -14,7 +13,6 @@ def verdict(name, problems, passed):
     if not problems:
         print(f"{name}: {passed}")
     return 1 if problems else 0
-
 
 def scratch_copy(tmp):
     """A clone of the project in tmp/tree with the working tree's changes on it, new files that git does not ignore

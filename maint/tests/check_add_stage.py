@@ -26,7 +26,6 @@ import tempfile
 from maint.tests import scratch_copy, verdict
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
-
 def add_stage(dst):
     last = ladder_stages()[-1]
     new = f"{int(last[:2]) + 1:02d}_scratch"
@@ -37,7 +36,6 @@ def add_stage(dst):
     template = template.replace(f'"{last}"', f'"{new}"')  # the layout writes the title from the page's name
     (dst / "docs" / "templates" / "stages" / f"{new}.md").write_text(template)
     return new
-
 
 def build(dst, new):
     out = dst / "build"
@@ -58,15 +56,12 @@ def build(dst, new):
         return f"CMake did not register {new}'s tests:\n{listed[-1500:]}"
     return None
 
-
 def run(dst, *args):
     env = {**os.environ, "LADDER_BUILD": str(dst / "build"), "PYTHONPATH": str(dst)}
     return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
 
-
 def digitless(lines):
     return [re.sub(r"\d+", "#", line) for line in lines]
-
 
 def lost_lines(dst, new):
     """Lines of the project's pages that the copy's pages changed without naming the new stage (or counting it: a
@@ -84,11 +79,9 @@ def lost_lines(dst, new):
                                 f"{(old[i1:i2] or now[j1:j2])[:2]}")
     return problems
 
-
 CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles", "arguments"],
           ["maint.tests.check_stage_diffs"], ["maint.tests.check_saved_sass", "{new}"],
           ["maint.tests.check_thread_models", "--stage={new}"]]
-
 
 def checks(dst, new):
     render = run(dst, "maint", "docs")
@@ -111,7 +104,6 @@ def checks(dst, new):
                         f"{missing.stderr[-1500:]}")
     return problems
 
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         dst = scratch_copy(tmp)
@@ -121,7 +113,6 @@ def main():
     return verdict("add_stage", problems, f"{new} added as a folder and a page template: CMake, the docs, the "
                    "runner's checks and the stage diffs take it, no other page loses a line, and a missing template "
                    "is named")
-
 
 if __name__ == "__main__":
     sys.exit(main())

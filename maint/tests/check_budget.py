@@ -7,7 +7,6 @@ import sys
 
 from maint.tests import ROOT
 
-
 def lines_per_group(budget):
     """{group: lines} for the groups of budget.txt, from the files git tracks (and new ones it does not ignore)."""
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
@@ -15,7 +14,6 @@ def lines_per_group(budget):
     return {group: sum(len((ROOT / f).read_bytes().splitlines()) for f in files
                        if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file())
             for group, (paths, _) in budget.items()}
-
 
 def read_budget():
     """{group: (paths, lines)}: 'group lines path...' per line; a group named by others' names sums them."""
@@ -26,11 +24,9 @@ def read_budget():
             budget[group] = ([q for p in paths for q in budget.get(p, ([p], 0))[0]], int(lines))
     return budget
 
-
 def over(budget, counts):
     return [f"{g}: {counts[g]} lines, over its budget of {limit}" for g, (_, limit) in budget.items()
             if counts[g] > limit]
-
 
 def main():
     budget = read_budget()
@@ -44,7 +40,6 @@ def main():
     problems = over(budget, counts)
     print("\n".join(problems) or "budget: every folder within its budget")
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,7 +11,6 @@ import sys
 import tempfile
 from unittest import mock
 
-
 def planted(plt, fault):
     """A small figure with one fault, or none."""
     fig, ax = plt.subplots(figsize=(4, 3))
@@ -29,10 +28,8 @@ def planted(plt, fault):
     fig.tight_layout()
     return fig
 
-
 FAULTS = {"legend": "legend covers", "alike": "look alike", "hidden": "hides a point", "outside": "outside its axes",
           "labels": "collide"}
-
 
 def main():
     try:
@@ -62,7 +59,6 @@ def main():
         print(f"charts: {p}")
     print(f"charts: {len(charts.CHART_SPECS)} charts and {len(FAULTS)} planted faults: {len(problems)} problems")
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

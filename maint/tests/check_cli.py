@@ -128,14 +128,12 @@ ROWS = [
                                        "number"),
 ]
 
-
 def command(program, args):
     if program == "runner":
         return [sys.executable, "-m", "scripts.ladder", *shlex.split(args), "--build", str(build_dir())]
     path = {"ladder": ROOT / "ladder", "maint": ROOT / "maint" / "do"}.get(program) or build_dir() / (
         "maint/mutants/bin" if program.startswith("mutant_") else "bin") / program
     return [str(path), *shlex.split(args)]
-
 
 def main():
     # without a GPU every stage says so in one line and exits 77
@@ -165,7 +163,6 @@ def main():
                 print(f"FAIL {program} {args}: {'; '.join(wrong)}\n{out[-1500:]}")
     print(f"cli: {len(rows) - failed} of {len(rows)} command lines as expected")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

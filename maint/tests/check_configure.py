@@ -16,7 +16,6 @@ import tempfile
 
 from maint.tests import verdict
 
-
 def configure(src, build, build_type):
     proc = subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
                            "-DCMAKE_CUDA_ARCHITECTURES=75", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
@@ -25,11 +24,9 @@ def configure(src, build, build_type):
         raise SystemExit(f"configure: cmake failed:\n{proc.stdout}{proc.stderr}")
     return [line for line in proc.stdout.splitlines() if line.startswith("-- cuda-ladder:")]
 
-
 def device_flags(build):
     commands = json.loads((build / "compile_commands.json").read_text())
     return [c["command"] for c in commands if c["file"].endswith(".cu")]
-
 
 def main(argv):
     src = pathlib.Path(__file__).resolve().parents[2]
@@ -49,7 +46,6 @@ def main(argv):
             problems.append("a Release build's device code is not compiled with -lineinfo:\n  " + release[0])
     return verdict("configure", problems, f"notes said once; Debug device code with -G ({len(debug)} files), "
                    "Release with -lineinfo")
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

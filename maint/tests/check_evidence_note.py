@@ -13,7 +13,6 @@ from scripts.stages import build_dir
 
 STAGE, BEFORE, AFTER = "06_float4", "constexpr int kLoadsInFlight = 4;", "constexpr int kLoadsInFlight = 8;"
 
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         tree = scratch_copy(tmp)
@@ -41,7 +40,6 @@ def main():
     print("\n".join(problems) or "evidence_note: the edited stage passes ./ladder test with the note; the "
           "maintainers' freshness check fails on it")
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,7 +12,6 @@ from maint.tests import verdict
 from scripts.stages import ROOT, UsageProblem, reduce_stages, stage_file
 from scripts.tries import experiments, patched_text
 
-
 def refused(stage, patch_text):
     with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:
         f.write(patch_text)
@@ -23,7 +22,6 @@ def refused(stage, patch_text):
             return str(e)
     return None
 
-
 def misplaced_hunks(text, source):
     """The hunks of a patch whose old lines (context and removed) are not the stage file's at the line it names."""
     lines, out = source.splitlines(), []
@@ -33,7 +31,6 @@ def misplaced_hunks(text, source):
         if len(old) != count or lines[start - 1:start - 1 + count] != old:
             out.append(f"the hunk at line {start} is not at line {start} of the file")
     return out
-
 
 def main():
     problems, found = [], experiments()
@@ -61,7 +58,6 @@ def main():
             problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")
     return verdict("experiments", problems, f"{len(found)} patch(es) apply to their stage files with git apply; "
                    "stale copies and copies given to another stage are refused") or int(not found)
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -61,7 +61,6 @@ LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
            ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")])]
 
-
 def edited(stage, edits):
     text = stage_file(stage).read_text()
     for find, replace in edits:
@@ -70,17 +69,14 @@ def edited(stage, edits):
         text = text.replace(find, replace)
     return text
 
-
 def problems_of(stage, edits, shown_as=None):
     with host_run.stage_text(stage, edited(stage, edits), shown_as):
         return sum_problems(stage)
-
 
 def corpus_verdict(case):
     """(name, status, detail) of one corpus file through the host checks, as ./ladder try runs them."""
     name, stage, edits = case[:3]
     return name, *tries.host_verdict(stage, check_try_file.edited(stage, edits), f"{name}.cu")
-
 
 def corpus_problems():
     """The corpus, each file in a process of its own (the host run's builds are the time): what went otherwise."""
@@ -95,7 +91,6 @@ def corpus_problems():
             out.append(f"corpus {name}: the host checks say {status}, not {'FAIL: ' + want if want else 'PASS'}: "
                        f"{detail[:800]}")
     return out, len(cases)
-
 
 def main():
     stage = combine_stage()
@@ -124,7 +119,6 @@ def main():
     return verdict("host_intrinsics", problems, f"{len(RUNS)} files using the intrinsics readers reach for ran right "
                    f"on the host, the one that loses sums through atomicExch failed, {len(REFUSED)} were refused by "
                    f"name, and the {corpus} files of the try corpus the host run can judge got their verdicts")
-
 
 if __name__ == "__main__":
     sys.exit(main())

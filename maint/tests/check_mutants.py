@@ -15,7 +15,6 @@ from maint import mutants
 from scripts import build, sanitize
 from scripts.stages import build_dir
 
-
 def texts():
     table = mutants.MUTANTS + mutants.CPU_MUTANTS
     stale = [s for m in table if (s := mutants.stale(m))]
@@ -26,7 +25,6 @@ def texts():
         return 1
     return 1 if stale else 0
 
-
 def racy_warp():
     exe = build_dir() / "maint" / "bin" / "racy_warp_unroll"
     if not sanitize.program() or subprocess.run([str(exe)], capture_output=True).returncode == 77:
@@ -36,7 +34,6 @@ def racy_warp():
                           capture_output=True, text=True)
     print(done.stdout[-2000:] + f"racecheck {'reported the race' if done.returncode == 99 else 'MISSED the race'}")
     return 0 if done.returncode == 99 else 1
-
 
 def main(argv):
     if argv == ["--texts"]:
@@ -56,7 +53,6 @@ def main(argv):
         print("SKIPPED: no usable GPU, so the planted bugs that run on it were built but not run")
         return 77
     return 1 if missed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

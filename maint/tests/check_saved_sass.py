@@ -20,7 +20,6 @@ from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
 ARCH = "sm_90"  # the GPU docs/results/ was measured on
 
-
 def machine_code(stage, source, tools):
     """The saved-SASS lines of `source`, compiled as `stage`'s file."""
     nvcc, nvdisasm = tools
@@ -33,7 +32,6 @@ def machine_code(stage, source, tools):
     with tempfile.TemporaryDirectory() as tmp:
         cubin = compile_cubin(source, ARCH, tools, build_dir(), tmp)
         return kernel_sass(cubin, *saved_kernels(stage), cuobjdump, env)
-
 
 def stale(stage, source, tools):
     """None if source's machine code is the saved one, else what differs, in one line."""
@@ -49,7 +47,6 @@ def stale(stage, source, tools):
             f"docs/results/sass_{stage}.txt from line {at + 1} ('{saved[at] if at < len(saved) else '(the end)'}' "
             f"saved, '{now[at] if at < len(now) else '(the end)'}' now): run ./maint/do profile on a GPU, then "
             f"./maint/do docs")
-
 
 def self_test(tools):
     """A planted kernel edit must be seen, a comment-only edit must not."""
@@ -67,7 +64,6 @@ def self_test(tools):
                 print(f"check_saved_sass: self-test: {stage} with {label}: {'stale' if found else 'the same'}")
     return problems
 
-
 def main(argv):
     try:
         tools = find_tools(build_dir())
@@ -84,7 +80,6 @@ def main(argv):
     print("\n".join(f"check_saved_sass: {p}" for p in problems) or
           f"check_saved_sass: {', '.join(argv or ladder_stages())}: the saved machine code is the current kernels'")
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -13,14 +13,12 @@ DEFAULT_BUDGET = 40  # one technique in a ~60-line file
 # stage three strategies replace the relaunch loop, and a kernel of its own sums an input one block covers.
 COMBINE_BUDGET = 105
 
-
 def code(stage):
     lines = stage_file(stage).read_text().splitlines()
     first = next((i for i, line in enumerate(lines) if line.startswith("#include")), None)
     if first is None:
         raise SystemExit(f"{stage}/{stage_file(stage).name} has no #include line")
     return lines[first:]
-
 
 def main():
     failed, stages = False, reduce_stages()
@@ -31,7 +29,6 @@ def main():
               f"{'ok' if changed <= budget else 'OVER BUDGET'}")
         failed |= changed > budget
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -22,7 +22,6 @@ add_test(NAME skipped_one COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: a tool is m
 set_tests_properties(skipped_one PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 """
 
-
 def stage_roles():
     problems = []
     several = [s for s in stages.reduce_stages() if len(stages.combines(s)) > 1]
@@ -40,7 +39,6 @@ def stage_roles():
             if stage in path.read_text():
                 problems.append(f"{path.relative_to(ROOT)} names {stage}: what a stage is comes from its --describe")
     return problems, len(sources)
-
 
 def test_command():
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,7 +59,6 @@ def test_command():
         problems.append("ctest is not run in the build directory")
     return [f"{p}:\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}" for p in problems[:1]] + problems[1:], 1
 
-
 def presets():
     data = json.loads((ROOT / "CMakePresets.json").read_text())
     problems = [f"build preset {p['name']} sets no job count" for p in data["buildPresets"] if not p.get("jobs")]
@@ -70,14 +67,12 @@ def presets():
         problems.append("the debug preset sets CUDA flags: -G comes from cmake/Ladder.cmake, for every Debug build")
     return problems, len(data["buildPresets"])
 
-
 def parsed(argv):
     """What ./ladder's own parse makes of argv; None where it refused it (and said why)."""
     try:
         return ladder.parse(argv)
     except (SystemExit, UsageProblem):
         return None
-
 
 def arguments():
     problems, checked = [], 0
@@ -117,7 +112,6 @@ def arguments():
                 problems.append(f"diff {pair}: refused ({e})")
     return problems, checked
 
-
 def why_failed():
     """./ladder try's line for a failed GPU check is the first that says why, whoever printed it: the harness refusing
     the run (its own "program: FAIL: ..." line, which the report once missed), a check's FAIL line, the sanitizer's
@@ -139,7 +133,6 @@ def why_failed():
             problems.append(f"why_failed for exit {status} gave {got!r}; want it to begin {want!r}")
     return problems, len(cases)
 
-
 def ncu_units():
     from maint.measure import parse_ncu_raw
     from scripts.stages import StageError
@@ -158,7 +151,6 @@ def ncu_units():
             pass
     return problems, 4
 
-
 def main(argv):
     cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, ncu_units)}
     failed = 0
@@ -167,7 +159,6 @@ def main(argv):
         failed += bool(problems)
         print("\n".join(f"runner.{name}: {p}" for p in problems) or f"runner.{name}: {checked} checked, all as expected")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
