@@ -17,7 +17,7 @@ PY = [sys.executable, "-m"]
 def checks(b):
     """(name, command, gpu): gpu, the check runs in the GPU's lane, one at a time."""
     unit = b / "maint" / "bin" / "unit_tests"
-    found = [
+    return [
         ("unit", [str(unit)] if unit.exists() else ["sh", "-c", "echo 'SKIPPED: GoogleTest not found (apt-get install "
                                                                   "libgtest-dev, then configure again)'; exit 77"], 0),
         ("cli", [*PY, "maint.tests.check_cli"], 0),
@@ -49,7 +49,6 @@ def checks(b):
         ("shared_poison", [str(b / "maint" / "bin" / "shared_poison_probe")], 1),
         ("mutants.cpu", [*PY, "maint.tests.check_mutants", "--cpu"], 0),
     ]
-    return found
 
 def reason(out):
     m = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)
