@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The charts (maint/docsgen/charts.py) read at a glance: every chart drawn from the results passes the layout check
 that ./maint/do docs applies before it saves one (no legend over data, no two series alike, no point hidden under
-another or outside its axes, no tick labels that collide), and that check is seen to fail on a small figure with each fault planted. Needs
-matplotlib (exit 77, skipped, without it). No GPU.
+another or outside its axes, no tick labels that collide), and that check is seen to fail on a small figure with
+each fault planted. Needs matplotlib (exit 77, skipped, without it). No GPU.
 
-  python3 -m tests.check_charts
+  python3 -m maint.tests.check_charts
 """
 import pathlib
 import sys
