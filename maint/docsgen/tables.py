@@ -5,7 +5,7 @@ import statistics
 
 from ..measure import NCU_COUNTERS, NCU_SHORT, profile_command as ncu_command
 from ..model_pages import model_check
-from ..tests.check_try_file import CASES
+from ..tests.check_try_file import CASES, CORRECT, WRONG
 from scripts.run import cpu_lines, ladder_lines
 from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, reduce_stages, row_label, stage_file
 from scripts.tries import experiments, try_lines
@@ -14,7 +14,7 @@ from .base import (docs_path, f, link, md_table, measured, meta, not_measured, N
 from .compare import compare_rows, which
 from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
                       gemm_ffma_per_mac, handoff_by_n, mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
-from .sources import padded
+from .sources import own_report, padded
 
 CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
 
@@ -222,6 +222,15 @@ def own_cases_table():  # the planted copies of 05 that the test try_file hands 
     return md_table(["copy of 05", "the report must hold", "exit status"],
                     [[f"`{name}`", ", ".join(f"`{w}`" for w in wanted), " or ".join(str(s) for s in allowed)]
                      for name, _, allowed, wanted in CASES], left=3)
+def own_corpus_table():  # the corpus (check_try_file.py): what ./ladder try said of each file on the GPU of these results
+    out = []
+    for name, stage, *_ in [*CORRECT, *WRONG]:
+        lines = own_report(name).splitlines()[1:-1]
+        first = next((after.strip() for line, after in zip(lines, lines[1:]) if line.startswith("  FAIL ")), "")
+        out.append([f"`{name}.cu`", stage[:2], "correct" if name in dict(c[:2] for c in CORRECT) else "wrong",
+                    next(line for line in lines if line.startswith("ladder try:")) + (f" ({first})" if first else ""),
+                    lines[-1].strip("()")])
+    return md_table(["file", "stage", "written", "what ./ladder try said", "exit status"], out, left=4)
 def stage_list():  # each stage, the one change its file's first line names (code names as code), and its page
     firsts = [stage_file(s).read_text().splitlines()[0].removeprefix("//").strip().removeprefix(f"{s}:").strip().rstrip(".")
               for s in ladder_stages()]
