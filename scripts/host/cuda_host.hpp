@@ -57,6 +57,7 @@ constexpr unsigned kWarp = 32;
 constexpr std::size_t kStack = 256 * 1024;
 
 enum class Wait { kNone, kBarrier, kSyncwarp, kShuffle, kDone };
+enum Op { kDown, kUp, kXor, kIdx, kBallot, kReduceAdd };  // a warp operation (a vote or a reduction from kBallot on)
 
 struct Fiber {
   ucontext_t context{};
@@ -65,10 +66,9 @@ struct Fiber {
   unsigned tid = 0;
   Wait wait = Wait::kNone;
   unsigned mask = 0, phase = 0, seq = 0;
-  int kind = 0, arg = 0, width = 32;  // a shuffle's kind (0 down, 1 up, 2 xor, 3 idx; 4 ballot, 5 reduce_add),
-                                      // its delta or lane, its width
-  unsigned uvalue = 0, uresult = 0;   // a ballot's predicate, a __reduce_add_sync's value, and their result
-  int barrier_line = 0;               // the line of the __syncthreads() it waits at
+  int kind = kDown, arg = 0, width = 32;  // a warp operation (Op), its delta or lane, its width
+  unsigned uvalue = 0, uresult = 0;       // a vote's predicate or a reduction's value, and their result
+  int barrier_line = 0;                   // the line of the __syncthreads() it waits at
   float value = 0.0f, result = 0.0f;
   bool seen = false;  // first: the value of its first shared store or shuffle (what it brings to the block's sum)
   float first = 0.0f;
@@ -152,55 +152,52 @@ inline void trampoline() {
   swapcontext(&self().context, &run().scheduler);
 }
 
-// Resolves a warp-wide operation the lanes of warp w wait at: the first group whose every lane waits there.
-inline bool resolve_group(unsigned w, const std::vector<Fiber*>& lanes, Fiber* first);
-inline bool resolve_warp(unsigned w) {
-  Run& r = run();
-  std::vector<Fiber*> lanes(kWarp, nullptr);
-  for (unsigned l = 0; l < kWarp && w * kWarp + l < r.fibers.size(); ++l) lanes[l] = &r.fibers[w * kWarp + l];
-  for (Fiber* first : lanes)  // each waiting lane's group in turn: the tiles of one warp wait at their own ops
-    if (first && (first->wait == Wait::kSyncwarp || first->wait == Wait::kShuffle) && resolve_group(w, lanes, first))
-      return true;
-  return false;
-}
-
 // Resolves the warp-wide operation `first` waits at, once every lane of its mask waits there too.
-inline bool resolve_group(unsigned w, const std::vector<Fiber*>& lanes, Fiber* first) {
+inline bool resolve_group(unsigned w, const std::vector<Fiber*>& lanes, const Fiber* first) {
+  const unsigned mask = first->mask;
   for (unsigned l = 0; l < kWarp; ++l) {
-    if (!(first->mask >> l & 1u)) continue;
-    Fiber* f = lanes[l];
-    if (!f) continue;  // past the end of a block smaller than a warp: an inactive lane, as on the GPU
+    const Fiber* f = lanes[l];
+    if (!(mask >> l & 1u) || !f) continue;  // !f: past the end of a block smaller than a warp, an inactive lane
     if (f->wait == Wait::kDone) fail("warp %u: lane %u has exited, but the mask of a warp operation names it", w, l);
-    if (f->wait != first->wait || f->mask != first->mask) return false;  // not there yet
-    if (f->wait == Wait::kShuffle && (f->kind >= 4 || first->kind >= 4) && f->kind != first->kind)
+    if (f->wait != first->wait || f->mask != mask) return false;  // not there yet
+    if (f->wait == Wait::kShuffle && (f->kind >= kBallot || first->kind >= kBallot) && f->kind != first->kind)
       fail("warp %u: lanes %u and %u wait at different warp operations (a vote or reduction and another)", w,
            first->tid % kWarp, l);
   }
   for (unsigned l = 0; l < kWarp; ++l) {
     Fiber* f = lanes[l];
-    if (!(first->mask >> l & 1u) || !f) continue;
-    if (f->wait == Wait::kShuffle && f->kind >= 4) {  // a vote or a reduction over the lanes of the mask
+    if (!(mask >> l & 1u) || !f) continue;
+    if (f->wait == Wait::kShuffle && f->kind >= kBallot) {  // over the lanes of the mask
       f->uresult = 0;
-      for (unsigned k = 0; k < kWarp; ++k) {
-        if (!(first->mask >> k & 1u) || !lanes[k]) continue;
-        f->uresult += f->kind == 4 ? (lanes[k]->uvalue != 0u) << k : lanes[k]->uvalue;
-      }
+      for (unsigned k = 0; k < kWarp; ++k)
+        if ((mask >> k & 1u) && lanes[k])
+          f->uresult += f->kind == kBallot ? (lanes[k]->uvalue != 0u) << k : lanes[k]->uvalue;
     } else if (f->wait == Wait::kShuffle) {
       const int width = f->width, base = static_cast<int>(l) / width * width, in = static_cast<int>(l) - base;
-      int src = f->kind == 0   ? in + f->arg
-                : f->kind == 1 ? in - f->arg
-                : f->kind == 2 ? in ^ f->arg
-                               : (f->arg % width + width) % width;  // __shfl_sync wraps its lane into the segment
+      int src = f->kind == kDown ? in + f->arg
+                : f->kind == kUp ? in - f->arg
+                : f->kind == kXor ? in ^ f->arg
+                                  : (f->arg % width + width) % width;  // __shfl_sync wraps its lane into the segment
       if (src < 0 || src >= width) src = in;  // out of the segment: the lane keeps its own value
       src += base;
-      const bool named = (first->mask >> src & 1u) && lanes[static_cast<unsigned>(src)];
+      const bool named = (mask >> src & 1u) && lanes[static_cast<unsigned>(src)];
       f->result = named ? lanes[static_cast<unsigned>(src)]->value : NAN;
       logf("X %u %u %d %d %.9g %.9g\n", f->tid, f->phase, f->kind, named ? src : -1, f->value, f->result);
     }
+    passed(*f);  // what the others read of it (value, uvalue) stays
   }
-  for (unsigned l = 0; l < kWarp; ++l)
-    if ((first->mask >> l & 1u) && lanes[l]) passed(*lanes[l]);
   return true;
+}
+
+// Resolves a warp-wide operation the lanes of warp w wait at: the first group whose every lane waits there.
+inline bool resolve_warp(unsigned w) {
+  Run& r = run();
+  std::vector<Fiber*> lanes(kWarp, nullptr);
+  for (unsigned l = 0; l < kWarp && w * kWarp + l < r.fibers.size(); ++l) lanes[l] = &r.fibers[w * kWarp + l];
+  for (const Fiber* first : lanes)  // each waiting lane's group in turn: the tiles of one warp wait at their own ops
+    if (first && (first->wait == Wait::kSyncwarp || first->wait == Wait::kShuffle) && resolve_group(w, lanes, first))
+      return true;
+  return false;
 }
 
 // The block's threads as fibers, each at the start of the kernel, and its shared memory NaN, unwritten.
@@ -226,15 +223,14 @@ inline void start_block(Run& r, unsigned threads) {
 // Every thread waits at a __syncthreads(): they must all wait at the same one; then all pass it.
 inline void pass_barrier(Run& r) {
   const Fiber* one = nullptr;
-  for (const Fiber& f : r.fibers) {
+  for (Fiber& f : r.fibers) {
     if (f.wait != Wait::kBarrier) continue;
     if (one && f.barrier_line != one->barrier_line)
       fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
            "not every thread runs", one->tid, f.tid, one->barrier_line, f.barrier_line);
     one = one ? one : &f;
+    passed(f);
   }
-  for (Fiber& f : r.fibers)
-    if (f.wait == Wait::kBarrier) passed(f);
 }
 
 [[noreturn]] inline void deadlock(const Run& r) {
@@ -302,41 +298,30 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) {
   ladder_host::yield(ladder_host::Wait::kSyncwarp);
 }
 
-inline float ladder_shuffle(unsigned mask, float v, int kind, int arg, int width) {
+// A lane's part in a warp operation: it waits there until every lane of the mask does (resolve_group).
+inline ladder_host::Fiber& ladder_warp_op(unsigned mask, ladder_host::Op kind, float v, unsigned u, int arg = 0,
+                                          int width = 32) {
   ladder_host::Fiber& f = ladder_host::self();
-  f.mask = mask;
-  f.value = v;
-  f.kind = kind;
-  f.arg = arg;
-  f.width = width;
-  ladder_host::first_value(f, v);
+  f.mask = mask, f.kind = kind, f.value = v, f.uvalue = u, f.arg = arg, f.width = width;
+  if (kind < ladder_host::kBallot) ladder_host::first_value(f, v);
   ladder_host::yield(ladder_host::Wait::kShuffle);
-  return f.result;
+  return f;
 }
-inline float __shfl_down_sync(unsigned mask, float v, unsigned delta, int width = 32) {
-  return ladder_shuffle(mask, v, 0, static_cast<int>(delta), width);
+#define LADDER_SHUFFLE(name, Arg, kind)                                                        \
+  inline float name(unsigned mask, float v, Arg arg, int width = 32) {                         \
+    return ladder_warp_op(mask, ladder_host::kind, v, 0, static_cast<int>(arg), width).result; \
+  }
+LADDER_SHUFFLE(__shfl_down_sync, unsigned, kDown)
+LADDER_SHUFFLE(__shfl_up_sync, unsigned, kUp)
+LADDER_SHUFFLE(__shfl_xor_sync, int, kXor)
+LADDER_SHUFFLE(__shfl_sync, int, kIdx)
+#undef LADDER_SHUFFLE
+inline unsigned __ballot_sync(unsigned mask, int predicate) {  // bit k set where lane k's predicate is not 0
+  return ladder_warp_op(mask, ladder_host::kBallot, 0.0f, predicate != 0).uresult;
 }
-inline float __shfl_up_sync(unsigned mask, float v, unsigned delta, int width = 32) {
-  return ladder_shuffle(mask, v, 1, static_cast<int>(delta), width);
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
+  return ladder_warp_op(mask, ladder_host::kReduceAdd, 0.0f, v).uresult;
 }
-inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = 32) {
-  return ladder_shuffle(mask, v, 2, lane_mask, width);
-}
-inline float __shfl_sync(unsigned mask, float v, int lane, int width = 32) {
-  return ladder_shuffle(mask, v, 3, lane, width);
-}
-
-// A vote (kind 4: bit k set where lane k's value is not 0) or a sum (kind 5) over the lanes of the mask.
-inline unsigned ladder_warp_unsigned(unsigned mask, unsigned v, int kind) {
-  ladder_host::Fiber& f = ladder_host::self();
-  f.mask = mask;
-  f.uvalue = v;
-  f.kind = kind;
-  ladder_host::yield(ladder_host::Wait::kShuffle);
-  return f.uresult;
-}
-inline unsigned __ballot_sync(unsigned mask, int predicate) { return ladder_warp_unsigned(mask, predicate != 0, 4); }
-inline unsigned __reduce_add_sync(unsigned mask, unsigned v) { return ladder_warp_unsigned(mask, v, 5); }
 
 struct alignas(16) float4 {  // copying one out of a global region is a logged 128-bit load
   float x = 0, y = 0, z = 0, w = 0;
@@ -361,16 +346,14 @@ struct alignas(16) float4 {  // copying one out of a global region is a logged 1
   }
 };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-inline unsigned __float_as_uint(float v) {
-  unsigned u;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
+template <typename To, typename From>
+To ladder_bits(From from) {
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
-inline float __uint_as_float(unsigned u) {
-  float v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
+inline unsigned __float_as_uint(float v) { return ladder_bits<unsigned>(v); }
+inline float __uint_as_float(unsigned u) { return ladder_bits<float>(u); }
 
 template <typename T>
 T min(T a, T b) {
@@ -501,9 +484,7 @@ void sync(const thread_block_tile<N>& t) {
   t.sync();
 }
 template <typename T>
-struct plus {
-  T operator()(T a, T b) const { return a + b; }
-};
+using plus = std::plus<T>;
 template <typename T>
 struct less {
   T operator()(T a, T b) const { return a < b ? a : b; }

@@ -60,31 +60,16 @@ class Elem {  // one shared element: reading or writing it is logged
   std::size_t end_;
 };
 
-template <typename T, std::size_t... Dims>
-struct Extent;  // how many T one index of a shared array steps over
-template <typename T>
-struct Extent<T> {
-  static constexpr std::size_t size = 1;
-};
-template <typename T, std::size_t D, std::size_t... Rest>
-struct Extent<T, D, Rest...> {
-  static constexpr std::size_t size = D * Extent<T, Rest...>::size;
-};
+template <std::size_t... Dims>
+constexpr std::size_t kCount = (std::size_t{1} * ... * Dims);  // the elements of an array of these dimensions
 
 template <typename T, std::size_t... Dims>
 class View;
 template <typename T>
-class View<T> {  // a scalar __shared__ variable
+class View<T> : public Elem<T> {  // a scalar __shared__ variable
  public:
-  View(const char* array, std::size_t byte, std::size_t end, int line = 0) : e_(array, byte, line, end) {}
-  operator T() const { return e_; }  // NOLINT
-  View& operator=(T v) {
-    e_ = v;
-    return *this;
-  }
-
- private:
-  Elem<T> e_;
+  View(const char* array, std::size_t byte, std::size_t end, int line = 0) : Elem<T>(array, byte, line, end) {}
+  using Elem<T>::operator=;
 };
 template <typename T, std::size_t D, std::size_t... Rest>
 class View<T, D, Rest...> {  // D = 0: of unknown length (the dynamic array, or a pointer to a shared array)
@@ -97,7 +82,7 @@ class View<T, D, Rest...> {  // D = 0: of unknown length (the dynamic array, or 
   friend class View;
   auto operator[](Index ix) const {
     if (D && ix.i >= D) fail("line %d: %s[%zu] is past its %zu elements", ix.line, array_, ix.i, D);
-    const std::size_t at = byte_ + ix.i * Extent<T, Rest...>::size * sizeof(T);
+    const std::size_t at = byte_ + ix.i * kCount<Rest...> * sizeof(T);
     if constexpr (sizeof...(Rest) == 0) return Elem<T>(array_, at, ix.line, end_);
     else return View<T, Rest...>(array_, at, end_, ix.line);
   }
@@ -120,8 +105,8 @@ View<T, Dims...> shared(const char* name, int line = __builtin_LINE()) {  // one
   // A scalar's reads and writes have no index to carry their line: its messages name the line declaring it.
   for (const auto& a : s.arrays)
     if (a.first == key)
-      return View<T, Dims...>(name, a.second, a.second + Extent<T, Dims...>::size * sizeof(T), line);
-  const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = Extent<T, Dims...>::size * sizeof(T);
+      return View<T, Dims...>(name, a.second, a.second + kCount<Dims...> * sizeof(T), line);
+  const std::size_t offset = (s.bytes.size() + 15) / 16 * 16, bytes = kCount<Dims...> * sizeof(T);
   s.bytes.resize(offset + bytes, 0xff);
   s.written.resize(offset + bytes, 0);
   s.arrays.emplace_back(key, offset);
