@@ -6,20 +6,21 @@
 // ENTRY "launcher" is the stage's own launcher (runtime.hpp runs the launches it makes), called with block, limit
 // (the grid limit), combine (an index into Combine) and two partial-sum buffers of grid floats each, or for GEMM with
 // tile and pad; blocks=0, 1 or 2 runs every launch's blocks first to last, last to first or shuffled. The other
-// entries are one kernel each, launched with grid and block.
+// entries are one kernel each, launched with grid and block, its blocks one after another in `order` (default 0, 1..).
 //
-// A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24; cycle=C: i % C + 1) from `offset` floats past a 16-byte
-// boundary; the blocks run one after another in `order` (default 0, 1, ...). A GEMM kernel multiplies an m x k
-// A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which element it holds.
+// A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24; cycle=C: i % C + 1) from `offset` floats
+// past a 16-byte boundary; the input is NaN outside [in, in + n), so a read past it shows in the sum. A GEMM kernel
+// multiplies an m x k A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which
+// element it holds. Afterwards "R region element value" for every element of out, partials, ticket and C.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
-// "E e sum thread..." (the result, and each thread whose first value, its first shared store or shuffle, is not 0).
-// reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks run N
-// times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset as
-// the harness resets them), the results are the last launch's. The input is NaN outside
-// [in, in + n), so a read past it shows in the sum. Afterwards "R region element value" for every element of out,
-// partials, ticket and C. quiet=1: the results alone, no log of the accesses (a check of the results runs faster).
+// "E e sum thread:value..." (the result, and each thread whose first value, its first shared store or shuffle, is
+// not 0). reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks
+// run N times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset
+// as the harness resets them), the results are the last launch's. quiet=1: the results alone, no log of the accesses.
 #pragma once
 
+#include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -45,57 +46,37 @@ struct Entry {
   bool gemm;
 };
 
-inline std::vector<unsigned> numbers(const std::string& text) {
+inline std::vector<unsigned> numbers(const std::string& text) {  // "3,1,2"
   std::vector<unsigned> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t comma = text.find(',', at);
-    out.push_back(static_cast<unsigned>(std::stoul(text.substr(at, comma - at))));
-    at = comma == std::string::npos ? text.size() : comma + 1;
-  }
+  for (std::size_t at = 0, used = 0; at < text.size(); at += used + 1)
+    out.push_back(static_cast<unsigned>(std::stoul(text.substr(at), &used)));
   return out;
 }
 
-struct Options {
+struct Options {  // every option but the lists is a number (readers, reverse, quiet, pad: 0 or 1)
   std::vector<unsigned> grid{1}, block{32}, order;
-  std::size_t n = 32, offset = 0;
-  int m = 0, k = 0;
-  bool readers = false, quiet = false;
-  int launches = 1;
-  std::size_t cycle = 0;
-  std::size_t outs = 0;  // the results the kernel writes to out: 1, or 0 for one per block
-  unsigned combine = 0, limit = 2147483647u;
-  int tile = 16;
-  bool pad = false;
+  std::size_t n = 32, offset = 0, m = 0, k = 0, readers = 0, reverse = 0, launches = 1, quiet = 0, cycle = 0, outs = 0,
+              combine = 0, limit = 2147483647u, blocks = 0, tile = 16, pad = 0;  // outs 0: one result per block
 };
 
 inline Options parse(int argc, char** argv) {
   Options o;
+  using Lists = std::map<std::string, std::vector<unsigned>*>;
+  const Lists lists{{"grid", &o.grid}, {"block", &o.block}, {"order", &o.order}};
+  const std::map<std::string, std::size_t*> scalars{
+      {"n", &o.n}, {"offset", &o.offset}, {"m", &o.m}, {"k", &o.k}, {"readers", &o.readers}, {"reverse", &o.reverse},
+      {"launches", &o.launches}, {"quiet", &o.quiet}, {"cycle", &o.cycle}, {"outs", &o.outs}, {"combine", &o.combine},
+      {"limit", &o.limit}, {"blocks", &o.blocks}, {"tile", &o.tile}, {"pad", &o.pad}};
   for (int a = 2; a < argc; ++a) {
-    const std::string arg = argv[a];
-    const auto eq = arg.find('=');
-    if (eq == std::string::npos) fail("'%s' is not key=value", arg.c_str());
-    const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
-    if (key == "grid") o.grid = numbers(value);
-    else if (key == "block") o.block = numbers(value);
-    else if (key == "order") o.order = numbers(value);
-    else if (key == "n") o.n = std::stoull(value);
-    else if (key == "offset") o.offset = std::stoull(value);
-    else if (key == "m") o.m = std::stoi(value);
-    else if (key == "k") o.k = std::stoi(value);
-    else if (key == "readers") o.readers = value == "1";
-    else if (key == "reverse") run().reverse = value == "1";
-    else if (key == "launches") o.launches = std::stoi(value);
-    else if (key == "quiet") o.quiet = value == "1";
-    else if (key == "outs") o.outs = std::stoul(value);
-    else if (key == "combine") o.combine = static_cast<unsigned>(std::stoul(value));
-    else if (key == "limit") o.limit = static_cast<unsigned>(std::stoul(value));
-    else if (key == "blocks") launch_order().blocks = std::stoi(value);
-    else if (key == "tile") o.tile = std::stoi(value);
-    else if (key == "cycle") o.cycle = std::stoull(value);
-    else if (key == "pad") o.pad = value == "1";
+    const std::string arg = argv[a], key = arg.substr(0, arg.find('='));
+    if (key == arg) fail("'%s' is not key=value", arg.c_str());
+    const std::string value = arg.substr(key.size() + 1);
+    if (lists.count(key)) *lists.at(key) = numbers(value);
+    else if (scalars.count(key)) *scalars.at(key) = std::stoull(value);
     else fail("unknown option '%s'", key.c_str());
   }
+  run().reverse = o.reverse;
+  launch_order().blocks = static_cast<int>(o.blocks);
   o.grid.resize(2, 1);
   o.block.resize(2, 1);
   const unsigned blocks = o.grid[0] * o.grid[1];
@@ -107,6 +88,14 @@ inline Options parse(int argc, char** argv) {
 
 inline void print_region(const char* name, const float* p, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) logf("R %s %zu %.9g\n", name, i, static_cast<double>(p[i]));
+}
+
+// The NaN past a buffer the launch may write only up to `count`: a write past it is found afterwards.
+inline void check_guard(const char* name, const std::vector<float>& v, std::size_t count) {
+  for (std::size_t i = count; i < v.size(); ++i)
+    if (!std::isnan(v[i]))
+      fail("the kernel writes %s[%zu], past the %zu element%s the launch may write", name, i, count,
+           count == 1 ? "" : "s");
 }
 
 // One kernel's blocks in o.order, or the launcher, which makes its own launches.
@@ -126,11 +115,10 @@ inline void run_blocks(const Entry& e, Args& args, const Options& o) {
   r.log = log;
 }
 
-// A GEMM kernel on an m x k A and a k x n B; C's every element printed.
 inline int run_gemm(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
-  const int m = o.m, n = static_cast<int>(o.n), k = o.k;
+  const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), k = static_cast<int>(o.k);
   // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
   const std::size_t guard = 64, a_size = std::size_t(m) * k, b_size = std::size_t(k) * n, c_size = std::size_t(m) * n;
   // C's NaN covers 32 rows past it as well: a last row of tiles that stores without its row guard stays in it
@@ -141,7 +129,7 @@ inline int run_gemm(const Entry& entry, const Options& o) {
                {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
                {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
   args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
-  args.gemm = {o.tile, o.pad};
+  args.gemm = {static_cast<int>(o.tile), o.pad != 0};
   run_blocks(entry, args, o);
   for (std::size_t i = c_size; i < C.size(); ++i)
     if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
@@ -149,48 +137,9 @@ inline int run_gemm(const Entry& entry, const Options& o) {
   return 0;
 }
 
-// readers=1: for each element e, a run with in[e] = 1 and every other element 0, printing "E e sum thread:value" (the
-// result, and each thread whose first value is not 0).
-inline int run_readers(const Entry& entry, Args& args, const Options& o, float* in, std::vector<float>& out,
-                       std::vector<float>& partials, unsigned& ticket) {
-  Run& r = run();
-  std::FILE* quiet = std::fopen("/dev/null", "w");
-  for (std::size_t e = 0; e < o.n; ++e) {
-    for (std::size_t i = 0; i < o.n; ++i) in[i] = i == e ? 1.0f : 0.0f;
-    std::fill(out.begin(), out.end(), 0.0f);  // guards too: a readers run looks at first values, not at writes
-    std::fill(partials.begin(), partials.end(), NAN);
-    ticket = 0;
-    r.log = quiet;
-    std::vector<std::string> found;
-    r.on_block_end = [&](unsigned block) {
-      for (const Fiber& f : r.fibers)
-        if (f.seen && f.first != 0.0f)
-          found.push_back(std::to_string(block * r.fibers.size() + f.tid) + ":" + std::to_string(f.first));
-    };
-    run_blocks(entry, args, o);
-    r.log = stdout;
-    double sum = 0;
-    for (std::size_t i = 0; i < (o.outs ? o.outs : o.grid[0] * o.grid[1]); ++i) sum += out[i];
-    logf("E %zu %.9g", e, sum);
-    for (const auto& f : found) logf(" %s", f.c_str());
-    logf("\n");
-  }
-  std::fclose(quiet);
-  return 0;
-}
-
-// The NaN past a buffer the launch may write only up to `count`: a write past it is found afterwards.
-inline void check_guard(const char* name, const std::vector<float>& v, std::size_t count) {
-  for (std::size_t i = count; i < v.size(); ++i)
-    if (!std::isnan(v[i]))
-      fail("the kernel writes %s[%zu], past the %zu element%s the launch may write", name, i, count,
-           count == 1 ? "" : "s");
-}
-
-// A reduce kernel on in[i] = i + 1 (launches times); out, partials and the ticket printed. out holds exactly the
-// results the launch writes (outs=1, or one per block), partials one per block (the launcher: two such buffers),
-// each followed by NaN. Before each launch of a kernel out is 0 (as the launcher's memset leaves it); before each
-// call of the launcher it is NaN, as are the partials, as the harness leaves them.
+// out holds exactly the results the launch writes (outs=1, or one per block), partials one per block (the launcher:
+// two such buffers), each followed by NaN. Before each launch of a kernel out is 0 (as the launcher's memset leaves
+// it); before each call of the launcher it is NaN, as are the partials, as the harness leaves them.
 inline int run_reduce(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
@@ -209,11 +158,29 @@ inline int run_reduce(const Entry& entry, const Options& o) {
                {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
   r.watched = "partials";
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
-  args.launch = {o.block[0], o.limit, static_cast<ladder::Combine>(o.combine), {partials.data(), partials1.data()},
-                 &ticket};
-  if (o.readers) return run_readers(entry, args, o, in, out, partials, ticket);
+  args.launch = {o.block[0], static_cast<unsigned>(o.limit), static_cast<ladder::Combine>(o.combine),
+                 {partials.data(), partials1.data()}, &ticket};
+  if (o.readers) {
+    for (std::size_t e = 0; e < o.n; ++e) {
+      for (std::size_t i = 0; i < o.n; ++i) in[i] = i == e ? 1.0f : 0.0f;
+      std::fill(out.begin(), out.end(), 0.0f);  // guards too: a readers run looks at first values, not at writes
+      std::fill(partials.begin(), partials.end(), NAN);
+      ticket = 0;
+      std::string found;
+      r.on_block_end = [&](unsigned block) {
+        for (const Fiber& f : r.fibers)
+          if (f.seen && f.first != 0.0f)
+            found += " " + std::to_string(block * r.fibers.size() + f.tid) + ":" + std::to_string(f.first);
+      };
+      r.log = nullptr;
+      run_blocks(entry, args, o);
+      r.log = stdout;
+      logf("E %zu %.9g%s\n", e, std::accumulate(out.begin(), out.begin() + outs, 0.0), found.c_str());
+    }
+    return 0;
+  }
   for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>((o.cycle ? i % o.cycle : i) + 1);
-  for (int launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
+  for (std::size_t launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
     std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(outs), launcher ? NAN : 0.0f);
     std::fill(partials.begin(), partials.begin() + blocks, NAN);
     std::fill(partials1.begin(), partials1.begin() + blocks, NAN);
