@@ -27,10 +27,26 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 HOST = ROOT / "scripts" / "host"
 CXX = os.environ.get("CXX", "g++")
 WARP = 32
+HOST_RUN_LIMIT = 60  # seconds: one host run sums at most a few thousand floats
+NEVER_ENDS = "a loop that never ends, or a barrier not every thread of the block reaches"
+SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text() holds a reader's file
+
+SHARED = re.compile(r"(extern\s+)?__shared__\s+([\w:]+)\s+(\w+)((?:\s*\[[^\]]*\])*)\s*;")
+LAUNCH = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+# What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
+UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm|"
+                        r"this_grid|grid_group|coalesced_threads|coalesced_group|labeled_partition|binary_partition|"
+                        r"memcpy_async|this_cluster|cluster_group|invoke_one|inclusive_scan|exclusive_scan)\b")
 
 
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
+
+
+class HostRunUnmodelled(HostRunError):
+    """A file using something the host run does not model: not a failure of the file, a check not run."""
 
 
 @contextlib.contextmanager
@@ -41,7 +57,7 @@ def stage_text(stage, text, shown_as=None):
     global ROOT
     with tempfile.TemporaryDirectory() as tmp:
         for part in (stage, "common"):
-            shutil.copytree(pathlib.Path(ROOT) / part, pathlib.Path(tmp) / part)
+            shutil.copytree(ROOT / part, pathlib.Path(tmp) / part)
         stage_path(stage, tmp).write_text(text)
         saved, ROOT = ROOT, pathlib.Path(tmp)
         if shown_as:
@@ -53,18 +69,12 @@ def stage_text(stage, text, shown_as=None):
             SHOWN_AS.pop(stage, None)
 
 
-SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text() holds a reader's file
-
-
 def stage_path(stage, root=None):
-    """The stage's .cu file, under root (default: ROOT, which a test may point at an edited copy)."""
+    """The stage's .cu file, under root (default: ROOT, which stage_text() may point at an edited copy)."""
     return next((pathlib.Path(root or ROOT) / stage).glob("*.cu"))
 
 
 # ---- the stage file's device code, unchanged but for its __shared__ declarations ---------------------------------
-
-SHARED = re.compile(r"(extern\s+)?__shared__\s+([\w:]+)\s+(\w+)((?:\s*\[[^\]]*\])*)\s*;")
-
 
 def _shared(m):
     extern, kind, name, dims = m.groups()
@@ -98,7 +108,7 @@ def _shared_pointers(item, names):
     if "__device__" not in head or not names:
         return item
     pattern = re.compile(r"\b([\w:]+)\s*\*\s*(%s)\b" % "|".join(map(re.escape, names)))
-    return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head, count=0) + item[len(head):]
+    return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head) + item[len(head):]
 
 
 def device_code(text, path, launcher=False):
@@ -118,7 +128,15 @@ def device_code(text, path, launcher=False):
     return "\n".join(keep)
 
 
-BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+def refuse_unmodelled(item, first_line, path):
+    """Raises HostRunUnmodelled naming the first use, in one item of device code, of what the host run does not
+    model, with the file, the line and the line itself."""
+    blanked = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), item)  # comments out, lines kept
+    for offset, line in enumerate(blanked.split("\n")):
+        if found := UNMODELLED.search(line):
+            where = f"{path}:{first_line + offset}: `{item.split(chr(10))[offset].strip()}`"
+            raise HostRunUnmodelled(f"the host run does not model `{found.group(1)}` ({where}); the GPU checks "
+                                    "still run")
 
 
 def _closing(text, start):
@@ -141,17 +159,13 @@ def _top_level_split(text):
     return parts + [text[start:].strip()]
 
 
-LAUNCH = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
-
-
 def host_launches(item):
     """A host function with each `kernel<<<grid, block[, smem[, stream]]>>>(args)` as
     `ladder_host::launch(grid, block[, smem[, stream]], [&] { kernel(args); })` (runtime.hpp)."""
     while (m := LAUNCH.search(item)):
         end = _closing(item, m.end() - 1)
-        config = _top_level_split(m.group(2))
-        call = f"{m.group(1)}{item[m.end() - 1:end]}"
-        item = f"{item[:m.start()]}ladder_host::launch({', '.join(config)}, [&] {{ {call}; }}){item[end:]}"
+        config, call = ", ".join(_top_level_split(m.group(2))), f"{m.group(1)}{item[m.end() - 1:end]}"
+        item = f"{item[:m.start()]}ladder_host::launch({config}, [&] {{ {call}; }}){item[end:]}"
     return item
 
 
@@ -165,18 +179,22 @@ def launcher_name(text):
     return args[3] if len(args) > 3 and re.fullmatch(r"\w+", args[3]) else None
 
 
+def _dashed(name):
+    """An enum value's name as the options say it: TwoPass -> two-pass."""
+    return re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()
+
+
 def entries(text):
     """[(name, call, dynamic shared bytes, gemm)] of the kernels in a stage file: what the driver can launch."""
     out = []
     if re.search(r"__global__ void reduce_kernel\(", text) and "template <Combine kCombine>" not in text:
         out.append(("reduce", "reduce_kernel(a.in, a.n, a.out)", "smem_bytes(b)", False))
     for combine in dict.fromkeys(re.findall(r"reduce_kernel<Combine::k(\w+)>", text)):
-        name = re.sub(r"(?<!^)([A-Z])", r"-\1", combine).lower()
-        out.append((name, f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
+        out.append((_dashed(combine), f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
                     "smem_bytes(b)", False))
     if "__global__ void one_block_kernel(" in text:
         out.append(("one-block", "one_block_kernel(a.in, static_cast<unsigned>(a.n), a.out)", "0", False))
-    for tile, pad in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text)):
+    for tile, pad in tiles(text):
         out.append((f"tiled-{tile}-{pad}", f"gemm_kernel<{tile}, {pad}>(a.A, a.B, a.C, a.M, a.N, a.K)", "0", True))
     return out
 
@@ -186,13 +204,10 @@ def tiles(text):
     return [tuple(map(int, t)) for t in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text))]
 
 
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-
 def combine_names():
     """The Combine enum's values in order, as the options name them: relaunch, atomic, two-pass, last-block."""
     enum = ladder_types().split("enum class Combine", 1)[1].split("};")[0]
-    return [re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower() for name in re.findall(r"^\s+k(\w+),", enum, re.M)]
+    return [_dashed(name) for name in re.findall(r"^\s+k(\w+),", enum, re.M)]
 
 
 def ladder_types():
@@ -200,32 +215,10 @@ def ladder_types():
     FirstLaunch, GemmLaunch, ceil_div), pasted as they are."""
     found = []
     for header in ("reduce_stage.hpp", "gemm_stage.hpp"):
-        text = (pathlib.Path(ROOT) / "common" / header).read_text()
-        found += re.findall(r"^(?:enum class|struct) (?!\w*Stage\b)\w+ \{.*?^\};|^template <typename T>\n__host__ __device__ "
-                            r"constexpr T ceil_div.*?$", text, re.M | re.S)
+        text = (ROOT / "common" / header).read_text()
+        found += re.findall(r"^(?:enum class|struct) (?!\w*Stage\b)\w+ \{.*?^\};|^template <typename T>\n__host__ "
+                            r"__device__ constexpr T ceil_div.*?$", text, re.M | re.S)
     return "namespace ladder {\n" + "\n".join(found) + "\n}  // namespace ladder\n"
-
-
-# What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
-UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm|"
-                        r"this_grid|grid_group|coalesced_threads|coalesced_group|labeled_partition|binary_partition|"
-                        r"memcpy_async|this_cluster|cluster_group|invoke_one|inclusive_scan|exclusive_scan)\b")
-
-
-class HostRunUnmodelled(HostRunError):
-    """A file using something the host run does not model: not a failure of the file, a check not run."""
-
-
-def refuse_unmodelled(item, first_line, path):
-    """Raises HostRunUnmodelled naming the first use, in one item of device code, of what the host run does not
-    model, with the file, the line and the line itself."""
-    blanked = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), item)  # comments out, lines kept
-    for offset, line in enumerate(blanked.split("\n")):
-        found = UNMODELLED.search(line)
-        if found:
-            where = f"{path}:{first_line + offset}: `{item.split(chr(10))[offset].strip()}`"
-            raise HostRunUnmodelled(f"the host run does not model `{found.group(1)}` ({where}); the GPU checks "
-                                    "still run")
 
 
 def program(text, path, launcher=True):
@@ -234,10 +227,10 @@ def program(text, path, launcher=True):
              f'{smem}; }}, {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text)]
     name = launcher_name(text) if launcher else None
     if name:
-        gemm = "true" if "run_gemm_stage" in text else "false"
-        call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm == "true"
+        gemm = "run_gemm_stage" in text
+        call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm
                 else f"a.first = {name}(a.in, a.n, a.out, a.launch, nullptr)")
-        table.append(f'{{"launcher", [](ladder_host::Args& a) {{ {call}; }}, nullptr, {gemm}}}')
+        table.append(f'{{"launcher", [](ladder_host::Args& a) {{ {call}; }}, nullptr, {str(gemm).lower()}}}')
     return (f'#include "cuda_host.hpp"\n#include "runtime.hpp"\n{ladder_types()}{device_code(text, path, bool(name))}\n'
             f'#include "driver.hpp"\n'
             f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    "
@@ -266,10 +259,10 @@ def _build(source):
     return exe, ""
 
 
-def executable(stage, root=None, launcher=False):
+def executable(stage, launcher=False):
     """The stage's host-run program, with its launcher where that builds on the host (else the kernels alone);
     launcher=True: the launcher is needed, and HostRunUnmodelled says why it is not there."""
-    path = stage_path(stage, root)
+    path = stage_path(stage)
     text = path.read_text()
     shown = SHOWN_AS.get(stage, f"{stage}/{path.name}")
     exe, errors = _build(program(text, shown))
@@ -310,9 +303,6 @@ class Access:
 
 @dataclass
 class Trace:
-    stage: str
-    entry: str
-    block: int  # threads per block
     accesses: list = field(default_factory=list)  # every shared access, of every block: (block, Access)
     shuffles: list = field(default_factory=list)  # (block, tid, phase, kind, src, value, result)
     loads: list = field(default_factory=list)  # (block, tid, phase, how, region, element, dest)
@@ -322,39 +312,36 @@ class Trace:
     results: dict = field(default_factory=dict)  # {(region, element): value}
     readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
     sums: dict = field(default_factory=dict)  # {element: the result with only that element 1}
-    order: list = field(default_factory=list)  # the blocks, in the order they ran
 
     def of_block(self, block=0):
         return [a for b, a in self.accesses if b == block]
 
 
-def _parse(stage, entry, block, text):
-    t, current = Trace(stage, entry, block), None
+def _parse(text):
+    """The Trace of a run's log (cuda_host.hpp says what each line holds)."""
+    t, block = Trace(), None
     for line in text.splitlines():
-        f = line.split()
-        kind = f[0]
+        kind, *f = line.split()
         if kind == "B":
-            current = int(f[1])
-            t.order.append(current)
+            block = int(f[0])
         elif kind == "S":
-            t.accesses.append((current, Access(f[1], int(f[2]), int(f[3]), int(f[4]), f[5], int(f[6]), int(f[7]),
-                                               int(f[8]), float(f[9]))))
+            t.accesses.append((block, Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))))
         elif kind == "X":
-            t.shuffles.append((current, int(f[1]), int(f[2]), int(f[3]), int(f[4]), float(f[5]), float(f[6])))
+            t.shuffles.append((block, *map(int, f[:4]), float(f[4]), float(f[5])))
         elif kind == "G":
-            t.loads.append((current, int(f[1]), int(f[2]), f[3], f[4], int(f[5]), f[6]))
+            t.loads.append((block, int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]))
         elif kind == "A":
-            t.atomics.append((current, int(f[1]), f[2], int(f[3]), float(f[4])))
+            t.atomics.append((block, int(f[0]), f[1], int(f[2]), float(f[3])))
         elif kind == "T":
-            written = [] if f[7] == "-" else [int(x) for x in f[7].split(",")]
-            t.tickets.append((current, int(f[1]), int(f[4]), f[5], f[6], written))
+            written = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
+            t.tickets.append((block, int(f[0]), int(f[3]), f[4], f[5], written))
         elif kind == "L":
-            t.cached.append((current, int(f[1]), f[2], int(f[3])))
+            t.cached.append((block, int(f[0]), f[1], int(f[2])))
         elif kind == "R":
-            t.results[(f[1], int(f[2]))] = float(f[3])
-        elif kind == "E":  # E element sum thread:value...: a run with only this element 1
-            t.sums[int(f[1])] = float(f[2])
-            t.readers[int(f[1])] = [int(x.split(":")[0]) for x in f[3:]]
+            t.results[(f[0], int(f[1]))] = float(f[2])
+        elif kind == "E":  # a run with only element f[0] 1: its sum, and each thread:first value not 0
+            t.sums[int(f[0])] = float(f[1])
+            t.readers[int(f[0])] = [int(x.split(":")[0]) for x in f[2:]]
     return t
 
 
@@ -362,29 +349,29 @@ WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offse
          "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
          "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "padded", "m": "M = {}",
          "k": "K = {}"}
+PLAIN = {"blocks": ["", "last to first", "shuffled"], "pad": [None, ""], "reverse": [None, ""]}
 
 
 def launch_words(options):
     """A host run's options as a reader's message says them: block 64, grid 3, n = 1000, ... (none of the driver's)."""
-    plain = {"blocks": ["", "last to first", "shuffled"], "pad": [None, ""], "reverse": [None, ""]}
-    out = []
-    for k, v in options:
-        if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"):
-            v = plain.get(k, {}).__getitem__(int(v)) if k in plain else v
-            out.append(WORDS[k].format(v))
-    return ", ".join(out)
+    return ", ".join(WORDS[k].format(PLAIN[k][int(v)] if k in PLAIN else v) for k, v in options
+                     if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"))
 
 
-HOST_RUN_LIMIT = 60  # seconds: one host run sums at most a few thousand floats
-NEVER_ENDS = "a loop that never ends, or a barrier not every thread of the block reaches"
+def run(stage, entry, **options):
+    """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
+    options = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                           for k, v in options.items()))
+    return _trace(executable(stage, entry == "launcher"), stage, entry, options)
 
 
 @functools.lru_cache(maxsize=256)
-def _run(exe, stage, entry, options):
-    args = [str(exe), entry, *(f"{k}={v}" for k, v in options)]
+def _trace(exe, stage, entry, options):
+    """The run's trace, parsed once (callers read a Trace and change none of it)."""
     where = f"{SHOWN_AS.get(stage, stage)} (its {entry}, {launch_words(options)})"
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=HOST_RUN_LIMIT)
+        done = subprocess.run([str(exe), entry, *(f"{k}={v}" for k, v in options)], capture_output=True, text=True,
+                              timeout=HOST_RUN_LIMIT)
     except subprocess.TimeoutExpired:
         raise HostRunError(f"{where}: the host run did not finish within {HOST_RUN_LIMIT} s: {NEVER_ENDS}") from None
     if done.returncode:
@@ -392,27 +379,11 @@ def _run(exe, stage, entry, options):
             f"killed by signal {-done.returncode} (a read or write outside its memory)" if done.returncode < 0
             else f"exit status {done.returncode}")
         raise HostRunError(f"{where}: {why}")
-    return done.stdout
+    return _parse(done.stdout)
 
 
-def run(stage, entry, root=None, **options):
-    """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
-    opts = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-                        for k, v in options.items()))
-    threads = 1
-    for d in str(dict(opts).get("block", 32)).split(","):
-        threads *= int(d)
-    return _trace(executable(stage, root, entry == "launcher"), stage, entry, threads, opts)
-
-
-@functools.lru_cache(maxsize=256)
-def _trace(exe, stage, entry, threads, opts):
-    """The run's trace, parsed once (callers read a Trace and change none of it)."""
-    return _parse(stage, entry, threads, _run(exe, stage, entry, opts))
-
-
-def kernel_entries(stage, root=None):
-    return [name for name, *_ in entries(stage_path(stage, root).read_text())]
+def kernel_entries(stage):
+    return [name for name, *_ in entries(stage_path(stage).read_text())]
 
 
 # ---- warp-wide requests --------------------------------------------------------------------------------------------
