@@ -22,10 +22,19 @@ SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)] 
 # run first is wrong there)
 ORDERS = [(o, 0, 1, "") for o in range(4)] + [(1, 1, 1, ""), (0, 0, 2, ""), (0, 0, 1, "last first"),
                                              (0, 0, 1, "shuffled")]
-
-
 # The kernels that write one result, *out (the others write one partial sum per block): out holds exactly that.
 ONE_RESULT = ("atomic", "last-block", "one-block")
+# The launcher's runs (in[i] = i % CYCLE + 1, so every sum is a whole number below 2^24, exact in any order): with
+# blocks of 64, sizes around each power of two and a block; with blocks of 1024, each multiple of 512 and the size
+# past it (07's one-block path at each thread count it picks, and the first size that needs the next).
+CYCLE = 1024
+LAUNCHER_SIZES = [(64, n) for n in (1, 33, 64, 65, 1000, 1025, 1029, 4097)] + [
+    (1024, n) for k in range(1, 33) for n in (512 * k, 512 * k + 1)]
+GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every thread loop
+# (m, n, k): one tile, edges in every dimension, several steps along K
+GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
+WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
+NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
 
 
 def block_order(blocks, grid, n):
@@ -37,20 +46,27 @@ def block_order(blocks, grid, n):
     return []
 
 
-def side_by_side(runs):
-    """Each (key, thunk) run on a pool of threads (each thunk starts a process): {key: its result}. The first run that
-    fails (a host run that does not finish, say) ends them all: the runs not started yet are not."""
+def first_failures(runs, message):
+    """Each run (group, what, host_run.run's arguments) side by side on a pool of threads (each run a process of its
+    own), then message(*what, trace), None where the run is right: the first message of each group. The first run
+    that fails (a host run that does not finish, say) ends them all: the runs not started yet are not."""
     pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2)
-    futures = {pool.submit(thunk): key for key, thunk in runs}
+    futures = [pool.submit(host_run.run, **args) for _, _, args in runs]
     try:
-        done = {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}
+        for done in concurrent.futures.as_completed(futures):
+            done.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return {key: done[key] for key, _ in runs}
+    out, seen = [], set()
+    for (group, what, _), future in zip(runs, futures):
+        if group not in seen and (said := message(*what, future.result())):
+            seen.add(group)
+            out.append(said)
+    return out
 
 
 def sum_launches(stage):
-    """(entry, block, grid, n, offset, reverse, launches) of every host run sum_problems makes."""
+    """(entry, block, grid, n, offset, reverse, launches, blocks) of every host run kernel_problems makes."""
     tree_only = "stream" not in regimes(stage)  # no grid-stride loop: n / block blocks
     out = []
     for entry in host_run.kernel_entries(stage):
@@ -73,31 +89,24 @@ def sum_problems(stage):
 
 def kernel_problems(stage):
     host_run.executable(stage)  # built once, before the runs
-    launches = sum_launches(stage)
-    def one(entry, block, grid, n, offset, reverse, launches_, blocks):
-        return host_run.run(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
-                            launches=launches_, quiet=1, outs=1 if entry in ONE_RESULT else 0,
-                            **block_arg(blocks, grid, n))
-    traces = side_by_side([(l, lambda l=l: one(*l)) for l in launches])
-    out, seen = [], set()
-    for entry, block, grid, n, offset, reverse, launches_, blocks in launches:
-        t = traces[(entry, block, grid, n, offset, reverse, launches_, blocks)]
-        got = (t.results[("out", 0)] if entry in ONE_RESULT
-               else sum(t.results[("out", b)] for b in range(grid)))  # one partial sum per block
-        if got != n * (n + 1) / 2 and (entry, block, grid, n) not in seen:
-            seen.add((entry, block, grid, n))  # the first failing order of each launch
-            order = (", threads run last to first" if reverse else "") + (
-                ", the second of two launches" if launches_ > 1 else "") + (
-                f", blocks run {blocks} ({','.join(map(str, block_order(blocks, grid, n)))})" if blocks else "")
-            out.append(f"{host_run.SHOWN_AS.get(stage, stage)} (its kernel {entry}), block {block}, grid {grid}, n = {n}, "
-                       f"offset {offset}{order}: the host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}"
-                       + elements(stage, entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
-                                  outs=1 if entry in ONE_RESULT else 0, **block_arg(blocks, grid, n)))
-    return out
 
+    def launch(entry, block, grid, n, offset, reverse, launches, blocks):  # the run's, elements()'s: one launch
+        order = {"order": block_order(blocks, grid, n)} if blocks else {}
+        return dict(stage=stage, entry=entry, block=block, grid=grid, n=n, offset=offset, reverse=reverse,
+                    outs=int(entry in ONE_RESULT), **order)
 
-def block_arg(blocks, grid, n):
-    return {"order": block_order(blocks, grid, n)} if blocks else {}
+    def message(entry, block, grid, n, offset, reverse, launches, blocks, t):
+        got = t.results[("out", 0)] if entry in ONE_RESULT else sum(t.results[("out", b)] for b in range(grid))
+        if got == n * (n + 1) / 2:
+            return None
+        order = (", threads run last to first" if reverse else "") + (
+            ", the second of two launches" if launches > 1 else "") + (
+            f", blocks run {blocks} ({','.join(map(str, block_order(blocks, grid, n)))})" if blocks else "")
+        return (f"{host_run.SHOWN_AS.get(stage, stage)} (its kernel {entry}), block {block}, grid {grid}, n = {n}, "
+                f"offset {offset}{order}: the host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}"
+                + elements(**launch(entry, block, grid, n, offset, reverse, launches, blocks)))
+    runs = [(run[:4], run, dict(launch(*run), launches=run[6], quiet=1)) for run in sum_launches(stage)]
+    return first_failures(runs, message)
 
 
 def elements(stage, entry, **launch):
@@ -111,15 +120,6 @@ def elements(stage, entry, **launch):
     said = [f"in[{e}] is never added" if s == 0 else f"in[{e}] is added {s:g} times" +
             (f" (by threads {', '.join(map(str, t.readers[e]))})" if t.readers.get(e) else "") for e, s in wrong[:4]]
     return f"; {'; '.join(said)}{f' (and {len(wrong) - 4} more)' if len(wrong) > 4 else ''}" if said else ""
-
-
-# The launcher's runs (in[i] = i % CYCLE + 1, so every sum is a whole number below 2^24, exact in any order): with
-# blocks of 64, sizes around each power of two and a block; with blocks of 1024, each multiple of 512 and the size
-# past it (07's one-block path at each thread count it picks, and the first size that needs the next).
-CYCLE = 1024
-LAUNCHER_SIZES = [(64, n) for n in (1, 33, 64, 65, 1000, 1025, 1029, 4097)] + [
-    (1024, n) for k in range(1, 33) for n in (512 * k, 512 * k + 1)]
-GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every thread loop
 
 
 def launcher_runs(stage):
@@ -142,70 +142,55 @@ def launcher_problems(stage):
     the harness gives."""
     host_run.executable(stage, launcher=True)
     names = host_run.combine_names()
-    runs = launcher_runs(stage)
 
-    def one(block, n, combine, regime, order):
-        return host_run.run(stage, "launcher", block=block, grid=-(-n // block), n=n, combine=names.index(combine),
-                            limit=GRID_LIMIT[regime], blocks=order, cycle=CYCLE, outs=1, quiet=1)
-    traces = side_by_side([(r, lambda r=r: one(*r)) for r in runs])
-    out, seen = [], set()
-    for block, n, combine, regime, order in runs:
-        got, want = traces[(block, n, combine, regime, order)].results[("out", 0)], sum(
-            i % CYCLE + 1 for i in range(n))
-        if got != want and (block, n, combine, regime) not in seen:
-            seen.add((block, n, combine, regime))
-            blocks = ("", ", blocks run last to first", ", blocks shuffled")[order]
-            launch = dict(block=block, grid=-(-n // block), n=n, combine=names.index(combine),
-                          limit=GRID_LIMIT[regime], blocks=order, outs=1)
-            out.append(f"{host_run.SHOWN_AS.get(stage, stage)} (its launcher), block {block}, n = {n}, {combine}, "
-                       f"{regime} regime{blocks}: the host run sums {got:.9g}, the input {want}"
-                       + (elements(stage, "launcher", **launch) if n <= 2048 else ""))
-    return out
+    def launch(block, n, combine, regime, order):
+        return dict(stage=stage, entry="launcher", block=block, grid=-(-n // block), n=n,
+                    combine=names.index(combine), limit=GRID_LIMIT[regime], blocks=order, outs=1)
 
-
-# (m, n, k): one tile, edges in every dimension, several steps along K
-GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
+    def message(block, n, combine, regime, order, t):
+        got, want = t.results[("out", 0)], sum(i % CYCLE + 1 for i in range(n))
+        if got == want:
+            return None
+        blocks = ("", ", blocks run last to first", ", blocks shuffled")[order]
+        return (f"{host_run.SHOWN_AS.get(stage, stage)} (its launcher), block {block}, n = {n}, {combine}, {regime} "
+                f"regime{blocks}: the host run sums {got:.9g}, the input {want}"
+                + (elements(**launch(block, n, combine, regime, order)) if n <= 2048 else ""))
+    runs = [(run[:4], run, dict(launch(*run), cycle=CYCLE, quiet=1)) for run in launcher_runs(stage)]
+    return first_failures(runs, message)
 
 
 def gemm_problems(stage):
     """Every tiled variant's C, made by the stage's own launcher (which sizes the grid and block), against the
     product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
-    text = host_run.stage_path(stage).read_text()
     host_run.executable(stage, launcher=True)
-    runs = []
-    for tile, pad in host_run.tiles(text):
-        for m, n, k in GEMM_SHAPES:
-            runs += [((tile, pad, m, n, k, reverse), lambda a=(tile, pad, m, n, k, reverse): host_run.run(
-                stage, "launcher", tile=a[0], pad=a[1], m=a[2], n=a[3], k=a[4], reverse=a[5], quiet=1))
-                for reverse in (0, 1)]
-    traces = side_by_side(runs)
-    out, seen = [], set()
-    for (tile, pad, m, n, k, reverse), t in traces.items():
+
+    def message(tile, pad, m, n, k, reverse, t):
         wrong = [(i, j) for i in range(m) for j in range(n) if t.results[("C", i * n + j)] != -sum(
             (i * k + x + 1) * (x * n + j + 1) for x in range(k))]
-        if wrong and (tile, pad, m, n, k) not in seen:
-            seen.add((tile, pad, m, n, k))
-            i, j = wrong[0]
-            out.append(f"{stage} (gemm_kernel<{tile}, {pad}>), M = {m}, N = {n}, K = {k}"
-                       f"{', threads run last to first' if reverse else ''}: C[{i}][{j}] is "
-                       f"{t.results[('C', i * n + j)]:.9g} in the host run, {len(wrong)} of {m * n} wrong")
-    return out
+        if not wrong:
+            return None
+        i, j = wrong[0]
+        return (f"{stage} (gemm_kernel<{tile}, {pad}>), M = {m}, N = {n}, K = {k}"
+                f"{', threads run last to first' if reverse else ''}: C[{i}][{j}] is "
+                f"{t.results[('C', i * n + j)]:.9g} in the host run, {len(wrong)} of {m * n} wrong")
+    runs = [((tile, pad, m, n, k), (tile, pad, m, n, k, reverse),
+             dict(stage=stage, entry="launcher", tile=tile, pad=pad, m=m, n=n, k=k, reverse=reverse, quiet=1))
+            for tile, pad in host_run.tiles(host_run.stage_path(stage).read_text()) for m, n, k in GEMM_SHAPES
+            for reverse in (0, 1)]
+    return first_failures(runs, message)
 
 
 def problems(stage):
     return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage))
 
 
-WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
-NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
-
-
 def index_problems(stage):
     """A 32-bit variable compared with, or made from, a 64-bit parameter of its function (the kernel's n): past 2^32
     elements it wraps, and a grid-stride loop on it never ends. Read from the file's text, naming the line."""
-    out = []
-    for first, item in host_run.top_level_items(host_run.COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]),
-                                                                    host_run.stage_path(stage).read_text())):
+    out, path = [], host_run.stage_path(stage)
+    where = host_run.SHOWN_AS.get(stage, f"{stage}/{path.name}")
+    blanked = host_run.COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), path.read_text())
+    for first, item in host_run.top_level_items(blanked):
         head = item.split("{", 1)[0]
         if "__global__" not in head and "__device__" not in head:
             continue
@@ -217,7 +202,6 @@ def index_problems(stage):
             if uses:
                 line = first + item[:m.start()].count("\n")
                 how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"
-                where = host_run.SHOWN_AS.get(stage, f"{stage}/{host_run.stage_path(stage).name}")
                 out.append(f"{where}:{line}: `{m[1]} {name}` is 32 bits, and {how} the 64-bit {uses[0]}: past 2^32 "
                            "elements it wraps (declare it std::size_t)")
     return out
