@@ -80,7 +80,7 @@ inline void first_value(Fiber& f, float v) {
 
 struct Region {
   std::string name;
-  const char* base;
+  const void* base;
   std::size_t bytes;
 };
 
@@ -124,8 +124,9 @@ inline void logf(const char* format, ...) {
 inline const Region* region_of(const void* p, std::size_t* element, std::size_t size) {
   const auto* c = static_cast<const char*>(p);
   for (const Region& r : run().regions) {
-    if (c >= r.base && c < r.base + r.bytes) {
-      *element = static_cast<std::size_t>(c - r.base) / size;
+    const auto* base = static_cast<const char*>(r.base);
+    if (c >= base && c < base + r.bytes) {
+      *element = static_cast<std::size_t>(c - base) / size;
       return &r;
     }
   }
@@ -430,7 +431,7 @@ class atomic_ref {  // fetch_add logs the ticket it hands out, its order and sco
     std::string written;
     for (const auto& w : ladder_host::run().regions) {
       if (w.name != ladder_host::run().watched) continue;
-      const auto* values = reinterpret_cast<const float*>(w.base);
+      const auto* values = static_cast<const float*>(w.base);
       for (std::size_t i = 0; i < w.bytes / sizeof(float); ++i)
         if (!std::isnan(values[i])) written += (written.empty() ? "" : ",") + std::to_string(i);
     }
@@ -460,7 +461,6 @@ struct thread_block {
   unsigned size() const { return num_threads(); }
 };
 inline thread_block this_thread_block() { return {}; }
-inline void sync(const thread_block& b) { b.sync(); }
 template <unsigned N>
 struct thread_block_tile {
   static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "a tile of a power of two lanes, at most 32");
@@ -479,9 +479,9 @@ template <unsigned N, typename Parent>
 thread_block_tile<N> tiled_partition(const Parent&) {
   return {};
 }
-template <unsigned N>
-void sync(const thread_block_tile<N>& t) {
-  t.sync();
+template <typename Group>
+void sync(const Group& g) {
+  g.sync();
 }
 template <typename T>
 using plus = std::plus<T>;

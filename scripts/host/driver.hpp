@@ -125,9 +125,7 @@ inline int run_gemm(const Entry& entry, const Options& o) {
   std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + 32 * std::size_t(n) + guard, NAN);
   for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
   for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
-  r.regions = {{"A", reinterpret_cast<const char*>(A.data()), a_size * 4},
-               {"B", reinterpret_cast<const char*>(B.data()), b_size * 4},
-               {"C", reinterpret_cast<const char*>(C.data()), c_size * 4}};
+  r.regions = {{"A", A.data(), a_size * 4}, {"B", B.data(), b_size * 4}, {"C", C.data(), c_size * 4}};
   args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
   args.gemm = {static_cast<int>(o.tile), o.pad != 0};
   run_blocks(entry, args, o);
@@ -151,11 +149,8 @@ inline int run_reduce(const Entry& entry, const Options& o) {
   std::vector<float> out(outs + guard, NAN), partials(blocks + guard, NAN), partials1(blocks + guard, NAN);
   const bool launcher = entry.dynamic_smem == nullptr;
   unsigned ticket = 0;
-  r.regions = {{"in", reinterpret_cast<const char*>(in), o.n * 4},
-               {"out", reinterpret_cast<const char*>(out.data()), outs * 4},
-               {"partials", reinterpret_cast<const char*>(partials.data()), blocks * 4},
-               {"partials1", reinterpret_cast<const char*>(partials1.data()), blocks * 4},
-               {"ticket", reinterpret_cast<const char*>(&ticket), 4}};
+  r.regions = {{"in", in, o.n * 4}, {"out", out.data(), outs * 4}, {"partials", partials.data(), blocks * 4},
+               {"partials1", partials1.data(), blocks * 4}, {"ticket", &ticket, 4}};
   r.watched = "partials";
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
   args.launch = {o.block[0], static_cast<unsigned>(o.limit), static_cast<ladder::Combine>(o.combine),
