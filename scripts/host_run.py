@@ -161,11 +161,11 @@ def _top_level_split(text):
 
 def host_launches(item):
     """A host function with each `kernel<<<grid, block[, smem[, stream]]>>>(args)` as
-    `ladder_host::launch(grid, block[, smem[, stream]], [&] { kernel(args); })` (runtime.hpp)."""
+    `ladder_host::launch([&] { kernel(args); }, grid, block[, smem[, stream]])` (runtime.hpp)."""
     while (m := LAUNCH.search(item)):
         end = _closing(item, m.end() - 1)
         config, call = ", ".join(_top_level_split(m.group(2))), f"{m.group(1)}{item[m.end() - 1:end]}"
-        item = f"{item[:m.start()]}ladder_host::launch({config}, [&] {{ {call}; }}){item[end:]}"
+        item = f"{item[:m.start()]}ladder_host::launch([&] {{ {call}; }}, {config}){item[end:]}"
     return item
 
 

@@ -99,8 +99,10 @@ struct Run {
   std::function<void(unsigned)> on_block_end;
   Shared shared;
   std::vector<Region> regions;
-  std::string watched;  // the region a ticket reports on
-  bool reverse = false;  // run the threads from the last to the first, up to each barrier
+  std::string watched;      // the region a ticket reports on
+  bool reverse = false;     // run the threads from the last to the first, up to each barrier
+  int block_order = 0;      // a launch's blocks (runtime.hpp): 0 first to last, 1 last to first, 2 shuffled (seeded)
+  int launches = 0;         // made so far
   std::FILE* log = stdout;  // nullptr: log nothing
 };
 

@@ -76,7 +76,7 @@ inline Options parse(int argc, char** argv) {
     else fail("unknown option '%s'", key.c_str());
   }
   run().reverse = o.reverse;
-  launch_order().blocks = static_cast<int>(o.blocks);
+  run().block_order = static_cast<int>(o.blocks);
   o.grid.resize(2, 1);
   o.block.resize(2, 1);
   const unsigned blocks = o.grid[0] * o.grid[1];

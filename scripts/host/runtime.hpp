@@ -1,7 +1,7 @@
 // The CUDA runtime a stage's launcher calls, on the host, so a host run can go through the launcher itself and see
 // the launches it makes: host_run.py rewrites each `kernel<<<grid, block, smem, stream>>>(args);` into
-// `ladder_host::launch(grid, block, smem, [&] { kernel(args); });`, which runs the launch's blocks one after
-// another in the order the run asks for (launch_order()), with exactly the dynamic shared memory the launch asked
+// `ladder_host::launch([&] { kernel(args); }, grid, block, smem, stream);`, which runs the launch's blocks one after
+// another in the order the run asks for (Run::block_order), with exactly the dynamic shared memory the launch asked
 // for: a block that reaches past it fails, naming the line. Memsets and copies act on the host's buffers.
 #pragma once
 
@@ -26,7 +26,8 @@ inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaSt
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind, cudaStream_t = nullptr) {
+inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind,
+                                   cudaStream_t = nullptr) {
   std::memmove(to, from, bytes);
   return cudaSuccess;
 }
@@ -70,38 +71,24 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, i
 
 namespace ladder_host {
 
-struct LaunchOrder {
-  int blocks = 0;  // 0: first to last; 1: last to first; 2: a shuffle seeded by the launch's number and grid
-  int count = 0;   // launches made so far
-};
-inline LaunchOrder& launch_order() {
-  static LaunchOrder o;
-  return o;
-}
-
 // One launch: its blocks in the run's order, each with `smem` bytes of dynamic shared memory. Logs "K number
 // blocks threads smem".
-inline void launch(dim3 grid, dim3 block, std::size_t smem, std::function<void()> body) {
+inline void launch(std::function<void()> body, dim3 grid, dim3 block, std::size_t smem = 0, cudaStream_t = nullptr) {
   Run& r = run();
-  LaunchOrder& o = launch_order();
   const unsigned blocks = grid.x * grid.y * grid.z, threads = block.x * block.y * block.z;
   if (blocks == 0 || threads == 0 || threads > 1024)
-    fail("launch %d asks for %u blocks of %u threads: a GPU refuses it", o.count + 1, blocks, threads);
+    fail("launch %d asks for %u blocks of %u threads: a GPU refuses it", r.launches + 1, blocks, threads);
   r.grid = grid;
   r.block = block;
   r.shared.dynamic_bytes = smem;
   r.body = std::move(body);
-  logf("K %d %u %u %zu\n", o.count, blocks, threads, smem);
+  logf("K %d %u %u %zu\n", r.launches, blocks, threads, smem);
   std::vector<unsigned> order(blocks);
   std::iota(order.begin(), order.end(), 0u);
-  if (o.blocks == 1) std::reverse(order.begin(), order.end());
-  if (o.blocks == 2) std::shuffle(order.begin(), order.end(), std::mt19937(1000003u * o.count + blocks));
+  if (r.block_order == 1) std::reverse(order.begin(), order.end());
+  if (r.block_order == 2) std::shuffle(order.begin(), order.end(), std::mt19937(1000003u * r.launches + blocks));
   for (unsigned b : order) run_block({b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)});
-  ++o.count;
-}
-inline void launch(dim3 grid, dim3 block, std::function<void()> body) { launch(grid, block, 0, std::move(body)); }
-inline void launch(dim3 grid, dim3 block, std::size_t smem, cudaStream_t, std::function<void()> body) {
-  launch(grid, block, smem, std::move(body));
+  ++r.launches;
 }
 
 }  // namespace ladder_host
