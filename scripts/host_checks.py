@@ -65,22 +65,6 @@ def first_failures(runs, message):
     return out
 
 
-def sum_launches(stage):
-    """(entry, block, grid, n, offset, reverse, launches, blocks) of every host run kernel_problems makes."""
-    tree_only = "stream" not in regimes(stage)  # no grid-stride loop: n / block blocks
-    out = []
-    for entry in host_run.kernel_entries(stage):
-        for block, grid, n in SHAPES:
-            if entry == "one-block":
-                if n > 16 * block:
-                    continue
-                grid = 1
-            elif tree_only:
-                grid = -(-n // block)
-            out += [(entry, block, grid, n, *order) for order in ORDERS if grid > 1 or not order[3]]
-    return out
-
-
 def sum_problems(stage):
     """The kernels' runs (kernel_problems), then, where they passed, the launcher's (launcher_problems), which a
     launcher the host run cannot build refuses by name (HostRunUnmodelled)."""
@@ -88,7 +72,10 @@ def sum_problems(stage):
 
 
 def kernel_problems(stage):
+    """Each kernel at each of SHAPES (the one-block kernel on one block, where it is up to 16 elements a thread) in
+    each of ORDERS."""
     host_run.executable(stage)  # built once, before the runs
+    tree_only = "stream" not in regimes(stage)  # no grid-stride loop: n / block blocks
 
     def launch(entry, block, grid, n, offset, reverse, launches, blocks):  # the run's, elements()'s: one launch
         order = {"order": block_order(blocks, grid, n)} if blocks else {}
@@ -105,7 +92,18 @@ def kernel_problems(stage):
         return (f"{host_run.SHOWN_AS.get(stage, stage)} (its kernel {entry}), block {block}, grid {grid}, n = {n}, "
                 f"offset {offset}{order}: the host run sums {got:.9g}, the input {n * (n + 1) / 2:.9g}"
                 + elements(**launch(entry, block, grid, n, offset, reverse, launches, blocks)))
-    runs = [(run[:4], run, dict(launch(*run), launches=run[6], quiet=1)) for run in sum_launches(stage)]
+    runs = []
+    for entry in host_run.kernel_entries(stage):
+        for block, grid, n in SHAPES:
+            if entry == "one-block":
+                if n > 16 * block:
+                    continue
+                grid = 1
+            elif tree_only:
+                grid = -(-n // block)
+            runs += [((entry, block, grid, n), (entry, block, grid, n, *order),
+                      dict(launch(entry, block, grid, n, *order), launches=order[2], quiet=1))
+                     for order in ORDERS if grid > 1 or not order[3]]
     return first_failures(runs, message)
 
 
@@ -122,24 +120,11 @@ def elements(stage, entry, **launch):
     return f"; {'; '.join(said)}{f' (and {len(wrong) - 4} more)' if len(wrong) > 4 else ''}" if said else ""
 
 
-def launcher_runs(stage):
-    """(block, n, combine, regime, blocks) of each run of the stage's launcher: blocks of 64 in every combine, regime
-    and block order; blocks of 1024 (the sizes of one block's reach) first to last, in the default regime and
-    combine, and in the others at the largest of those sizes and the next."""
-    out = []
-    for block, n in LAUNCHER_SIZES:
-        for combine in combines(stage):
-            if block == 64:
-                out += [(block, n, combine, regime, order) for regime in regimes(stage) for order in (0, 1, 2)]
-            elif combine == combines(stage)[0] or n > 512 * 31 + 1:
-                out.append((block, n, combine, regimes(stage)[0], 0))
-    return out
-
-
 def launcher_problems(stage):
-    """The stage's own launcher on the host (runtime.hpp): every combine and regime, block orders, the sizes of
-    LAUNCHER_SIZES; its launches get exactly the dynamic shared memory they ask for, and buffers exactly the sizes
-    the harness gives."""
+    """The stage's own launcher on the host (runtime.hpp), at the sizes of LAUNCHER_SIZES: blocks of 64 in every
+    combine, regime and block order; blocks of 1024 (the sizes of one block's reach) first to last, in the default
+    regime and combine, and in the others at the largest of those sizes and the next. Its launches get exactly the
+    dynamic shared memory they ask for, and buffers exactly the sizes the harness gives."""
     host_run.executable(stage, launcher=True)
     names = host_run.combine_names()
 
@@ -155,8 +140,14 @@ def launcher_problems(stage):
         return (f"{host_run.SHOWN_AS.get(stage, stage)} (its launcher), block {block}, n = {n}, {combine}, {regime} "
                 f"regime{blocks}: the host run sums {got:.9g}, the input {want}"
                 + (elements(**launch(block, n, combine, regime, order)) if n <= 2048 else ""))
-    runs = [(run[:4], run, dict(launch(*run), cycle=CYCLE, quiet=1)) for run in launcher_runs(stage)]
-    return first_failures(runs, message)
+    runs = []
+    for block, n in LAUNCHER_SIZES:
+        for combine in combines(stage):
+            if block == 64:
+                runs += [(block, n, combine, regime, order) for regime in regimes(stage) for order in (0, 1, 2)]
+            elif combine == combines(stage)[0] or n > 512 * 31 + 1:
+                runs.append((block, n, combine, regimes(stage)[0], 0))
+    return first_failures([(r[:4], r, dict(launch(*r), cycle=CYCLE, quiet=1)) for r in runs], message)
 
 
 def gemm_problems(stage):
