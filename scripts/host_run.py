@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 HOST = ROOT / "scripts" / "host"
 CXX = os.environ.get("CXX", "g++")
 WARP = 32
-HOST_RUN_LIMIT = 60  # seconds: one host run sums at most a few thousand floats
+HOST_RUN_LIMIT = 20  # seconds: one host run sums at most a few thousand floats, in well under one
 NEVER_ENDS = "a loop that never ends, or a barrier not every thread of the block reaches"
 SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text() holds a reader's file
 

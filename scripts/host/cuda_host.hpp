@@ -50,7 +50,7 @@ namespace ladder_host {
   std::vfprintf(stderr, format, args);
   std::fputc('\n', stderr);
   va_end(args);
-  std::exit(3);
+  std::_Exit(3);  // not exit(): a fiber that fails must not unwind the stack it runs on
 }
 
 constexpr unsigned kWarp = 32;
