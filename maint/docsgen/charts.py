@@ -101,6 +101,7 @@ def check_charts(rendered):  # each chart's PNG holds the data the results give 
 STAGE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22"]
 STAGE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 COMBINE_LINES = {"atomic": "-", "last-block": "--", "two-pass": ":"}
+VARIANT_MARKERS = {"(last-block)": "<", "(two-pass)": ">", "padded": "h"}  # a stage's variant: a marker of its own
 REFERENCE_STYLES = {name: dict(color=color, linestyle=line, marker=marker) for name, (color, line, marker) in {
     "CUB": ("black", ":", "x"), "cuBLAS": ("black", ":", "x"),  # the vendor library's figure, as CUB's
     "read-only kernel": ("#7f7f7f", "-", "+"), "naive": ("#7f7f7f", "-.", "1"), "CPU float loop": ("#17becf", "--", "."),
@@ -121,18 +122,30 @@ def style(label):
         raise DocsError(f"the charts have no look for the series '{label}'")
     i = ladder_stages().index(stage) % len(STAGE_COLOURS)
     line = next((COMBINE_LINES[c] for c in COMBINE_LINES if f"({c})" in base), "--" if "padded" in base else "-")
-    return dict(color=STAGE_COLOURS[i], marker=STAGE_MARKERS[i], linestyle=line)
+    marker = next((v for k, v in VARIANT_MARKERS.items() if k in base), STAGE_MARKERS[i])
+    return dict(color=STAGE_COLOURS[i], marker=marker, linestyle=line)
 def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that match, in table order
     out = {}
     for m in marks:
         if all(m.get(k) == v for k, v in match.items()):
             out.setdefault(m["series"], []).append((m["x"], m["y"]))
     return out
-def plot_series(ax, series, scale=lambda y: y):
-    """Each series a line of hollow markers, each smaller than the last: values that coincide show as nested rings."""
-    for k, (name, pts) in enumerate(series.items()):
-        ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markerfacecolor="none",
-                markersize=max(11 - 0.8 * k, 3), linewidth=1.2, **style(name))
+def small_multiples(plt, series, ncols, size, panel, scale=lambda y: y, sharey=True):
+    """A panel per series, in its look and titled with its name, the other series faint grey behind it: series whose
+    values coincide each stay visible. panel(ax, first column, last column) adds the axes and reference lines."""
+    rows = -(-len(series) // ncols)
+    fig, grid = plt.subplots(rows, ncols, figsize=size, sharex=True, sharey=sharey, squeeze=False)
+    for k, ax in enumerate(grid.flat):
+        if k >= len(series):
+            ax.set_visible(False)
+            continue
+        name, pts = list(series.items())[k]
+        for other in series.values():
+            ax.plot([x for x, _ in other], [scale(y) for _, y in other], color="#d9d9d9", linewidth=0.8, label="_other")
+        ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markersize=4, linewidth=1.2, **style(name))
+        ax.set_title(name, fontsize=8, color=style(name)["color"])
+        panel(ax, k % ncols == 0, k % ncols == ncols - 1 or k == len(series) - 1)
+    return fig, grid
 
 # ---- what a chart must not do: a legend over data, two series alike, a point hidden or cut off ---------------------
 def chart_problems(fig):
@@ -155,8 +168,9 @@ def chart_problems(fig):
                     out.append(f"the legend covers '{line.get_label()}'")
             out += [f"the legend covers a bar of '{p.get_label()}'" for p in ax.patches if p.get_window_extent().overlaps(box)]
     for ax in axes:
-        for line in [l for l in ax.lines if not l.get_label().startswith("_")]:
-            key = (str(line.get_color()), str(line.get_linestyle()), str(line.get_marker()))
+        for line in [l for l in ax.lines if not l.get_label().startswith("_")]:  # colour and marker (or line, if none)
+            marker = str(line.get_marker())
+            key = (str(line.get_color()), marker if marker not in ("None", "") else str(line.get_linestyle()))
             if seen.setdefault(key, line.get_label()) != line.get_label():
                 out.append(f"'{line.get_label()}' and '{seen[key]}' look alike ({', '.join(key)})")
         marked = [l for l in ax.lines if l.get_marker() not in ("None", "", None) and not l.get_label().startswith("_")]
@@ -164,12 +178,19 @@ def chart_problems(fig):
             pts = points(line)
             if any(not ax.get_window_extent().padded(1).contains(x, y) for x, y in pts):
                 out.append(f"a point of '{line.get_label()}' lies outside its axes")
-            hiders = [l for l in marked[k + 1:] if l.get_markersize() >= line.get_markersize() and  # filled, as large
-                      str(l.get_markerfacecolor()) != "none" and any(np.hypot(*(points(l) - p).T).min() < 1.0 for p in pts)]
-            out += [f"'{l.get_label()}' hides a point of '{line.get_label()}'" for l in hiders[:1]]
+            near = 0.4 * line.get_markersize() * fig.dpi / 72  # centres closer than this: one marker over the other
+            out += [f"'{l.get_label()}' stacks on a point of '{line.get_label()}'" for l in marked[k + 1:]
+                    if any(np.hypot(*(points(l) - p).T).min() < near for p in pts)][:1]
+        for line in [l for l in ax.lines if len(l.get_ydata()) > 1 == len(set(l.get_ydata()))]:  # a level line through a bar hides its top
+            y = points(line)[0][1]
+            out += [f"the line '{line.get_label()}' crosses the bar '{b.get_label()}'" for b in ax.patches
+                    if b.get_window_extent().y0 + 1 < y < b.get_window_extent().y1 - 2][:1]
         labels = [t for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
         out += [f"the tick labels '{a.get_text()}' and '{b.get_text()}' collide" for a, b in zip(labels, labels[1:])
                 if a.get_window_extent().overlaps(b.get_window_extent())]
+        texts = [t for t in ax.texts if t.get_text() and t.get_visible()]
+        out += [f"the labels '{a.get_text()}' and '{b.get_text()}' overlap" for i, a in enumerate(texts)
+                for b in texts[i + 1:] if a.get_window_extent().overlaps(b.get_window_extent())]
     return list(dict.fromkeys(out))
 
 def save_chart(fig, name, legend_of=None):
@@ -192,7 +213,7 @@ def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid=
         ax.minorticks_off()
     if logy:
         ax.set_yscale("log")
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, **{"title": title} if title else {})
     ax.grid(True, which=grid, alpha=0.3)
 
 def draw_charts():  # every chart of CHARTS from its data (chart_data), into docs/img/
@@ -203,73 +224,96 @@ def draw_charts():  # every chart of CHARTS from its data (chart_data), into doc
     plt.rcParams.update({"figure.dpi": 110, "font.size": 9})
     gpu, top = f"{meta()['device']}, CUDA {meta()['cuda_runtime']}", f(meta()["peak_gbps"])
     marks = {name: chart_data(name)["marks"] for name in CHART_SPECS}
-    # The ladder: a bar per row of the table and regime (none where a stage has no such regime), and its reference
-    # rows; the legend below the bars.
-    first, fig, ax = rows("ladder")[0], *plt.subplots(figsize=(8.5, 5.2))
+    # The ladder: a bar per row of the table and regime, a note where a stage has no such regime, each reference row a
+    # grey bar of its own right of them (a line would cross the bars it equals), the peak a line above all; the
+    # legend below.
+    first, fig, ax = rows("ladder")[0], *plt.subplots(figsize=(10.5, 4.8))
+    refs = [m for m in marks["ladder.png"] if m["series"] == "line"]
     labels = list(dict.fromkeys(m["x"] for m in marks["ladder.png"] if m["series"] != "line"))
     for k, (regime, color) in enumerate([("stream regime", "#1f77b4"), ("tree regime", "#ff7f0e")]):
-        pts = series_of(marks["ladder.png"], series=regime).get(regime, [])
-        ax.bar([labels.index(x) + (k - 0.5) * 0.38 for x, _ in pts], [y for _, y in pts], 0.38, label=regime, color=color)
-    for m in [m for m in marks["ladder.png"] if m["series"] == "line"]:
-        look = COPY if m["label"].startswith("cudaMemcpy") else {k: v for k, v in style(m["label"]).items() if k != "marker"}
-        ax.axhline(m["y"], label=f"{m['label']}: {m['y']:.0f} GB/s", **{"linewidth": 1.5, **look})
+        pts = dict(series_of(marks["ladder.png"], series=regime).get(regime, []))
+        ax.bar([i + (k - 0.5) * 0.38 for i, x in enumerate(labels) if x in pts], [y for y in pts.values()], 0.38,
+               label=regime, color=color)
+        for i in [i for i, x in enumerate(labels) if x not in pts]:
+            ax.text(i + (k - 0.5) * 0.38, top * 0.02, f"no {regime}", rotation=90, fontsize=7, ha="center", va="bottom")
+    for i, (m, hatch) in enumerate(zip(refs, ["//", "..", "xx"])):
+        ax.bar([len(labels) + 0.5 + i], [m["y"]], 0.6, color="#d9d9d9", edgecolor="#595959", hatch=hatch, label=f"{m['label']}: {m['y']:.0f} GB/s")
     ax.axhline(round(top, 1), label=f"theoretical peak {round(top, 1):.0f} GB/s", **PEAK)
-    ax.set_xticks(range(len(labels)), [x.replace(" (", "\n(") for x in labels], fontsize=7, rotation=30, ha="right")
+    ticks = labels + [m["label"].replace(" (median of the runs)", "").replace(" device to device", "") for m in refs]
+    ax.set_xticks([*range(len(labels)), *(len(labels) + 0.5 + i for i in range(len(refs)))],
+                  [x.replace(" ", "\n", 1) for x in ticks], fontsize=7)
+    ax.set_ylim(0, 1.08 * top)
     ax.set_ylabel(f"GB/s (n = {first['n']} floats)")
     ax.set_title(f"Sum of {first['n']} floats, median of {first['reps']} reps, L2 flushed ({gpu})", fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, frameon=False)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     fig.tight_layout()
     save_chart(fig, "ladder.png")
-    # The size sweep: GB/s against n, and the six largest sizes as % of the theoretical peak (from 0); one legend
-    # right of both panels.
-    series = series_of(marks["sweep.png"])
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [3, 2]})
-    big = sorted({x for pts in series.values() for x, _ in pts})[-6:]
-    plot_series(ax, series)
-    plot_series(ax2, {name: [(x, y) for x, y in pts if x in big] for name, pts in series.items()}, lambda y: 100 * y / top)
-    ax.axhline(top, label="theoretical peak", **PEAK)
-    axes(ax, "n (floats)", "GB/s", "GB/s against n, stream regime, L2 flushed")
-    axes(ax2, "n (floats)", "% of theoretical peak", "the largest sizes", big, lambda n: pow2(int(n)), False, "major")
-    ax2.set_ylim(0, 105)
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="center left", bbox_to_anchor=(0.8, 0.5), frameon=False)
-    fig.suptitle(gpu)
-    fig.tight_layout(rect=(0, 0, 0.8, 1))
+    # The size sweep: a panel per series (GB/s against n; the peak dashed; % of it on the right).
+    series, ticks = series_of(marks["sweep.png"]), sorted({m["x"] for m in marks["sweep.png"]})[::10]
+
+    def sweep_panel(ax, left, right):
+        ax.axhline(top, label="theoretical peak", **PEAK)
+        axes(ax, "n (floats)" if not ax.get_subplotspec().is_first_row() else "", "GB/s" if left else "", None,
+             ticks, lambda n: pow2(int(n)), grid="major")
+        if right:
+            ax.secondary_yaxis("right", functions=(lambda y: 100 * y / top, lambda p: p * top / 100)).set_ylabel(
+                "% of peak", fontsize=8)
+    fig, _ = small_multiples(plt, series, 5, (12, 5.4), sweep_panel)
+    fig.suptitle(f"GB/s against n, stream regime, L2 flushed; dashed: the theoretical peak; grey: the other series ({gpu})",
+                 fontsize=9)
+    fig.tight_layout()
     save_chart(fig, "sweep.png")
-    # The block-size probe: GB/s from 0; one legend for both panels, below them, covering nothing.
-    fig, panels = plt.subplots(1, 2, figsize=(10, 4.4))
-    for t, (ax, regime) in enumerate(zip(panels, ["stream", "tree"])):
-        plot_series(ax, series_of(marks["probe.png"], table=t))
-        axes(ax, "threads per block", "GB/s", f"{regime} regime, n = {rows('probe_' + regime)[0]['n']}",
-             sorted({m["x"] for m in marks["probe.png"]}), lambda b: str(int(b)), False, "major")
-        ax.set_ylim(0, 1.08 * max(m["y"] for m in marks["probe.png"] if m["table"] == t))
-    fig.legend(*panels[1].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7, frameon=False)
-    fig.suptitle(f"Block-size probe ({gpu})")
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    # The block-size probe: a panel per series and regime (a row each), GB/s from 0.
+    fig, grid = plt.subplots(2, 7, figsize=(13, 4.8), sharex=True, sharey="row")
+    blocks = sorted({m["x"] for m in marks["probe.png"]})
+    probe = [series_of(marks["probe.png"], table=t) for t in (0, 1)]
+    for t, (regime, series) in enumerate(zip(["stream", "tree"], probe)):
+        for ax, name in zip(grid[t], [n for n in probe[1 - t] if n not in series]):  # a stage without this regime
+            ax.axis("off")
+            ax.text(0.5, 0.5, f"{name}:\nno {regime} regime", ha="center", transform=ax.transAxes)
+        for k, (ax, (name, pts)) in enumerate(zip(grid[t][len(grid[t]) - len(series):], series.items())):
+            for other in series.values():
+                ax.plot(*zip(*other), color="#d9d9d9", linewidth=0.8, label="_other")
+            ax.plot(*zip(*pts), label=name, markersize=4, linewidth=1.2, **style(name))
+            ax.set_title(name.replace(" (", "\n("), fontsize=7, color=style(name)["color"])
+            axes(ax, "threads per block" if t else "", f"{regime} regime, GB/s" if k == 0 else "", None, blocks[::2],
+                 lambda b: str(int(b)), False, "major", fontsize=7)
+            ax.set_ylim(0, 1.1 * max(m["y"] for m in marks["probe.png"] if m["table"] == t))
+            ax.tick_params(labelleft=k == 0)
+    fig.suptitle(f"Block-size probe, n = {rows('probe_stream')[0]['n']}; grey: the other stages ({gpu})", fontsize=9)
+    fig.tight_layout()
     save_chart(fig, "probe.png")
     # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
     fig, ax = plt.subplots(figsize=(8, 4.2))
     fp32 = round(fp32_peak(), 1)
-    plot_series(ax, series_of(marks["gemm.png"]))
+    for name, pts in series_of(marks["gemm.png"]).items():
+        ax.plot(*zip(*pts), label=name, markersize=7, linewidth=1.2, **style(name))
     ax.axhline(fp32, label=f"FP32 peak {fp32:,.0f} GFLOP/s", **PEAK)
     ax.set_ylim(min(m["y"] for m in marks["gemm.png"]) / 2, fp32 * 2)
     axes(ax, "M = N = K", "GFLOP/s", f"SGEMM, median of {rows('gemm')[0]['reps']} reps ({gpu})",
          sorted({int(m["x"]) for m in marks["gemm.png"]}), fontsize=7)
     save_chart(fig, "gemm.png", ax)
-    # Accuracy: relative error against n, a tick at each size run.
-    fig, ax = plt.subplots(figsize=(8.5, 4.4))
-    plot_series(ax, series_of(marks["accuracy.png"]), lambda y: max(y, 1e-12))
-    ax.axhline(2.0 ** -24, label="u = 2^-24 (one rounding)", **ROUNDING)
-    axes(ax, "n (floats, uniform in [0, 1))", "|result - exact sum| / exact sum", f"Accuracy of the float sum against n "
-         f"({gpu})", sorted({int(m["x"]) for m in marks["accuracy.png"]}), lambda n: pow2(int(n)), fontsize=7)
-    save_chart(fig, "accuracy.png", ax)
-    # The roofline: each row of its table a point, in its series' look (a smaller ring inside an earlier one it covers).
+    # Accuracy: a panel per series, relative error against n, one rounding (u) dashed.
+    def accuracy_panel(ax, left, right):
+        ax.axhline(2.0 ** -24, label="u = 2^-24 (one rounding)", **ROUNDING)
+        axes(ax, "" if ax.get_subplotspec().is_first_row() else "n (floats)", "relative error" if left else "", None,
+             sorted({m["x"] for m in marks["accuracy.png"]})[::5], lambda n: pow2(int(n)), grid="major")
+    fig, _ = small_multiples(plt, series_of(marks["accuracy.png"]), 5, (12, 5.4), accuracy_panel,
+                             lambda y: max(y, 1e-12))
+    fig.suptitle(f"|result - exact sum| / exact sum against n (uniform in [0, 1)); dash-dot: u = 2^-24, one rounding; "
+                 f"grey: the other series ({gpu})", fontsize=9)
+    fig.tight_layout()
+    save_chart(fig, "accuracy.png")
+    # The roofline: each row of its table a point, in its series' look.
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
     xs, points = [2 ** (i / 4) for i in range(-12, 48)], marks["roofline.png"]
     ax.plot(xs, [min(fp32, x * round(top, 1)) for x in xs], color="black", linewidth=1.5,
             label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
-    for k, m in enumerate(points):
-        under = sum(abs(math.log(m["x"] / o["x"])) < 0.1 and abs(math.log(m["y"] / o["y"])) < 0.1 for o in points[:k])
-        ax.plot([m["x"]], [m["y"]], linestyle="none", markerfacecolor="none", markersize=max(12 - 1.4 * under, 4),
-                label=m["label"], **{key: v for key, v in style(m["label"]).items() if key != "linestyle"})
-    axes(ax, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s", f"Roofline ({gpu})")
+    for m in points:  # points that would cover each other side by side, 0.35 octave apart
+        same = [o for o in points if o["x"] == m["x"] and abs(math.log(o["y"] / m["y"])) < 0.15]
+        x = m["x"] * 2 ** (0.35 * (same.index(m) - (len(same) - 1) / 2))
+        ax.plot([x], [m["y"]], linestyle="none", markersize=7, label=m["label"],
+                **{key: v for key, v in style(m["label"]).items() if key != "linestyle"})
+    axes(ax, "arithmetic intensity (FLOP per byte moved; points that coincide drawn side by side)", "GFLOP/s",
+         f"Roofline ({gpu})")
     save_chart(fig, "roofline.png", ax)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The charts (maint/docsgen/charts.py) read at a glance: every chart drawn from the results passes the layout check
-that ./maint/do docs applies before it saves one (no legend over data, no two series alike, no point hidden under
-another or outside its axes, no tick labels that collide), and that check is seen to fail on a small figure with
-each fault planted. Needs matplotlib (exit 77, skipped, without it). No GPU.
+that ./maint/do docs applies before it saves one (no legend over data, no two series of one colour and marker, no
+point on another or outside its axes, no tick or direct labels that collide, no level line through a bar), and that
+check is seen to fail on a small figure with each fault planted. Needs matplotlib (exit 77, skipped, without it). No GPU.
 
   python3 -m maint.tests.check_charts
 """
@@ -16,20 +16,26 @@ def planted(plt, fault):
     fig, ax = plt.subplots(figsize=(4, 3))
     xs = [1, 2, 3, 4, 5]
     ax.plot(xs, [1, 2, 3, 4, 5], color="C0", marker="o", label="one")
-    look = dict(color="C0", marker="o") if fault == "alike" else dict(color="C1", marker="s")
+    look = dict(color="C0", marker="o", linestyle="--") if fault == "alike" else dict(color="C1", marker="s")
     ys = [1, 2, 3, 4, 5] if fault == "hidden" else [5, 4, 3.5, 2, 1]
     ax.plot(xs, ys, markersize=8, label="two", **look)
     if fault == "outside":
         ax.set_ylim(0, 4.5)
     if fault == "labels":
         ax.set_xticks(xs, [f"a long label {x}" for x in xs])
+    if fault == "texts":  # two direct labels on one spot
+        ax.text(2, 2, "a label")
+        ax.text(2.1, 2, "another label")
+    if fault == "bars":  # a level line through a bar's body
+        ax.bar([2.5], [4], label="a bar")
+        ax.axhline(2.5, color="k", label="a level")
     ax.legend(loc="center" if fault == "legend" else "center left", bbox_to_anchor=None if fault == "legend" else
               (1.02, 0.5))
     fig.tight_layout()
     return fig
 
-FAULTS = {"legend": "legend covers", "alike": "look alike", "hidden": "hides a point", "outside": "outside its axes",
-          "labels": "collide"}
+FAULTS = {"legend": "legend covers", "alike": "look alike", "hidden": "stacks on", "outside": "outside its axes",
+          "labels": "collide", "texts": "overlap", "bars": "crosses the bar"}
 
 def main():
     try:
