@@ -189,13 +189,26 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
         text = folded.sub("", text)
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
+SENTENCE_WORDS = 40  # the most words a sentence of a reader's page may have
+
+def long_sentences(page, text):
+    """Each sentence of a page's prose (code a word, tables, headings and pictures out) over SENTENCE_WORDS words."""
+    text = re.sub(r"`[^`\n]*`", "code", link_text(re.sub(r"<[^>\n]+>", " ", without_fences(text))))
+    blocks = re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.)\s)", text)  # paragraphs and list items
+    return [f"{page}: a sentence of {len(words)} words, more than {SENTENCE_WORDS}: \"{' '.join(s.split())[:80]}...\""
+            for block in blocks for s in re.split(r"(?<=[.!?])\s+", " ".join(
+                l for l in block.splitlines() if not l.lstrip().startswith(("|", "#", "!["))))
+            if len(words := re.findall(r"[A-Za-z0-9][\w'’.^/×-]*", s)) > SENTENCE_WORDS]
 def reader_problems(rendered):
-    """{page: text}: each page over its limit of words of prose or of open tables before its folded evidence, and each
-    line of a reader's page (README, the stage pages) before it that names what belongs to method.md or the evidence:
+    """{page: text}: each page over its limit of words of prose or of open tables before its folded evidence, each sentence
+    of a reader's page (README, index, the stage pages) too long to parse, and each line of README or a stage page
+    before its folded evidence that names what belongs to method.md or the evidence:
     the commands that regenerate the evidence, test names, build and try paths, the project's scripts, tool history."""
     out = []
     for page, text in rendered.items():
         page, stage, lines = str(page), pathlib.Path(page).stem, unfolded(text).splitlines()
+        if page in ("README.md", "docs/index.md") or page.startswith("docs/stages/"):
+            out += long_sentences(page, text)
         gemm = stage in ladder_stages() and role(stage) == "gemm"
         if limit := LIMITS.get(page) or page.startswith("docs/stages/") and (GEMM_LIMITS if gemm else STAGE_LIMITS):
             tables = sum(l.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")) for i, l in enumerate(lines))
