@@ -7,6 +7,7 @@ import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
 from scripts.stages import describe, gemm_stage, stage_file
+from scripts.build import MIN_CMAKE
 from .base import and_list, DocsError, missing, ROOT, rows, state
 
 def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds it
@@ -104,6 +105,9 @@ def default_architectures():
     archs = m.group(1).split(";")
     return and_list(f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs) + (
         " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else "")
+def build_needs():  # the oldest compute capability CMake builds for without a GPU, and the oldest CMake ./ladder takes
+    oldest = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "(\d+)(\d)', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
+    return {"cc": f"{oldest[1]}.{oldest[2]}", "cmake": MIN_CMAKE}
 def preset_jobs():  # the build presets' job count (CMakePresets.json), which test_runner presets holds equal
     jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}
     if len(jobs) != 1:
