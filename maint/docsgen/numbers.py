@@ -79,6 +79,7 @@ def per_block_ns(stage, block):
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
 def per_block_spread(combine, blocks):
     return "–".join(f"{pick(per_block(combine, b) for b in blocks):.2f}" for pick in (min, max)) + " ns"
+def probe_blocks(): return sorted({r["block"] for r in rows("probe_tree")}, key=int)  # the probe's block sizes
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
