@@ -14,12 +14,13 @@ import subprocess
 import tempfile
 import time
 
+from maint import experiments, gemm_stage, has_stream
 from scripts import sanitize
 from scripts.run import cpu_rows, gemm_rows, ladder_rows, print_cpu, print_ladder, run_args, size_args
 from scripts.stages import (ROOT, StageError, UsageProblem, all_pass, all_regimes, binary, combine_stage, constants,
-                            describe, fmt_num, gemm_stage, git_commit, has_stream, ladder_stages, meta_from,
-                            reduce_stages, regime_args, role, row_label, run_binary, save, say, table)
-from scripts.tries import build_copies, cmd_try, experiments, own_copy, patched_copy, variant_target
+                            describe, fmt_num, git_commit, ladder_stages, meta_from, reduce_stages, regime_args, role,
+                            row_label, run_binary, save, say, table)
+from scripts.tries import build_copies, cmd_try, own_copy, patched_copy, variant_target
 
 from . import mutants
 from .tests.check_try_file import corpus, expectations

@@ -54,14 +54,12 @@ def ensure(required, optional=()):
             if done.returncode != 0:
                 say(f"ladder: apt-get could not install {p}; its last lines:\n" +
                     "\n".join("  " + l for l in (done.stdout + done.stderr).splitlines()[-15:]))
-    still = [p for p in required if not have(p)]
-    if "cmake" in still and cmake_version():
-        say(f"ladder: CMake {cmake_version()} is too old: {MIN_CMAKE} or newer is needed ('pip install cmake' gives one)")
-        still.remove("cmake")
-        if not still:
-            sys.exit(2)
-    if still:
+    old = "cmake" in [p for p in required if not have(p)] and cmake_version()
+    if old:
+        say(f"ladder: CMake {old} is too old: {MIN_CMAKE} or newer is needed ('pip install cmake' gives one)")
+    if still := [p for p in required if not have(p) and not (p == "cmake" and old)]:
         say(f"ladder: missing {' '.join(still)}; install with: sudo apt-get install {' '.join(still)}")
+    if old or still:
         sys.exit(2)
 
 

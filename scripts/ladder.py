@@ -59,7 +59,6 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-
 def stage_options(p, gemm=True):
     p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
     g = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
@@ -107,16 +106,13 @@ def parser():
 
 
 def writable_directory(option, path):
-    """A directory option is usable before anything is installed, built or run: one that exists is a directory, and a
-    directory can be made (and is removed again) in it or in its nearest existing parent; UsageProblem otherwise."""
+    """A directory option is usable before anything is built or run: it is a directory, or one can be made in its
+    nearest existing parent (tried, and removed again); UsageProblem otherwise."""
     p = pathlib.Path(path).absolute()
-    if p.exists() and not p.is_dir():
-        raise UsageProblem(f"{option} {path}: that is a file, not a directory")
-    base = p
-    while not base.exists():
-        base = base.parent
+    base = next(b for b in (p, *p.parents) if b.exists())
     if not base.is_dir():
-        raise UsageProblem(f"{option} {path}: {base} is a file, so the directory cannot be made")
+        why = "that is a file, not a directory" if base == p else f"{base} is a file, so the directory cannot be made"
+        raise UsageProblem(f"{option} {path}: {why}")
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".ladder-probe-", dir=base))
     except OSError as e:

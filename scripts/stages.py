@@ -88,11 +88,6 @@ def gemm_stages():
     return [s for s in ladder_stages() if role(s) == "gemm"]
 
 
-def gemm_stage():
-    """The first GEMM rung (the one the docs' GEMM tables are of), or None."""
-    return next(iter(gemm_stages()), None)
-
-
 def regimes(stage):
     return describe(stage)["regimes"]
 
@@ -100,11 +95,6 @@ def regimes(stage):
 def combines(stage):
     """The stage's combine strategies; the first is its default."""
     return describe(stage)["combines"]
-
-
-def has_stream(stage):
-    """Whether the stage has a grid-stride loop (the stream regime); a tree-only stage runs one element per thread."""
-    return "stream" in regimes(stage)
 
 
 def all_regimes():
@@ -148,7 +138,11 @@ def run_binary(stage, args, exe=None):
         raise NoGpu(proc.stderr.strip())
     if proc.returncode not in (0, 1):
         raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited {proc.returncode}: {proc.stderr.strip()}")
-    rows = json.loads(proc.stdout)
+    try:
+        rows = json.loads(proc.stdout)
+    except ValueError:  # it stopped before its report: a launch that never ended, say (its message says)
+        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited {proc.returncode} with no report: "
+                         f"{proc.stderr.strip()}") from None
     if proc.returncode == 1 and rows and all_pass(rows) and "--determinism" not in args:
         raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited 1 (a check failed) but every row passes: run it with "
                          "--format table to see its notes")

@@ -23,23 +23,17 @@ from .stages import (ROOT, StageError, UsageProblem, all_pass, binary, combines,
                      stage_file, table)
 
 Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
-CONSTANT_RANGE = (1, 64)
-
-
-def find_patch(spec):
-    """A patch path as the reader gave it: relative to where ./ladder was called from, else to the repository."""
-    for base in (pathlib.Path(os.environ.get("LADDER_CWD", ".")), ROOT):
-        if (base / spec).is_file():
-            return (base / spec).resolve()
-    raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
 
 
 def parse_change(stage, spec):
     """What ./ladder try changes, checked against the stage file before anything is built: 'NAME=v1,v2' (a constant),
     '--option=v1,v2' (a stage option, which the program checks), 'path/to/name.patch' (an experiment) or
     'path/to/mine.cu' (the reader's own version of the stage file)."""
-    if spec.endswith(".patch"):
-        path = find_patch(spec)
+    if spec.endswith(".patch"):  # relative to where ./ladder was called from, else to the repository
+        found = [b / spec for b in (pathlib.Path(os.environ.get("LADDER_CWD", ".")), ROOT) if (b / spec).is_file()]
+        if not found:
+            raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
+        path = found[0].resolve()
         patched_text(stage, path)
         return Change("patch", path.stem, [], path)
     if spec.endswith(".cu"):
@@ -71,7 +65,7 @@ def check_constant(stage, name, values):
             (f" or try one of its experiments ({', '.join(patches)})" if patches else "")
         raise UsageProblem(f"try {stage} {name}=...: {stage}/{stage_file(stage).name} has no constant {name} "
                            f"({have})")
-    lo, hi = CONSTANT_RANGE
+    lo, hi = 1, 64  # a count: the constants try may change are loads in flight, unroll factors, pads
     for v in values:
         if not v.isdigit() or not lo <= int(v) <= hi:
             raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
@@ -118,11 +112,6 @@ def patched_text(stage, patch):
             raise UsageProblem(f"try {stage} {shown(patch)} does not apply to {target} as it is now; git apply says: "
                                f"{error(proc.stderr)}")
         return copy.read_text()
-
-
-def experiments():
-    """Every experiment kept as a patch: docs/experiments/<stage>/<name>.patch -> [(stage, path)]."""
-    return [(p.parent.name, p) for p in sorted((ROOT / "docs" / "experiments").glob("*/*.patch"))]
 
 
 def variant_target(stage, name):

@@ -7,7 +7,8 @@ import math
 import re
 import struct
 
-from scripts.stages import gemm_stage, ladder_stages, reduce_stages
+from maint import gemm_stage
+from scripts.stages import ladder_stages, reduce_stages
 from .base import DocsError, f, IMG, meta, NOT_MEASURED, pow2, ROOT, rows, size_value
 from .numbers import fp32_peak
 from .tables import accuracy_table, gemm_table, ladder_table, probe_table, roofline_table, sweep_table

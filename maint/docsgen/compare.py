@@ -2,7 +2,8 @@
 conditions: the causes a page may state, each a function of the results."""
 import re
 
-from scripts.stages import gemm_stage, reduce_stages
+from maint import gemm_stage
+from scripts.stages import reduce_stages
 from .base import and_list, default_of, f, md_table, pow2, rows, select, TEMPLATES
 from .numbers import combine_sizes, handoff_by_n, handoff_combined, ncu_value, per_block, per_block_ns, sweep_07
 

@@ -8,8 +8,9 @@ import statistics
 
 from ..measure import NCU_SHORT
 from ..mutants import MUTANTS
+from maint import gemm_stage, has_stream
 from scripts.run import cpu_stage_row
-from scripts.stages import combine_stage, combines, gemm_stage, has_stream, reduce_stages, regimes, relative_error, row_label
+from scripts.stages import combine_stage, combines, reduce_stages, regimes, relative_error, row_label
 from .base import (and_list, constant, default_combine, default_of, DocsError, f, meta, not_measured, option, pow2, rows, select,
                    stage_rows, state, value_range)
 

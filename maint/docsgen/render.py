@@ -6,9 +6,10 @@ import re
 
 from ..measure import HANDOFF_SIZES, NCU_SECTIONS
 from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
+from maint import gemm_stage
 from scripts import sanitize
 from scripts.run import cpu_stage_row, stage_diff
-from scripts.stages import combine_stage, gemm_stage, ladder_stages, reduce_stages, relative_error
+from scripts.stages import combine_stage, ladder_stages, reduce_stages, relative_error
 from . import base, compare, numbers, sources, tables
 from .base import DocsError, DOCS, docs_path, LAYOUTS, NOT_MEASURED, NotMeasured, ROOT, state, TEMPLATES
 

@@ -6,7 +6,8 @@ import json
 import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
-from scripts.stages import describe, gemm_stage, stage_file
+from maint import gemm_stage
+from scripts.stages import describe, stage_file
 from scripts.build import MIN_CMAKE
 from .base import and_list, DocsError, missing, ROOT, rows, state
 

@@ -6,9 +6,10 @@ import statistics
 from ..measure import NCU_COUNTERS, NCU_SHORT, profile_command as ncu_command
 from ..model_pages import model_check
 from ..tests.check_try_file import CASES, CORRECT, WRONG
+from maint import experiments
 from scripts.run import cpu_lines, ladder_lines
 from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, reduce_stages, row_label, stage_file
-from scripts.tries import experiments, try_lines
+from scripts.tries import try_lines
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which

@@ -9,8 +9,9 @@ import sys
 import tempfile
 
 from maint.tests import verdict
+from maint import experiments
 from scripts.stages import ROOT, UsageProblem, reduce_stages, stage_file
-from scripts.tries import experiments, patched_text
+from scripts.tries import patched_text
 
 def refused(stage, patch_text):
     with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 
+import maint
 from scripts import ladder, stages, tries
 from scripts.run import diff_pair
 from scripts.stages import ROOT, UsageProblem
@@ -32,7 +33,7 @@ def stage_roles():
         if values["combines"] != stages.combines(s)[:1] or values["regimes"] != stages.regimes(s)[:1]:
             problems.append(f"{s}: its default combine or regime is not the first it lists")
     # The stages with a role (the ones without a stream regime, the one with the combines) are found, never named.
-    roles = [s for s in stages.reduce_stages() if not stages.has_stream(s)] + [stages.combine_stage()]
+    roles = [s for s in stages.reduce_stages() if not maint.has_stream(s)] + [stages.combine_stage()]
     sources = [p for p in sorted((ROOT / "scripts").glob("*.py")) if p.name != "ladder.py"]  # its help has examples
     for path in sources:
         for stage in roles:
@@ -99,7 +100,7 @@ def arguments():
         checked += 1
         if a is None or a.ctest_args != ["-R", "x", "--schedule-random", "-j1"]:
             problems.append(f"test ... -- --schedule-random -j1: ctest gets {a and a.ctest_args}")
-    reduce, gemm = stages.reduce_stages(), stages.gemm_stage()
+    reduce, gemm = stages.reduce_stages(), maint.gemm_stage()
     for pair, ok in [(reduce[:2], True), (reduce[1::-1], True), ((reduce[0], reduce[-1]), True),
                      ((reduce[-1], gemm), False), ((reduce[0], reduce[0]), False)]:
         checked += 1
