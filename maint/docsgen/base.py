@@ -113,28 +113,33 @@ def md_table(headers, body, align=None, left=1):  # the first `left` columns lef
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 def constant(file, name):
-    """A constant of the project's C++ code, as `file` (a path under the project) defines it: `constexpr TYPE NAME =
-    VALUE;` with VALUE a number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The
-    docs fail to render while the file defines no such constant, so a sentence that states it follows the code."""
-    m = re.search(rf"constexpr [\w: ]+? {name} = ([^;]+);", (ROOT / file).read_text())
-    if not m:
-        raise DocsError(f"{file} defines no constexpr {name}")
-    if re.fullmatch(r"k\w+", m.group(1).strip()):  # another constant of the same file: constexpr int kA = kB;
-        return constant(file, m.group(1).strip())
-    text = re.sub(r"std::\w+\{(\w+)\}", r"\1", m.group(1))
-    text = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), text)
-    text = re.sub(r"\b(\d+)(?:ull|ul|u|ll)\b", r"\1", text, flags=re.I)
-    if not re.fullmatch(r"[\d.eE+\-*/<> ()]+", text):
-        raise DocsError(f"{file}: {name} = {m.group(1)} is not a number the docs can read")
-    v = eval(text, {"__builtins__": {}})  # digits and operators only, checked above
+    """A constant of the project's C++ code, as `file` (a path under the project, or a folder: the one file in it that
+    defines it) defines it: `constexpr TYPE NAME = VALUE;` (or `constexpr TYPE A = 1, NAME = VALUE;`) with VALUE a
+    number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The docs fail to render while
+    no file defines it once, so a sentence that states it follows the code."""
+    where = ROOT / file
+    texts = [p.read_text() for p in ([where] if where.is_file() else sorted(where.glob("*.[ch]*")))]
+    found = [m for t in texts for m in re.finditer(rf"constexpr [\w: ]+? (?:\w+ = [^,;]+, )*{name} = ([^,;]+)[,;]", t)]
+    if len(found) != 1:
+        raise DocsError(f"{file} defines {len(found)} constexpr {name}, not one")
+    if re.fullmatch(r"k\w+", found[0].group(1).strip()):  # another constant: constexpr int kA = kB;
+        return constant(file, found[0].group(1).strip())
+    return cpp_number(found[0].group(1), f"{file}: {name}")
+def cpp_number(text, what):  # a C++ number or an expression of numbers: '(1u << 24) + 1', '0x1.0p-24', '1.0 / 16'
+    clean = re.sub(r"std::\w+\{(\w+)\}", r"\1", text)
+    clean = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), clean)
+    clean = re.sub(r"\b(\d+)(?:ull|ul|u|ll)\b", r"\1", clean, flags=re.I)
+    if not re.fullmatch(r"[\d.eE+\-*/<> ()]+", clean):
+        raise DocsError(f"{what} = {text} is not a number the docs can read")
+    v = eval(clean, {"__builtins__": {}})  # digits and operators only, checked above
     return int(v) if float(v).is_integer() else v
-def oracle_constant(name): return constant("common/oracle.hpp", name)
+def common_constant(name): return constant("common", name)  # wherever in common/ it is defined
 
 # The tail bound 2 e^(-lambda^2 / 2) of the oracle's lambda `name`: its exponent (18 for lambda = 6), and its value
 # rounded up to two digits, as the pages write it (3.1·10<sup>−8</sup>).
-def tail_exponent(name): return f"{oracle_constant(name) ** 2 / 2:g}"
+def tail_exponent(name): return f"{common_constant(name) ** 2 / 2:g}"
 def tail_probability(name):
-    value = 2 * math.exp(-oracle_constant(name) ** 2 / 2)
+    value = 2 * math.exp(-common_constant(name) ** 2 / 2)
     exponent = math.floor(math.log10(value))
     return f"{math.ceil(round(value / 10 ** exponent * 10, 9)) / 10:.1f}·10<sup>−{-exponent}</sup>"
 

@@ -11,7 +11,7 @@ from ..mutants import MUTANTS
 from maint import gemm_stage, has_stream
 from scripts.run import cpu_stage_row
 from scripts.stages import combine_stage, combines, reduce_stages, regimes, relative_error, row_label
-from .base import (and_list, constant, default_combine, default_of, DocsError, f, meta, not_measured, option, pow2, rows, select,
+from .base import (and_list, common_constant, default_combine, default_of, DocsError, f, meta, not_measured, option, pow2, rows, select,
                    stage_rows, state, value_range)
 
 # ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
@@ -145,7 +145,7 @@ def error_study():
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped"]
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
-    every, large = [v for vals in by_stage.values() for v in vals], 2 ** constant("common/reduce_run.hpp", "kStudyMaxLog2")
+    every, large = [v for vals in by_stage.values() for v in vals], 2 ** common_constant("kStudyMaxLog2")
     return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged), "by_stage": by_stage,
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "seeds": len({r["seed"] for r in data}),
             "sigmas": {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s] for s in reduce_stages()},
@@ -161,6 +161,11 @@ def padding_cost(stage, kind):
     return ncu_value(stage, "tiled padded", f"wavefronts_{kind}") - ncu_value(stage, "tiled", f"wavefronts_{kind}")
 def gemm_extreme(stage, field, pick, fmt=".2f", tile="16", pad="false"):
     return format(pick(f(r[field]) for r in stage_rows("gemm", stage) if r["tile"] == tile and r["pad"] == pad), fmt)
+def sampled_elements():  # the random elements a sampled check compares: checked_elements less rows and columns 0 and last
+    found = {int(r["checked_elements"]) - 2 * (int(r["m"]) + int(r["n"])) for r in rows("gemm") if r["check_method"].startswith("first")}
+    if len(found) != 1:
+        raise DocsError(f"gemm.csv's sampled checks compare {sorted(found)} random elements, not one number")
+    return found.pop()
 def gemm_other_tiles(): return [t for t in option(gemm_stage(), "--tile")["values"] if t != default_of(gemm_stage(), "--tile")]
 def gemm_per_warp_step(stage, variant, metric):  # per blocks × warps a block × K / tile, of a square size
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])

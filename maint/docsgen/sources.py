@@ -9,7 +9,7 @@ from ..tests.check_try_file import CASES, ORIGINAL, STAGE
 from maint import gemm_stage
 from scripts.stages import describe, stage_file
 from scripts.build import MIN_CMAKE
-from .base import and_list, DocsError, missing, ROOT, rows, state
+from .base import and_list, cpp_number, DocsError, missing, pow2, ROOT, rows, state
 
 def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds it
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
@@ -114,3 +114,21 @@ def preset_jobs():  # the build presets' job count (CMakePresets.json), which te
     if len(jobs) != 1:
         raise DocsError(f"CMakePresets.json's build presets run {sorted(jobs)} jobs: the README says one number")
     return jobs.pop()
+
+# ---- what common/ holds in code rather than in a constant: the flush's multiples and the self-test's lists ---------
+def common_match(pattern):
+    found = [m for p in sorted((ROOT / "common").glob("*.[ch]*")) for m in re.finditer(pattern, p.read_text())]
+    if len(found) != 1:
+        raise DocsError(f"common/ holds {len(found)} matches of {pattern}, not one: update maint/docsgen/sources.py")
+    return found[0]
+def times_l2(function):  # 4 of `static std::size_t write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }`
+    return int(common_match(rf"\b{function}\(std::size_t (\w+)\) \{{ return (\d+) \* \1; \}}").group(2))
+def self_test_plan(field, full):  # the sizes or blocks --self-test full (quick) runs: `p.sizes = full ? {...} : {...}`
+    m = common_match(rf"p\.{field} = full \? std::vector<[\w:]+>\{{([^}}]*)\}}\s*: std::vector<[\w:]+>\{{([^}}]*)\}}")
+    return [cpp_number(x, f"the self-test's {field}") for x in m.group(1 if full else 2).split(",")]
+def size_list(sizes):  # '1–4, 33, 4097–4100' (runs of four or more as ranges), from 2^20 on 2^k or 2^k+1
+    runs = []
+    for n in sizes:
+        runs[-1:] = [runs[-1] + [n]] if runs and runs[-1][-1] == n - 1 else runs[-1:] + [[n]]
+    def one(n): return str(n) if n < 2 ** 20 else f"{pow2(n - 1)}+1" if "^" in pow2(n - 1) else pow2(n)
+    return ", ".join(f"{one(r[0])}–{one(r[-1])}" if len(r) > 3 else ", ".join(map(one, r)) for r in runs)

@@ -10,7 +10,7 @@ from maint import experiments
 from scripts.run import cpu_lines, ladder_lines
 from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, reduce_stages, row_label, stage_file
 from scripts.tries import try_lines
-from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, oracle_constant,
+from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, common_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
 from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
@@ -182,7 +182,7 @@ def error_study_table():
     body = []
     for stage, vals in [*study["by_stage"].items(), ("all", study["ratios"])]:
         z = study["sigmas"].get(stage)
-        limit = f"{oracle_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
+        limit = f"{common_constant('kCentringLambda') / len(z) ** 0.5:.2g}" if z else ""
         body.append([stage, "0"] + [NOT_MEASURED] * (5 + len(heads)) if not vals else [
             stage, str(len(vals)), *[f"{quantile(vals, q):.3g}" for q in (0.5, 0.9, 0.99, 1.0)],
             "" if stage == "all" else f"{statistics.fmean(z):.3g} (limit {limit})" if z else NOT_MEASURED,
