@@ -49,6 +49,7 @@ def profiled_cases(gemm_variants):
 
 # ---- 07 at small n (the size sweep's rows of every combine), and time per block in the tree regime -----------------
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
+def fixed_costs_max(): return 2 ** 21  # the largest n at which 07's page reads the combines' fixed costs off
 
 def sweep_07(combine):  # 07's size-sweep rows of one combine, by n
     return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
