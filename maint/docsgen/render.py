@@ -4,7 +4,7 @@ import inspect
 import pathlib
 import re
 
-from ..measure import HANDOFF_SIZES, NCU_SECTIONS
+from ..measure import HANDOFF_SIZES, NCU_SECTIONS, TRIES
 from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
 from maint import gemm_stage
 from scripts import sanitize
@@ -52,7 +52,7 @@ def jinja_environment():
     env.globals.update({name: template_helper(fn) for name, fn in {**helpers, **MORE_HELPERS}.items()})
     env.filters["pow2"] = base.pow2
     env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES,
-                       NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize)
+                       NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize, TRIES=dict(TRIES))
     return env
 def squeeze_blank_lines(text):
     """At most one blank line in a row outside code blocks (a helper with nothing to say leaves an empty line)."""
