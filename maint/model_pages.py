@@ -59,8 +59,8 @@ def model_check(stage, ncu_rows, source_rows=()):
                   *(f"{v:,}" for k in ("ideal", "conflicts") for v in (c.host[k], c.measured[k])),
                   f"{100 * c.excess:+.2f}%"] for c in comps]
     facts = [text for text, _ in br.COMPILED.get(stage, [])]
-    notes = [f"What the host run takes from the machine code (`docs/results/sass_{stage}.txt`, checked by the same "
-             f"test): {'; and '.join(facts)}."] * bool(facts)
+    notes = [f"The host run follows the machine code (`docs/results/sass_{stage}.txt`, checked by the same test) "
+             "where it differs from the source."] * bool(facts) + [f"{t[0].upper()}{t[1:]}." for t in facts]
     notes += [f"Read as written, the source would take {_per_block(lit.host['ideal'], c.blocks)} conflict-free "
               f"{ACCESS[c.op][:-1]} wavefronts per block ({c.variant}); the profiler counts "
               f"{_per_block(c.measured['ideal'], c.blocks)}." for c, lit in zip(comps, _comparisons(
@@ -102,10 +102,10 @@ def tolerance_note(ncu_rows, source_rows=()):
             f"(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st.sum`) are the L1's own, and count more than "
             f"the instructions add up to: the largest excess is {100 * worst.excess:+.2f}% of the conflict-free "
             f"wavefronts ({worst.stage} {worst.variant}, {ACCESS[worst.op]}). So only the aggregate comparison keeps a "
-            f"tolerance, ±{100 * br.TOLERANCE:.0f}% of the conflict-free wavefronts, and the line-by-line one "
-            f"decides: each drift planted in the test (kernel edits such as 03's padding i / 16, 01's transposed tid, "
-            f"08's kPad 2, and edits of the analysis such as a broadcast counted as a conflict) fails it, or fails the "
-            f"sums or the machine-code checks, with a message that names the stage and the line.")
+            f"tolerance, ±{100 * br.TOLERANCE:.0f}% of the conflict-free wavefronts. The line-by-line one decides: "
+            "each drift planted in the test fails it, or fails the sums or the machine-code checks, with a message "
+            "that names the stage and the line. The drifts edit a kernel (03's padding i / 16, 01's transposed tid, "
+            "08's kPad 2) or the analysis (a broadcast counted as a conflict).")
 
 def gemm_access(stage, texts, op, tile, pad=0):
     """How warp 0 of gemm_kernel<tile, pad> makes the access `texts` (an array and its indices as the source writes

@@ -192,9 +192,8 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
 SENTENCE_WORDS = 40  # the most words a sentence of a reader's page may have
 
 def long_sentences(page, text):
-    """Each sentence of a page's prose before its evidence (code a word; tables, headings and pictures out) over
+    """Each sentence of a page's prose, its evidence too (code a word; tables, headings and pictures out), over
     SENTENCE_WORDS words."""
-    text = text.split('<a id="evidence"></a>')[0]
     text = re.sub(r"`[^`\n]*`", "code", link_text(re.sub(r"<[^>\n]+>", " ", without_fences(text))))
     blocks = re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.)\s)", text)  # paragraphs and list items
     return [f"{page}: a sentence of {len(words)} words, more than {SENTENCE_WORDS}: \"{' '.join(s.split())[:80]}...\""
