@@ -1,18 +1,27 @@
-// The options of every program, each declared once on the command line of cli.hpp: that declaration is the parse,
-// the check with its message, the help and the --describe entry. Host-only.
+// Every program's options on CLI11. CommandLine declares an option once: CLI11 parses it and lists it in the help, a
+// validator checks its text and keeps the first problem in the project's words, and --describe reads the options back
+// from CLI11. Host-only.
 #include "options.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <regex>
 #include <utility>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ladder_version.hpp"
 
-// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a
-// definition of these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says
-// what it is a copy of; a stage itself defines neither, and its --version names the stage.
+// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a definition
+// of these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says what it is a
+// copy of; a stage itself defines neither, and its --version names the stage.
 extern "C" const char* ladder_program_name() __attribute__((weak));
 extern "C" const char* ladder_program_note() __attribute__((weak));
 
@@ -20,54 +29,191 @@ namespace ladder {
 
 namespace {
 
-// Each enum's words, in one table: what to_string() prints, what an option accepts, what --describe lists.
-template <typename E>
-using Names = std::vector<std::pair<const char*, E>>;
-const Names<InputMode> kInputs = {{"float", InputMode::kFloat}, {"exact", InputMode::kExact}};
-const Names<Format> kFormats = {{"table", Format::kTable}, {"csv", Format::kCsv}, {"json", Format::kJson}};
-const Names<SelfTest> kSelfTests = {{"quick", SelfTest::kQuick}, {"full", SelfTest::kFull}};
-const Names<Flush> kFlushes = {{"clean", Flush::kClean}, {"write", Flush::kWrite}, {"none", Flush::kNone}};
-const Names<Regime> kRegimes = {{"stream", Regime::kStream}, {"tree", Regime::kTree}};
-const Names<Combine> kCombines = {{"relaunch", Combine::kRelaunch},
-                                  {"atomic", Combine::kAtomic},
-                                  {"two-pass", Combine::kTwoPass},
-                                  {"last-block", Combine::kLastBlock}};
+// Each enum's words, in the enum's order: what to_string() prints, what an option accepts, what --describe lists.
+constexpr const char* kInputs[] = {"float", "exact"};
+constexpr const char* kFormats[] = {"table", "csv", "json"};
+constexpr const char* kSelfTests[] = {"none", "quick", "full"};
+constexpr const char* kFlushes[] = {"clean", "write", "none"};
+constexpr const char* kRegimes[] = {"stream", "tree"};
 
-template <typename E>
-const char* name_of(const Names<E>& names, E value) {
-  for (const auto& [name, v] : names) {
-    if (v == value) return name;
-  }
-  return "?";
+constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 36;  // 256 GiB of floats, more than any GPU holds
+constexpr std::uint64_t kMaxGemmDim = 1000000;             // keeps M / tile under the 65535-block grid limit
+constexpr std::uint64_t kMaxU64 = std::numeric_limits<std::uint64_t>::max();
+constexpr const char* kWhat = "What to run";
+constexpr const char* kLaunch = "Launch";  // ./ladder try varies the options of this group
+constexpr const char* kTiming = "Timing";
+constexpr const char* kModes = "Modes and output";
+constexpr const char* kHidden = "";  // parsed (to be refused by name) but not listed in the help
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\n\v\f\r");
+  return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(" \t\n\v\f\r") - first + 1);
 }
 
-template <typename E>
-E value_of(const Names<E>& names, const std::string& name) {  // a name the option's check accepted
-  for (const auto& [n, v] : names) {
-    if (name == n) return v;
-  }
-  return names.front().second;
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
+// "-5": a number, but a negative one, which every option refuses as out of range (not as "not a number").
+bool negative_number(const std::string& text) {
+  const std::string s = trim(text);
+  return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1));
+}
+
+bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+std::optional<std::uint64_t> digits(const std::string& s) {  // at most 20 of them, and what 64 bits hold
+  std::uint64_t v = 0;
+  if (!all_digits(s) || s.size() > 20 || std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::vector<std::string> split_list(const std::string& text) {  // "a, b,c" -> {"a", "b", "c"}
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(trim(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return items;
+}
+
+template <std::size_t N>
+std::vector<std::string> words(const char* const (&names)[N], std::size_t from = 0) {
+  return {std::begin(names) + from, std::end(names)};
+}
+template <typename E, std::size_t N>
+E enum_of(const char* const (&names)[N], const std::string& word) {  // a word the option's check accepted
+  return static_cast<E>(std::find(std::begin(names), std::end(names), word) - std::begin(names));
+}
+template <typename E, std::size_t N>
+std::vector<E> enums_of(const char* const (&names)[N], const std::string& list) {
+  std::vector<E> out;
+  for (const auto& word : split_list(list)) out.push_back(enum_of<E>(names, word));
+  return out;
+}
 template <typename E>
-std::vector<std::string> words(const Names<E>& names) {
+std::vector<std::string> names_of(const std::vector<E>& values) {
   std::vector<std::string> out;
-  for (const auto& entry : names) out.emplace_back(entry.first);
+  for (E v : values) out.emplace_back(to_string(v));
   return out;
 }
 
-template <typename E>
-std::string joined(const std::vector<E>& values, const char* sep = ", ") {
-  std::string s;
-  for (auto v : values) s += (s.empty() ? "" : sep) + std::string(to_string(v));
-  return s;
+// How a limit reads in a message: 2^36, 2^31-1, 2^64-1, or the number.
+std::string limit_words(std::uint64_t v) {
+  if (v == kMaxU64) return "2^64-1";
+  if (v == 2147483647u) return "2^31-1";
+  if (v >= (1u << 20) && is_power_of_two(v)) return fmt::format("2^{}", 63 - __builtin_clzll(v));
+  return std::to_string(v);
 }
 
-constexpr std::uint64_t kMaxGemmDim = 1000000;  // keeps M / tile under the 65535-block grid limit
-constexpr std::uint64_t kMaxU64 = ~std::uint64_t{0};
-constexpr const char* kWhat = "What to run";
-constexpr const char* kTiming = "Timing";
-constexpr const char* kModes = "Modes and output";
+std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
+                                         std::uint64_t hi) {
+  const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
+  if (s.empty()) return name + " needs a value";
+  if (negative_number(s)) return fmt::format("{} {} is out of range: give a whole number {}", name, s, range);
+  if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
+  const auto v = digits(s);
+  if (!v || *v < lo || *v > hi) return fmt::format("{} {} is out of range: give a whole number {}", name, s, range);
+  return std::nullopt;
+}
+
+// -n/--size: a size, a list, a range of powers of two, each from 1 to kMaxSize.
+std::optional<std::string> size_problem(const std::string& text) {
+  const auto out_of_range = [](const auto& size) {
+    return fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", size);
+  };
+  const auto sizes = parse_count_list(text);
+  if (sizes && !sizes->empty()) {
+    const auto wrong = std::find_if(sizes->begin(), sizes->end(), [](auto n) { return n < 1 || n > kMaxSize; });
+    return wrong == sizes->end() ? std::nullopt : std::optional<std::string>(out_of_range(*wrong));
+  }
+  // A negative number, or one too large for 64 bits, is out of range like any other size, not "not a size".
+  static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
+  for (const auto& item : split_list(text)) {
+    if (negative_number(item) || (std::regex_match(item, kWhole) && !parse_count_list(item))) {
+      return out_of_range(trim(item));
+    }
+    const auto dots = item.find("..");
+    if (dots == std::string::npos) continue;
+    const std::string lo_text = trim(item.substr(0, dots)), hi_text = trim(item.substr(dots + 2));
+    const auto lo = parse_count(lo_text), hi = parse_count(hi_text);
+    if (!lo || !hi) continue;
+    if (!is_power_of_two(*lo) || !is_power_of_two(*hi)) {
+      return fmt::format("-n/--size '{}': a range a..b doubles from a to b, so both ends are powers of two (2^10..2^30)",
+                         item);
+    }
+    if (*lo > *hi) {
+      return fmt::format("-n/--size '{}' runs backwards: a range goes from the smaller power of two up ({}..{})", item,
+                         hi_text, lo_text);
+    }
+  }
+  return fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 (268435456, 2^28, 1e6), a "
+                     "list, or a range like 2^10..2^30",
+                     text);
+}
+
+// --block: powers of two from 64 to 1024, one or a list.
+std::optional<std::string> block_problem(const std::string& program, const std::string& text) {
+  for (const auto& item : split_list(text)) {
+    const auto b = parse_count(item);
+    const bool negative = item.size() > 1 && item[0] == '-' && parse_count(item.substr(1));
+    if (negative || (b && (*b < 64 || *b > 1024 || !is_power_of_two(*b)))) {
+      return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", item, program);
+    }
+  }
+  const auto blocks = parse_count_list(text);
+  if (!blocks || blocks->empty()) return fmt::format("--block '{}' is not a number or a list of numbers", text);
+  return std::nullopt;
+}
+
+// --regime: stream, tree or both; a regime the stage does not run is refused in words that say why.
+std::optional<std::string> regime_problem(const ReduceStage& stage, const std::string& text) {
+  for (const auto& item : split_list(text)) {
+    if (std::find(std::begin(kRegimes), std::end(kRegimes), item) == std::end(kRegimes)) {
+      return fmt::format("--regime '{}' is not one of stream, tree (or the list stream,tree)", item);
+    }
+    const Regime regime = enum_of<Regime>(kRegimes, item);
+    if (std::find(stage.regimes.begin(), stage.regimes.end(), regime) == stage.regimes.end()) {
+      return fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime", item, stage.name,
+                         to_string(stage.regimes.front()));
+    }
+  }
+  return std::nullopt;
+}
+
+// --combine: one of the stage's, a list of them, or all; one message for a misspelt combine and one the stage lacks.
+std::optional<std::string> combine_problem(const ReduceStage& stage, const std::string& text) {
+  if (text == "all") return std::nullopt;
+  const auto ours = names_of(stage.combines);
+  for (const auto& item : split_list(text)) {
+    if (std::find(ours.begin(), ours.end(), item) == ours.end()) {
+      return fmt::format("--combine '{}': {} combines partial sums by {}{}", item, stage.name, fmt::join(ours, ", "),
+                         ours.size() > 1 ? " (a list of them, or all)" : " only");
+    }
+  }
+  return std::nullopt;
+}
+
+// What is wrong with an option's text, in one line; nullopt if nothing is.
+using Check = std::function<std::optional<std::string>(const std::string&)>;
+
+// -m, -n, -k and --size of the GEMM: counts (4096, 2^12) from 1 to kMaxGemmDim.
+Check gemm_dim(const std::string& name) {
+  return [name](const std::string& text) -> std::optional<std::string> {
+    const auto v = parse_count(text);
+    const std::string s = trim(text);
+    const bool negative = s.size() > 1 && s[0] == '-' && parse_count(s.substr(1));
+    if (negative || (v && (*v < 1 || *v > kMaxGemmDim))) {
+      return fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", name, v ? std::to_string(*v) : s,
+                         kMaxGemmDim);
+    }
+    if (!v) return fmt::format("{} '{}' is not a whole number: give one from 1 to {}", name, text, kMaxGemmDim);
+    return std::nullopt;
+  };
+}
 
 std::string version_text(const std::string& program) {
   std::string v = fmt::format("{}: cuda-ladder {} (commit {})",
@@ -77,19 +223,174 @@ std::string version_text(const std::string& program) {
   return v;
 }
 
+// One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the
+// accepted words of the options that have them (for --describe).
+class CommandLine {
+ public:
+  CommandLine(const std::string& program, const std::string& description)
+      : program_(program), version_(version_text(program)), app_(description, program) {
+    app_.set_version_flag("--version", version_, "Print the project version and the commit this program was built from");
+    describe_ = app_.add_flag("--describe", "Print what this program is and accepts, as JSON (every option with its "
+                                            "default and range), after checking the other options given, and run nothing");
+  }
+
+  // A whole number from lo to hi, stored in `value`, whose value is the default (none where it is below lo: a mode
+  // that is off unless given, like --determinism); `type` names it in the help.
+  template <typename T>
+  void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
+             const std::string& help, const std::string& group) {
+    CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
+    if (static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
+    const std::string name = display_name(flags);
+    add(option, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
+  }
+  // Text with a check of its own, the default in `text`; `values` are what --describe lists as accepted.
+  void text(const std::string& flags, std::string& text, const Check& check, const std::string& type,
+            const std::string& help, const std::string& group, const std::vector<std::string>& values = {}) {
+    const std::string name = display_name(flags);
+    add(app_.add_option(flags, text, help)->capture_default_str(), type, group, [=](const std::string& s) {
+      return trim(s).empty() ? std::optional<std::string>(name + " needs a value") : check(s);
+    }, values);
+  }
+  // One of `words`, kept as text.
+  void choice(const std::string& flags, std::string& text, const std::vector<std::string>& words,
+              const std::string& help, const std::string& group) {
+    const std::string name = display_name(flags), accepted = fmt::format("{}", fmt::join(words, ", "));
+    const bool numbers = std::all_of(words.begin(), words.end(), all_digits);
+    const auto check = [=](const std::string& s) -> std::optional<std::string> {
+      if (std::find(words.begin(), words.end(), s) != words.end()) return std::nullopt;
+      return fmt::format("{} '{}' is not one of {}", name, s, accepted);
+    };
+    this->text(flags, text, check, words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : numbers ? "N" : "MODE",
+               help, group, words);
+  }
+  // -n/--size as the stages and cpu_baseline take it.
+  void sizes(std::string& text) {
+    this->text("-n,--size", text, size_problem, "N|LIST|RANGE",
+               "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
+               "(2^10..2^30), from 1 to 2^36",
+               kWhat);
+  }
+  void flag(const std::string& flags, bool& value, const std::string& help, const std::string& group) {
+    app_.add_flag(flags, value, help)->group(group);
+  }
+  // The two options may not be given together: "a and b: give one (why)".
+  void excludes(const std::string& a, const std::string& b, const std::string& message) {
+    app_.get_option(a)->excludes(app_.get_option(b));
+    exclusions_.push_back({a, b, message});
+  }
+  bool given(const std::string& flag) const { return app_.count(flag) > 0; }
+  // The end of --help: examples (arguments and what they do) and the exit statuses.
+  void examples(const std::vector<std::pair<std::string, std::string>>& lines) {
+    std::string text = "Examples:\n";
+    for (const auto& [args, what] : lines) text += fmt::format("  {:<44} {}\n", fmt::format("{} {}", program_, args), what);
+    app_.footer(text + "\nExit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GPU.");
+  }
+  // What --describe says besides the options: "key": value pairs of JSON, comma-separated.
+  void set_role(const std::string& json_fields) { role_ = json_fields; }
+
+  // Parses; an outcome where the program ends here: the help, the version or an error.
+  std::optional<ParseOutcome> parse(int argc, const char* const* argv) {
+    try {
+      app_.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      return ParseOutcome{0, app_.help()};
+    } catch (const CLI::CallForVersion&) {
+      return ParseOutcome{0, version_};
+    } catch (const CLI::ParseError& e) {
+      return usage_error(translate(e));
+    }
+    return std::nullopt;
+  }
+  // After a parse: with --describe, the description, whose "values" are the resolved options (JSON fields); else run.
+  ParseOutcome described(const std::string& values) const {
+    if (describe_->count() == 0) return {};
+    std::vector<std::string> options;
+    for (const CLI::Option* o : app_.get_options()) {
+      if (o == app_.get_help_ptr() || o == app_.get_version_ptr() || o == describe_) continue;
+      std::vector<std::string> flags;
+      for (const auto& s : o->get_snames()) flags.push_back(json_quote("-" + s));
+      for (const auto& l : o->get_lnames()) flags.push_back(json_quote("--" + l));
+      const auto accepted = values_.find(o);
+      options.push_back(fmt::format(
+          "{{\"flags\": [{}], \"group\": {}, \"default\": {}{}}}", fmt::join(flags, ", "), json_quote(o->get_group()),
+          json_quote(o->get_expected_max() == 0 ? "false" : o->get_default_str()),
+          accepted == values_.end() ? "" : fmt::format(", \"values\": [{}]", fmt::join(accepted->second, ", "))));
+    }
+    return {0, fmt::format("{{\n  \"program\": {},\n  \"version\": {},\n  {},\n  \"options\": [\n    {}\n  ],\n  "
+                           "\"values\": {{{}}}\n}}",
+                           json_quote(program_), json_quote(version_), role_, fmt::join(options, ",\n    "), values)};
+  }
+  // "program: error: message (see program --help)".
+  ParseOutcome usage_error(const std::string& message) const {
+    return {2, fmt::format("{}: error: {} (see {} --help)", program_, message, program_)};
+  }
+
+ private:
+  // The flags as a message names the option: "-n,--size" -> "-n/--size".
+  static std::string display_name(std::string flags) {
+    std::replace(flags.begin(), flags.end(), ',', '/');
+    return flags;
+  }
+
+  void add(CLI::Option* option, const std::string& type, const std::string& group, const Check& check,
+           const std::vector<std::string>& values = {}) {
+    option->type_name(type)->group(group)->check(CLI::Validator(
+        [this, check](std::string& text) {
+          const auto problem = check(text);
+          if (problem && problem_.empty()) problem_ = *problem;
+          return problem.value_or("");
+        },
+        ""));
+    if (!values.empty()) {
+      for (const auto& v : values) values_[option].push_back(json_quote(v));
+    }
+  }
+
+  // CLI11's errors in the project's words: a value a check refused, options given together, an unknown option, a
+  // stray argument, a missing value, an option given twice.
+  std::string translate(const CLI::ParseError& e) const {
+    const std::string what = e.what();
+    if (dynamic_cast<const CLI::ValidationError*>(&e) && !problem_.empty()) return problem_;
+    if (dynamic_cast<const CLI::ExcludesError*>(&e)) {
+      for (const auto& [a, b, message] : exclusions_) {
+        if (given(a) && given(b)) return message;
+      }
+    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      const auto extras = app_.remaining();
+      const auto dash = std::find_if(extras.begin(), extras.end(),
+                                     [](const std::string& x) { return x.size() > 1 && x[0] == '-' && x != "--"; });
+      if (dash != extras.end()) return fmt::format("{}: {} has no such option", *dash, program_);
+      const auto stray = std::find_if(extras.begin(), extras.end(), [](const std::string& x) { return x != "--"; });
+      return fmt::format("'{}': {} takes options only, no other arguments",
+                         stray != extras.end() ? *stray : extras.front(), program_);
+    }
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+      const std::string option = what.substr(0, what.find(':'));
+      const bool twice = what.find("received") != std::string::npos;  // "At Most 1 required but received 2"
+      return twice ? fmt::format("{} is given twice: give it once", option) : option + " needs a value";
+    }
+    return what;
+  }
+
+  std::string program_, version_, role_, problem_;
+  CLI::App app_;
+  CLI::Option* describe_ = nullptr;
+  std::vector<std::tuple<std::string, std::string, std::string>> exclusions_;
+  std::map<const CLI::Option*, std::vector<std::string>> values_;  // accepted words, as JSON strings
+};
+
 // The options every stage has, read as text where an enum takes the word.
 struct CommonText {
   std::string input = "float", format = "table", self_test, flush = "clean";
   bool hot = false, no_shared_poison = false;
 };
 
-void add_run_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& input_help) {
+void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& input_help) {
   cli.choice("--input", t.input, words(kInputs), input_help, kWhat);
-  cli.whole("--seed", o.seed, 0, kMaxU64, "S",
-            "Input seed: the same seed gives bitwise the same input in every stage", kWhat);
-}
-
-void add_timing_options(CommandLine& cli, CommonOptions& o, CommonText& t) {
+  cli.whole("--seed", o.seed, 0, kMaxU64, "S", "Input seed: the same seed gives bitwise the same input in every stage",
+            kWhat);
   cli.whole("--reps", o.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
   cli.whole("--warmup", o.warmup, 0, 10000, "N", "Untimed runs before timing (at least one is made: it loads the "
                                                  "kernels)", kTiming);
@@ -100,12 +401,9 @@ void add_timing_options(CommandLine& cli, CommonOptions& o, CommonText& t) {
   cli.flag("--hot", t.hot, "Same as --flush none", kTiming);
   cli.excludes("--hot", "--flush", "--hot and --flush: give one (--hot is --flush none)");
   cli.whole("--device", o.device, 0, 1023, "I", "CUDA device index", kTiming);
-}
-
-void add_mode_options(CommandLine& cli, CommonOptions& o, CommonText& t) {
   cli.flag("--check-only", o.check_only,
            "Only the checks (the exact check, the probe, the measured input); no timing and no references", kModes);
-  cli.choice("--self-test", t.self_test, words(kSelfTests),
+  cli.choice("--self-test", t.self_test, words(kSelfTests, 1),
              "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' (a "
              "small set for the sanitizers)",
              kModes);
@@ -121,147 +419,86 @@ void add_mode_options(CommandLine& cli, CommonOptions& o, CommonText& t) {
   cli.choice("--format", t.format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
 }
 
-void finish_common(CommonOptions& o, const CommonText& t) {
-  o.input = value_of(kInputs, t.input);
-  o.format = value_of(kFormats, t.format);
-  o.self_test = t.self_test.empty() ? SelfTest::kNone : value_of(kSelfTests, t.self_test);
-  o.flush = t.hot ? Flush::kNone : value_of(kFlushes, t.flush);
+void resolve(CommonOptions& o, const CommonText& t) {
+  o.input = enum_of<InputMode>(kInputs, t.input);
+  o.format = enum_of<Format>(kFormats, t.format);
+  o.self_test = t.self_test.empty() ? SelfTest::kNone : enum_of<SelfTest>(kSelfTests, t.self_test);
+  o.flush = t.hot ? Flush::kNone : enum_of<Flush>(kFlushes, t.flush);
   o.shared_poison = !t.no_shared_poison;
 }
 
-std::string common_values(const CommonOptions& o) {
-  return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": {}, \"flush\": {}, \"device\": {}",
-                     o.reps, o.warmup, o.seed, json_quote(to_string(o.input)), json_quote(to_string(o.flush)),
-                     o.device);
+std::string common_json(const CommonOptions& o) {
+  return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": {}, \"flush\": {}, \"device\": {}", o.reps,
+                     o.warmup, o.seed, json_quote(to_string(o.input)), json_quote(to_string(o.flush)), o.device);
 }
 
-std::vector<std::string> numbers(const std::vector<std::uint64_t>& values) {
-  std::vector<std::string> out;
-  for (auto v : values) out.push_back(std::to_string(v));
-  return out;
-}
-
-// --block: powers of two from 64 to 1024, one or a list.
-std::optional<std::string> block_problem(const std::string& program, const std::string& text) {
-  const auto blocks = parse_count_list(text);
-  for (const auto& item : split_list(text)) {
-    const auto b = parse_count(item);
-    const bool negative = item.size() > 1 && item[0] == '-' && parse_count(item.substr(1));
-    if (negative || (b && (*b < 64 || *b > 1024 || (*b & (*b - 1)) != 0))) {
-      return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", item, program);
-    }
-  }
-  if (!blocks || blocks->empty()) return fmt::format("--block '{}' is not a number or a list of numbers", text);
-  return std::nullopt;
-}
-
-// --regime: stream, tree or both; a regime the stage does not run is refused in words that say why.
-std::optional<std::string> regime_problem(const ReduceStage& stage, const std::string& text) {
-  for (const auto& item : split_list(text)) {
-    const auto known = std::find_if(kRegimes.begin(), kRegimes.end(), [&](const auto& r) { return item == r.first; });
-    if (known == kRegimes.end()) {
-      return fmt::format("--regime '{}' is not one of stream, tree (or the list stream,tree)", item);
-    }
-    if (std::find(stage.regimes.begin(), stage.regimes.end(), known->second) == stage.regimes.end()) {
-      return fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime", item, stage.name,
-                         to_string(stage.regimes.front()));
-    }
-  }
-  return std::nullopt;
-}
-
-// --combine: one of the stage's, a list of them, or all; one message for a misspelt combine and one the stage lacks.
-std::optional<std::string> combine_problem(const ReduceStage& stage, const std::string& text) {
-  if (text == "all") return std::nullopt;
-  for (const auto& item : split_list(text)) {
-    const auto ours = std::find_if(stage.combines.begin(), stage.combines.end(),
-                                   [&](Combine c) { return item == to_string(c); });
-    if (ours == stage.combines.end()) {
-      return fmt::format("--combine '{}': {} combines partial sums by {}{}", item, stage.name, joined(stage.combines),
-                         stage.combines.size() > 1 ? " (a list of them, or all)" : " only");
-    }
-  }
-  return std::nullopt;
-}
-
-struct ReduceText {
-  std::string sizes = "2^28", blocks = "1024", regimes, combines;
-};
-
-bool has_regime(const ReduceStage& stage, Regime regime) {
-  return std::find(stage.regimes.begin(), stage.regimes.end(), regime) != stage.regimes.end();
-}
-
-void add_reduce_options(CommandLine& cli, const ReduceStage& stage, ReduceOptions& o, ReduceText& t) {
-  const bool has_stream = has_regime(stage, Regime::kStream);
-  // A stage without a stream regime (01) or with one combine still parses --regime, --grid and --combine, to refuse
-  // them by name, but does not list them in its help.
-  const std::string stream_group = has_stream ? kWhat : CommandLine::kHidden;
-  const std::string program = stage.name;
-  cli.sizes(t.sizes, kWhat);
-  std::vector<std::string> regimes;
-  for (auto r : stage.regimes) regimes.emplace_back(to_string(r));
-  cli.text("--regime", t.regimes, [&stage](const std::string& s) { return regime_problem(stage, s); }, "MODE|LIST",
-           "'stream': a grid that fills the GPU, many elements per thread; 'tree': one element per thread, grid = "
-           "n / block; or both: 'stream,tree'",
-           stream_group, regimes);
-  cli.kind("list");
-  cli.text("--block", t.blocks, [program](const std::string& s) { return block_problem(program, s); }, "B|LIST",
-           "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)", CommandLine::kLaunchGroup,
-           {"64", "128", "256", "512", "1024"});
-  cli.kind("blocks");
-  cli.whole("--grid", o.grid, 0, 2147483647, "G",
-            "Blocks in the first launch (stream regime); 0 = SMs x blocks per SM from the occupancy API",
-            has_stream ? CommandLine::kLaunchGroup : CommandLine::kHidden);
-  cli.whole("--offset", o.offset, 0, 1024, "F", "Start the input this many floats past a 256-byte aligned allocation",
-            CommandLine::kLaunchGroup);
-  std::vector<std::string> combines;
-  for (auto c : stage.combines) combines.emplace_back(to_string(c));
-  cli.text("--combine", t.combines, [&stage](const std::string& s) { return combine_problem(stage, s); }, "NAME|LIST",
-           fmt::format("How block partial sums become one value: {}{}", joined(stage.combines),
-                       combines.size() > 1 ? "; a list; or 'all'" : ""),
-           combines.size() > 1 ? CommandLine::kLaunchGroup : CommandLine::kHidden, combines);
-  cli.kind("list");
-}
-
-// The reduce stages' own modes, and which modes exclude each other.
-void add_reduce_modes(CommandLine& cli, ReduceOptions& o) {
-  cli.whole("--determinism", o.determinism, 2, 100000, "R",
-            "Run the reduction this many times on one input and report whether the results are bitwise identical",
-            kModes);
-  cli.whole("--error-study", o.error_study, 1, 100000, "N",
-            "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
-            "on the float input and report each one's error / bound",
-            kModes);
-  cli.excludes("--self-test", "--determinism", "--self-test and --determinism: give one");
-  cli.excludes("--error-study", "--self-test", "--error-study with --self-test or --determinism: give one");
-  cli.excludes("--error-study", "--determinism", "--error-study with --self-test or --determinism: give one");
-}
-
-template <typename E>
-std::vector<E> values_in(const Names<E>& names, const std::string& text) {
-  std::vector<E> out;
-  for (const auto& item : split_list(text)) out.push_back(value_of(names, item));
-  return out;
-}
-
-std::string reduce_values(const ReduceOptions& o) {
-  std::vector<std::uint64_t> blocks(o.blocks.begin(), o.blocks.end());
-  std::vector<std::string> regimes, combines;
-  for (auto r : o.regimes) regimes.emplace_back(to_string(r));
-  for (auto c : o.combines) combines.emplace_back(to_string(c));
-  return fmt::format("\"sizes\": {}, \"blocks\": {}, \"regimes\": {}, \"combines\": {}, \"grid\": {}, \"offset\": {}, {}",
-                     json_list(numbers(o.sizes), false), json_list(numbers(blocks), false), json_list(regimes),
-                     json_list(combines), o.grid, o.offset, common_values(o));
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& item : items) quoted.push_back(json_quote(item));
+  return fmt::format("[{}]", fmt::join(quoted, ", "));
 }
 
 }  // namespace
 
-const char* to_string(InputMode mode) { return name_of(kInputs, mode); }
-const char* to_string(Format format) { return name_of(kFormats, format); }
-const char* to_string(Flush flush) { return name_of(kFlushes, flush); }
-const char* to_string(Regime regime) { return name_of(kRegimes, regime); }
-const char* to_string(Combine combine) { return name_of(kCombines, combine); }
+const char* to_string(InputMode mode) { return kInputs[static_cast<int>(mode)]; }
+const char* to_string(Format format) { return kFormats[static_cast<int>(format)]; }
+const char* to_string(Flush flush) { return kFlushes[static_cast<int>(flush)]; }
+const char* to_string(Regime regime) { return kRegimes[static_cast<int>(regime)]; }
+const char* to_string(Combine combine) { return kCombineNames[static_cast<int>(combine)]; }
+
+std::optional<std::uint64_t> parse_count(const std::string& text) {
+  // Digits (at most 19: 64 bits hold them all), x*2^k or 2^k (k at most 62), or me (e at most 18).
+  static const std::regex kForms(R"((\d{1,19})|(?:(\d+)\*)?2\^(\d+)|(\d+)[eE](\d+))");
+  std::smatch m;
+  const std::string s = trim(text);
+  if (!std::regex_match(s, m, kForms)) return std::nullopt;
+  if (m[1].matched) return digits(m[1]);
+  const bool power = m[3].matched;
+  const auto base = power && !m[2].matched ? std::optional<std::uint64_t>(1) : digits(m[power ? 2 : 4]);
+  const auto exponent = digits(m[power ? 3 : 5]);
+  const std::uint64_t radix = power ? 2 : 10;
+  if (!base || !exponent || *exponent > (power ? 62u : 18u)) return std::nullopt;
+  std::uint64_t v = *base;
+  for (std::uint64_t i = 0; i < *exponent; ++i) {
+    if (v > kMaxU64 / radix) return std::nullopt;
+    v *= radix;
+  }
+  return v;
+}
+
+std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text) {
+  std::vector<std::uint64_t> values;
+  for (const auto& item : split_list(text)) {
+    const auto dots = item.find("..");
+    if (dots == std::string::npos) {
+      const auto v = parse_count(item);
+      if (!v) return std::nullopt;
+      values.push_back(*v);
+      continue;
+    }
+    const auto lo = parse_count(item.substr(0, dots)), hi = parse_count(item.substr(dots + 2));
+    if (!lo || !hi || !is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
+    for (std::uint64_t v = *lo; v <= *hi; v *= 2) {  // no overflow: stops at hi, which is at most 2^63
+      values.push_back(v);
+      if (v == *hi) break;
+    }
+  }
+  return values;
+}
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += {'\\', c};
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
 
 int print_outcome(const ParseOutcome& outcome) {
   const int status = outcome.exit_status.value_or(0);
@@ -270,42 +507,66 @@ int print_outcome(const ParseOutcome& outcome) {
 }
 
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out) {
-  CommandLine cli(stage.name, fmt::format("{}: float sum reduction, checked against a CPU oracle and timed beside CUB",
-                                          stage.name));
+  CommandLine cli(stage.name,
+                  fmt::format("{}: float sum reduction, checked against a CPU oracle and timed beside CUB", stage.name));
+  const bool has_stream = std::count(stage.regimes.begin(), stage.regimes.end(), Regime::kStream) > 0;
+  const auto regimes = names_of(stage.regimes), combines = names_of(stage.combines);
+  std::string sizes = "2^28", blocks = "1024", regime = regimes.front(), combine = combines.front();
+  // A stage without a stream regime (01) or with one combine still parses --regime, --grid and --combine, to refuse
+  // them by name, but does not list them in its help.
+  cli.sizes(sizes);
+  cli.text("--regime", regime, [&stage](const std::string& s) { return regime_problem(stage, s); }, "MODE|LIST",
+           "'stream': a grid that fills the GPU, many elements per thread; 'tree': one element per thread, grid = "
+           "n / block; or both: 'stream,tree'",
+           has_stream ? kWhat : kHidden, regimes);
+  cli.text("--block", blocks, [&stage](const std::string& s) { return block_problem(stage.name, s); }, "B|LIST",
+           "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)", kLaunch,
+           {"64", "128", "256", "512", "1024"});
+  cli.whole("--grid", out.grid, 0, 2147483647, "G",
+            "Blocks in the first launch (stream regime); 0 = SMs x blocks per SM from the occupancy API",
+            has_stream ? kLaunch : kHidden);
+  cli.whole("--offset", out.offset, 0, 1024, "F", "Start the input this many floats past a 256-byte aligned allocation",
+            kLaunch);
+  cli.text("--combine", combine, [&stage](const std::string& s) { return combine_problem(stage, s); }, "NAME|LIST",
+           fmt::format("How block partial sums become one value: {}{}", fmt::join(combines, ", "),
+                       combines.size() > 1 ? "; a list; or 'all'" : ""),
+           combines.size() > 1 ? kLaunch : kHidden, combines);
   CommonText common;
-  ReduceText text{"2^28", "1024", to_string(stage.regimes.front()), to_string(stage.combines.front())};
-  add_reduce_options(cli, stage, out, text);
-  add_run_options(cli, out, common,
-                  "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' = "
-                  "random dyadic values k/R in [-1,1], whose sum is exact in float, checked for equality (every run "
-                  "also makes the exact check and the precision probe)");
-  add_timing_options(cli, out, common);
-  add_mode_options(cli, out, common);
-  add_reduce_modes(cli, out);
-  const bool has_stream = has_regime(stage, Regime::kStream);
+  add_common_options(cli, out, common,
+                     "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' "
+                     "= random dyadic values k/R in [-1,1], whose sum is exact in float, checked for equality (every "
+                     "run also makes the exact check and the precision probe)");
+  cli.whole("--determinism", out.determinism, 2, 100000, "R",
+            "Run the reduction this many times on one input and report whether the results are bitwise identical",
+            kModes);
+  cli.whole("--error-study", out.error_study, 1, 100000, "N",
+            "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
+            "on the float input and report each one's error / bound",
+            kModes);
+  cli.excludes("--self-test", "--determinism", "--self-test and --determinism: give one");
+  cli.excludes("--error-study", "--self-test", "--error-study with --self-test or --determinism: give one");
+  cli.excludes("--error-study", "--determinism", "--error-study with --self-test or --determinism: give one");
   cli.examples({{"", "the default run: check, time, compare with CUB"},
-                {stage.combines.size() > 1 ? "-n 2^10..2^24 --combine all"
-                 : has_stream             ? "-n 2^10..2^24 --regime stream,tree"
-                                          : "-n 2^10..2^24 --block 64,256",
+                {combines.size() > 1 ? "-n 2^10..2^24 --combine all"
+                 : has_stream        ? "-n 2^10..2^24 --regime stream,tree"
+                                     : "-n 2^10..2^24 --block 64,256",
                  "several sizes (and launches) in one table"},
                 {"--self-test full", "every awkward size, block, input and alignment"}});
-  cli.set_version(version_text(stage.name));
-  std::vector<std::string> regimes, combines;
-  for (auto r : stage.regimes) regimes.emplace_back(to_string(r));
-  for (auto c : stage.combines) combines.emplace_back(to_string(c));
-  cli.set_role(fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", json_list(regimes),
-                           json_list(combines)));
-  const auto resolve = [&] {
-    out.sizes = *parse_count_list(text.sizes);
-    const std::vector<std::uint64_t> blocks = *parse_count_list(text.blocks);
-    out.blocks.assign(blocks.begin(), blocks.end());
-    out.regimes = values_in(kRegimes, text.regimes);
-    out.combines = text.combines == "all" ? stage.combines : values_in(kCombines, text.combines);
-    finish_common(out, common);
-  };
-  if (auto ended = cli.parse(argc, argv, [&] { return resolve(), reduce_values(out); })) return *ended;
-  resolve();
-  if (out.grid != 0 && out.regimes.size() == 1 && out.regimes.front() == Regime::kTree) {
+  cli.set_role(fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", quoted_list(regimes),
+                           quoted_list(combines)));
+  if (auto ended = cli.parse(argc, argv)) return *ended;
+  out.sizes = *parse_count_list(sizes);
+  const auto block_list = *parse_count_list(blocks);
+  out.blocks.assign(block_list.begin(), block_list.end());
+  out.regimes = enums_of<Regime>(kRegimes, regime);
+  out.combines = combine == "all" ? stage.combines : enums_of<Combine>(kCombineNames, combine);
+  resolve(out, common);
+  const ParseOutcome described = cli.described(fmt::format(
+      "\"sizes\": [{}], \"blocks\": [{}], \"regimes\": {}, \"combines\": {}, \"grid\": {}, \"offset\": {}, {}",
+      fmt::join(out.sizes, ", "), fmt::join(out.blocks, ", "), quoted_list(names_of(out.regimes)),
+      quoted_list(names_of(out.combines)), out.grid, out.offset, common_json(out)));
+  if (described.exit_status) return described;
+  if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
                                        "to the stream regime",
                                        out.grid));
@@ -313,98 +574,57 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   return {};
 }
 
-namespace {
-
-// -m, -n, -k and --size of the GEMM: counts (4096, 2^12) from 1 to kMaxGemmDim.
-TextCheck gemm_dim(const std::string& name) {
-  return [name](const std::string& text) -> std::optional<std::string> {
-    const auto v = parse_count(text);
-    const std::string s = split_list(text).front();  // trimmed
-    const bool negative = s.size() > 1 && s[0] == '-' && parse_count(s.substr(1));
-    if (negative || (v && (*v < 1 || *v > kMaxGemmDim))) {
-      return fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", name, v ? std::to_string(*v) : s,
-                         kMaxGemmDim);
-    }
-    if (!v) return fmt::format("{} '{}' is not a whole number: give one from 1 to {}", name, text, kMaxGemmDim);
-    return std::nullopt;
-  };
-}
-
-struct GemmText {
+ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
+  CommandLine cli(stage_name, fmt::format("{}: C = A * B in float (row-major), checked against a CPU oracle and timed "
+                                          "beside cuBLAS and a naive kernel",
+                                          stage_name));
   std::string m = "4096", n = "4096", k = "4096", size = "4096", tile = "16", pad = "off";
-};
-
-void add_gemm_options(CommandLine& cli, GemmText& t) {
   const std::string range = fmt::format(", 1 to {}", kMaxGemmDim);
-  const std::vector<std::string> none;
-  cli.text("-m", t.m, gemm_dim("-m"), "M", "Rows of A and C" + range, kWhat, none, 1, kMaxGemmDim);
-  cli.text("-n", t.n, gemm_dim("-n"), "N", "Columns of B and C" + range, kWhat, none, 1, kMaxGemmDim);
-  cli.text("-k", t.k, gemm_dim("-k"), "K", "Columns of A, rows of B" + range, kWhat, none, 1, kMaxGemmDim);
-  cli.text("--size", t.size, gemm_dim("--size"), "S", "Set M = N = K at once" + range, kWhat, none, 1, kMaxGemmDim);
+  cli.text("-m", m, gemm_dim("-m"), "M", "Rows of A and C" + range, kWhat);
+  cli.text("-n", n, gemm_dim("-n"), "N", "Columns of B and C" + range, kWhat);
+  cli.text("-k", k, gemm_dim("-k"), "K", "Columns of A, rows of B" + range, kWhat);
+  cli.text("--size", size, gemm_dim("--size"), "S", "Set M = N = K at once" + range, kWhat);
   for (const char* dim : {"-m", "-n", "-k"}) {
     cli.excludes("--size", dim, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
   }
-  cli.choice("--tile", t.tile, {"16", "32"}, "Shared-memory tile edge (threads per block = tile x tile)",
-             CommandLine::kLaunchGroup);
-  cli.choice("--pad", t.pad, {"off", "on", "both"},
-             "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)",
-             CommandLine::kLaunchGroup);
-}
-
-}  // namespace
-
-ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
-  const std::string program = stage_name;
-  CommandLine cli(program, fmt::format("{}: C = A * B in float (row-major), checked against a CPU oracle and timed "
-                                       "beside cuBLAS and a naive kernel",
-                                       program));
-  CommonText common;
-  GemmText text;
+  cli.choice("--tile", tile, {"16", "32"}, "Shared-memory tile edge (threads per block = tile x tile)", kLaunch);
+  cli.choice("--pad", pad, {"off", "on", "both"},
+             "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)", kLaunch);
   out.reps = 10;  // launches of milliseconds each: their spread (ms_min..ms_max in every row) shows what 10 give
   out.warmup = 3;
-  add_gemm_options(cli, text);
-  add_run_options(cli, out, common,
-                  "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' = "
-                  "random values k/4, k in [-4,4] (not 0), whose products and sums are exact in float, checked for "
-                  "equality (every run also makes the exact check and the precision probes)");
-  add_timing_options(cli, out, common);
-  add_mode_options(cli, out, common);
+  CommonText common;
+  add_common_options(cli, out, common,
+                     "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' "
+                     "= random values k/4, k in [-4,4] (not 0), whose products and sums are exact in float, checked "
+                     "for equality (every run also makes the exact check and the precision probes)");
   cli.examples({{"", "4096 x 4096 x 4096: check, time, compare with cuBLAS"},
                 {"-m 1000 -n 17 -k 300", "any M, N and K"},
                 {"--tile 32 --pad both", "the 32 x 32 tile, with and without padding"}});
-  cli.set_version(version_text(program));
   cli.set_role("\"role\": \"gemm\"");
-  const auto resolve = [&] {
-    const bool square = cli.given("--size");
-    out.m = *parse_count(square ? text.size : text.m);
-    out.n = *parse_count(square ? text.size : text.n);
-    out.k = *parse_count(square ? text.size : text.k);
-    out.tile = text.tile == "32" ? 32 : 16;
-    out.pads = text.pad == "both" ? std::vector<bool>{false, true} : std::vector<bool>{text.pad == "on"};
-    finish_common(out, common);
-  };
-  const auto values = [&] {
-    resolve();
-    return fmt::format("\"m\": {}, \"n\": {}, \"k\": {}, \"tile\": {}, \"pad\": {}, {}", out.m, out.n, out.k, out.tile,
-                       json_quote(text.pad), common_values(out));
-  };
-  if (auto ended = cli.parse(argc, argv, values)) return *ended;
-  resolve();
-  return {};
+  if (auto ended = cli.parse(argc, argv)) return *ended;
+  const bool square = cli.given("--size");
+  out.m = *parse_count(square ? size : m);
+  out.n = *parse_count(square ? size : n);
+  out.k = *parse_count(square ? size : k);
+  out.tile = tile == "32" ? 32 : 16;
+  out.pads = pad == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad == "on"};
+  resolve(out, common);
+  return cli.described(fmt::format("\"m\": {}, \"n\": {}, \"k\": {}, \"tile\": {}, \"pad\": {}, {}", out.m, out.n,
+                                   out.k, out.tile, json_quote(pad), common_json(out)));
 }
 
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
-  const std::string program = "cpu_baseline";
-  CommandLine cli(program, "cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every hardware thread), "
-                           "checked like a stage's, and the copy of that input to the GPU, timed");
+  CommandLine cli("cpu_baseline", "cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every "
+                                  "hardware thread), checked like a stage's, and the copy of that input to the GPU, "
+                                  "timed");
   std::string sizes = "2^28", input = "float", format = "table";
-  cli.sizes(sizes, kWhat);
+  cli.sizes(sizes);
   cli.whole("--threads", out.threads, 0, 1024, "T", "Threads of the all-cores sum; 0 = every hardware thread", kWhat);
   cli.choice("--input", input, words(kInputs), "Input that is timed: 'float' (checked within a derived bound) or "
                                                "'exact' (checked for equality); every run also makes the exact check",
              kWhat);
-  cli.whole("--seed", out.seed, 0, kMaxU64, "S",
-            "Input seed, as the stages take it: the same seed is bitwise the same input", kWhat);
+  cli.whole("--seed", out.seed, 0, kMaxU64, "S", "Input seed, as the stages take it: the same seed is bitwise the same "
+                                                 "input", kWhat);
   cli.whole("--reps", out.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
   cli.whole("--warmup", out.warmup, 0, 10000, "N", "Untimed runs before timing", kTiming);
   cli.whole("--device", out.device, 0, 1023, "I", "CUDA device the input is copied to", kTiming);
@@ -412,22 +632,29 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   cli.choice("--format", format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
   cli.examples({{"", "2^28 floats: one thread, every hardware thread, the copy to the GPU"},
                 {"-n 2^20..2^28 --threads 4", "several sizes, the all-cores sum on four threads"}});
-  cli.set_version(version_text(program));
   cli.set_role("\"role\": \"cpu\"");
-  const auto resolve = [&] {
-    out.sizes = *parse_count_list(sizes);
-    out.input = value_of(kInputs, input);
-    out.format = value_of(kFormats, format);
-  };
-  const auto values = [&] {
-    resolve();
-    return fmt::format("\"sizes\": {}, \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": {}",
-                       json_list(numbers(out.sizes), false), out.threads, out.reps, out.warmup, out.seed,
-                       json_quote(input));
-  };
-  if (auto ended = cli.parse(argc, argv, values)) return *ended;
-  resolve();
-  return {};
+  if (auto ended = cli.parse(argc, argv)) return *ended;
+  out.sizes = *parse_count_list(sizes);
+  out.input = enum_of<InputMode>(kInputs, input);
+  out.format = enum_of<Format>(kFormats, format);
+  return cli.described(fmt::format("\"sizes\": [{}], \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, "
+                                   "\"input\": {}",
+                                   fmt::join(out.sizes, ", "), out.threads, out.reps, out.warmup, out.seed,
+                                   json_quote(input)));
+}
+
+ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {
+  CommandLine cli("cpu_sums", "cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float "
+                              "input against the exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if "
+                              "one breaks its bound");
+  std::string log2 = std::to_string(max_log2);
+  cli.whole("--seed", seed, 0, kMaxU64, "S", "Input seed", "Options");
+  cli.choice("--max-log2", log2, {"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"},
+             "The largest n is 2^K", "Options");
+  cli.set_role("\"role\": \"test helper\"");
+  if (auto ended = cli.parse(argc, argv)) return *ended;
+  max_log2 = std::stoi(log2);
+  return cli.described("");
 }
 
 }  // namespace ladder

@@ -1,12 +1,13 @@
-// Command-line options shared by every stage, declared once in options.cpp on the command line of cli.hpp (a
-// host-only file, so CLI11 never goes through nvcc): each option's check, help and --describe entry come from there.
+// The command line of every program, declared once per option in options.cpp on CLI11 (a host-only file, so CLI11
+// never goes through nvcc): that declaration is the parse, the check with its one-line message, the help and the
+// --describe entry (the JSON that ./ladder, the docs and the tests read instead of restating any option or default).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
 #include "reduce_stage.hpp"
 
 namespace ladder {
@@ -76,12 +77,26 @@ struct CpuOptions {
   bool no_copy = false;  // --no-copy: the CPU rows only
 };
 
-ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
-ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
-ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
+// Either run (no exit status), or stop with an exit status and the text to print: the help, the version or the
+// description on stdout for status 0, one error line on stderr for status 2.
+struct ParseOutcome {
+  std::optional<int> exit_status;
+  std::string text;
+};
 
-// Prints a parse outcome (the help, the version or the description on stdout, an error on stderr) and returns
-// its exit status.
+ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
+ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
+ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
+// The maintainers' helper maint/tests/cpu_sums.cpp: --seed and --max-log2.
+ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2);
+// Prints the outcome's text (stdout for status 0, else stderr) and returns its exit status.
 int print_outcome(const ParseOutcome& outcome);
+
+// A count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0 that 64 bits hold.
+std::optional<std::uint64_t> parse_count(const std::string& text);
+// A comma-separated list of counts, where "a..b" (powers of two a and b) means a, 2a, 4a, ..., b.
+std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text);
+// A JSON string literal.
+std::string json_quote(const std::string& text);
 
 }  // namespace ladder

@@ -26,6 +26,7 @@ enum class Combine {
   kTwoPass,    // the blocks write partial sums; a second, one-block launch adds them up (07)
   kLastBlock,  // the blocks write partial sums; the last block to finish adds them up (07)
 };
+inline constexpr const char* kCombineNames[] = {"relaunch", "atomic", "two-pass", "last-block"};  // the enum's order
 
 // Which launches a stage can run.
 //   tree:   one element per thread, grid = n / block, as in 01: the block-level tree dominates.

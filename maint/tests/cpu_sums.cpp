@@ -9,13 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <string>
-
-#include <fmt/format.h>
 
 #include "input.hpp"
 #include "options.hpp"
-#include "ladder_version.hpp"
 
 namespace {
 
@@ -57,18 +53,11 @@ bool sums(std::uint64_t seed, int max_log2) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ladder::CommandLine cli("cpu_sums", "cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's "
-                                      "float input against the exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit "
-                                      "status 1 if one breaks its bound");
   std::uint64_t seed = 1;
-  std::string max_log2 = "30";
-  cli.whole("--seed", seed, 0, ~std::uint64_t{0}, "S", "Input seed", "Options");
-  cli.choice("--max-log2", max_log2, {"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"},
-             "The largest n is 2^K", "Options");
-  cli.set_version(fmt::format("cpu_sums: cuda-ladder {} (commit {})", LADDER_VERSION, LADDER_COMMIT));
-  cli.set_role("\"role\": \"test helper\"");
-  if (const auto ended = cli.parse(argc, argv, [] { return std::string(); })) return ladder::print_outcome(*ended);
-  const bool ok = sums(seed, std::stoi(max_log2));
+  int max_log2 = 30;
+  const ladder::ParseOutcome parsed = ladder::parse_cpu_sums_options(argc, argv, seed, max_log2);
+  if (parsed.exit_status) return ladder::print_outcome(parsed);
+  const bool ok = sums(seed, max_log2);
   if (!ok) std::fprintf(stderr, "cpu_sums: a sum broke its worst-case bound\n");
   return ok ? 0 : 1;
 }
