@@ -2,11 +2,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "cuda_check.hpp"
-#include "device_buffer.hpp"
 #include "device_fill.hpp"
-#include "input_element.hpp"
-#include "parallel.hpp"
+#include "input.hpp"
 
 namespace ladder {
 
@@ -38,7 +35,8 @@ __host__ __device__ unsigned long long fingerprint_term(std::size_t i, unsigned 
 
 __global__ void fingerprint_kernel(const float* __restrict__ x, std::size_t n, unsigned long long* out) {
   unsigned long long h = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     h += fingerprint_term(i, __float_as_uint(x[i]));
   }
   for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);

@@ -1,42 +1,67 @@
-// Filling device memory on the GPU: the inputs, made there with the host's arithmetic instead of copied over the
-// bus; sparsely, for the precision probes, where uploading a whole host copy would cost a full transfer for a few
-// thousand non-zero values; the shared
-// memory of every SM, with NaN, before a checked launch; and a fingerprint of a result too large to copy back
-// after every timed launch (GEMM's C).
+// Device memory: an owning buffer, and what the harness writes into device memory on the GPU: the inputs, made there
+// with the host's arithmetic instead of copied over the bus; the precision probes' few non-zero values; NaN in the
+// shared memory of every SM before a checked launch; a fingerprint of a result too large to copy back after every
+// timed launch (GEMM's C); and the canary's scan of the NaN guards around every buffer a launch touches.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "cuda_check.hpp"
+
 namespace ladder {
 
+// An owning device allocation (cudaMalloc, so 256-byte aligned), freed when it goes out of scope.
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  T* get() const { return ptr_; }
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  // Fills every byte with 0xFF: as floats that is NaN, so a value the kernel never wrote cannot pass a check.
+  void poison(cudaStream_t stream) const { CUDA_CHECK(cudaMemsetAsync(ptr_, 0xFF, bytes(), stream)); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t count_;
+};
+
 // out[0..count) = elements 0..count-1 of the input stream (key, exact_bits) of input.hpp's InputSpec, on `stream`:
-// bitwise what the host makes of it (input_element.hpp).
+// bitwise what the host makes of it.
 void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream);
 
 // Sets dst[at[i]] = values[i] for every i, on `stream`, and waits for it; the rest of dst is left as it is.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
 
-// Fills the shared memory of every SM with NaN (all bits set) on `stream`: twice as many blocks as SMs, each
-// taking the most shared memory a block may have, so each SM runs at least one of them. A later kernel that
-// reads a shared slot none of its threads wrote then reads NaN, not whatever an earlier launch left (often 0).
+// Fills the shared memory of every SM with NaN (all bits set) on `stream`: twice as many blocks as SMs, each taking
+// the most shared memory a block may have, so each SM runs at least one of them. A later kernel that reads a shared
+// slot none of its threads wrote then reads NaN, not whatever an earlier launch left (often 0).
 void poison_shared_memory(cudaStream_t stream);
 
-// *out = the sum modulo 2^64 of a 64-bit mix of each element's 32 bits with its position, on `stream`: the order
-// of the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
+// *out = the sum modulo 2^64 of a 64-bit mix of each element's 32 bits with its position, on `stream`: the order of
+// the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
 // probability about 2^-64 (for bits that are not chosen to collide).
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
 // The same fingerprint of host memory, on every core.
 unsigned long long fingerprint_on_host(const float* x, std::size_t n);
 
 // NaN floats before and after each buffer a launch reads or writes (256 bytes each, so the buffer keeps its
-// alignment): a kernel that reads past either end adds a NaN, which never passes a check, and one that writes
-// there changes the poison, which the canary (harness.hpp's changed_poison) sees.
+// alignment): a kernel that reads past either end adds a NaN, which never passes a check, and one that writes there
+// changes the poison, which the canary (harness.hpp's changed_poison) sees.
 constexpr std::size_t kGuard = 64;
 
-// Stretches of device memory that must still hold the poison (all bits set): p[begin, end) each.
+// A stretch of device memory that must still hold the poison (all bits set): p[begin, end).
 struct PoisonSpan {
   const float* p;
   std::size_t begin, end;

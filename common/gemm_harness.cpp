@@ -4,76 +4,244 @@
 //   1. the exact check: the exact inputs (k/4, oracle.hpp), launched twice, each C compared exactly;
 //   2. the operand-precision probes: A times a selection matrix, and a selection matrix times B, with the
 //      full-mantissa float A and B: C must be the selected elements bit for bit;
-//   3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed
-//      launch and a fingerprint of C kept after each (on the device, outside the interval), every one of them
-//      equal to the checked C's: each kernel here (cuBLAS too: its documentation promises bitwise the same
-//      results run to run on one GPU) gives the same bits every launch; the C of the last launch is also copied
-//      back and compared bit for bit.
-// A, B, C and the probes' selection matrices sit between NaN guards (kGuard floats each side): a read past one
-// makes a NaN in C, and after every checked launch and each timed series the canary demands that every guard
-// still holds its NaN (a store past C, or into an operand, fails it, naming the buffer and the index).
-// The verdict of a variant is a Verdict (verdict.hpp) holding every one of those checks and the references'.
+//   3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed launch
+//      and a fingerprint of C kept after each (on the device, outside the interval), every one of them equal to the
+//      checked C's: each kernel here (cuBLAS too: its documentation promises bitwise the same results run to run on
+//      one GPU) gives the same bits every launch; the C of the last launch is also copied back and compared.
+// A, B, C and the probes' selection matrices sit between NaN guards (kGuard floats each side): a read past one makes
+// a NaN in C, and after every checked launch and each timed series the canary demands that every guard still holds
+// its NaN (a store past C, or into an operand, fails it, naming the buffer and the index). The verdict of a variant
+// is a Verdict (verdict.hpp) holding every one of those checks and the references'.
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "device_buffer.hpp"
-#include "device_fill.hpp"
-#include "gemm_bench.hpp"
 #include "gemm_stage.hpp"
 #include "harness.hpp"
 #include "input.hpp"
 #include "oracle.hpp"
 #include "references.hpp"
-#include "report.hpp"
-#include "timer.hpp"
-#include "verdict.hpp"
 
 namespace ladder {
 
 namespace {
 
-using gemm_run::GemmBench;
-using gemm_run::GemmRun;
-using gemm_run::Shape;
-
 constexpr int kCheckedLaunches = 2;  // of the exact inputs: a kernel whose result changes between launches fails
+
+struct Shape {
+  std::uint64_t m, n, k;
+};
 
 double gflops(const Shape& s, double ms) { return ms > 0 ? 2.0 * s.m * s.n * s.k / (ms * 1e6) : NAN; }
 double gbps(const Shape& s, double ms) {
   return ms > 0 ? static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float) / (ms * 1e6) : NAN;
 }
 
-std::string variant_name(const GemmLaunch& l) {
-  return fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : "");
-}
+using GemmRun = std::function<void(const float* A, const float* B, float* C, cudaStream_t stream)>;
 
-int as_int(std::uint64_t v) { return static_cast<int>(v); }
+// The device side of one shape and input mode: host and device copies of A, B and C, each device copy between NaN
+// guards, the probes' selection matrices, the checked, repeated and timed launches, and the canary after each.
+class GemmBench {
+ public:
+  GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option, bool poison_shared)
+      : s_(s),
+        mode_(mode),
+        seed_(seed),
+        host_a_(host_floats(s.m * s.k, option)),
+        host_b_(host_floats(s.k * s.n, option)),
+        host_c_(host_floats(s.m * s.n, option)),
+        host_again_(host_floats(s.m * s.n, option)),
+        a_(kGuard + s.m * s.k + kGuard),
+        b_(kGuard + s.k * s.n + kGuard),
+        c_(kGuard + s.m * s.n + kGuard),
+        poison_shared_(poison_shared) {
+    generate_input(seed, 1, mode, host_a_.get(), s.m * s.k);
+    generate_input(seed, 2, mode, host_b_.get(), s.k * s.n);
+    a_.poison(nullptr);  // the guards
+    b_.poison(nullptr);
+    CUDA_CHECK(cudaMemcpy(a(), host_a_.get(), s.m * s.k * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b(), host_b_.get(), s.k * s.n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
+  }
+
+  // A, B, C, and the probes' selection matrices (K x N and M x K), each between its guards.
+  static std::size_t device_bytes(const Shape& s) {
+    return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n + 10 * kGuard) * sizeof(float);
+  }
+
+  // Poisons C, runs, copies C back (it stays in host_c_) and checks it against the CPU oracle.
+  GemmCheck run_checked(const GemmRun& run, cudaStream_t stream) {
+    launch_into(run, a(), b(), host_c_.get(), stream);
+    const DeviceBuffer<unsigned long long> print(1);
+    fingerprint_on_device(c(), s_.m * s_.n, print.get(), stream);
+    CUDA_CHECK(cudaMemcpyAsync(&checked_print_, print.get(), sizeof checked_print_, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
+  }
+
+  // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
+  GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
+    launch_into(run, a(), b(), host_again_.get(), stream);
+    return same_as_checked();
+  }
+
+  // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
+  GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
+    const bool of_a = probe == GemmProbe::kA;
+    if (!selection_ || selection_probe_ != probe) {
+      const std::uint64_t count = of_a ? s_.k * s_.n : s_.m * s_.k;
+      selection_ = std::make_unique<DeviceBuffer<float>>(kGuard + count + kGuard);
+      selection_->poison(stream);  // the guards; in stream order before the zeros and the scatter
+      CUDA_CHECK(cudaMemsetAsync(selection(), 0, count * sizeof(float), stream));
+      const auto ones = selection_ones(probe, s_.m, s_.n, s_.k);
+      scatter(selection(), ones, std::vector<float>(ones.size(), 1.0f), stream);
+      selection_probe_ = probe;
+    }
+    launch_into(run, of_a ? a() : selection(), of_a ? selection() : b(), host_again_.get(), stream);
+    return check_gemm_probe(probe, of_a ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m, s_.n, s_.k);
+  }
+
+  // Times run, C poisoned before every launch and its fingerprint kept after each; every fingerprint must be the
+  // checked C's, and the C the last launch left must be the checked C bit for bit.
+  TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
+    const Kept<unsigned long long> kept(warmup, reps);
+    const TimingStats t = timer.time(
+        [&](cudaStream_t st) { run(a(), b(), c(), st); }, warmup, reps,
+        {[&](cudaStream_t st) { c_.poison(st); },
+         [&](cudaStream_t st, int l) { fingerprint_on_device(c(), s_.m * s_.n, kept.slot(l), st); }});
+    timed_launches_ = kept.launches();
+    const std::vector<unsigned long long> prints = kept.read(timer.stream());
+    keep_canary(timer.stream());
+    CUDA_CHECK(cudaMemcpy(host_again_.get(), c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
+    *after = same_as_checked();
+    for (std::size_t l = 0; l < prints.size() && after->pass; ++l) {
+      if (prints[l] == checked_print_) continue;
+      after->pass = false;
+      after->reason = fmt::format("{}: C's fingerprint {:016x} is not the checked C's {:016x}: a deterministic kernel "
+                                  "must give the same bits every launch",
+                                  launch_name(static_cast<int>(l), warmup, reps), prints[l], checked_print_);
+    }
+    return t;
+  }
+  int timed_launches() const { return timed_launches_; }
+
+  // The first change to the guards since the last call, and forgets it: "" if none.
+  std::string take_canary() { return std::exchange(canary_found_, ""); }
+
+  std::uint64_t fingerprint_ab() const {
+    return fingerprint(host_a_.get(), s_.m * s_.k) ^ (fingerprint(host_b_.get(), s_.k * s_.n) * 3);
+  }
+
+ private:
+  void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
+    c_.poison(stream);
+    if (poison_shared_) poison_shared_memory(stream);
+    run(A, B, c(), stream);
+    keep_canary(stream);
+    CUDA_CHECK(cudaMemcpy(host, c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+
+  // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its NaN
+  // (C's are poisoned again before each launch, the others only when made).
+  void keep_canary(cudaStream_t stream) {
+    std::vector<Guarded> buffers = {{a_.get(), kGuard, s_.m * s_.k, a_.count(), "A"},
+                                    {b_.get(), kGuard, s_.k * s_.n, b_.count(), "B"},
+                                    {c_.get(), kGuard, s_.m * s_.n, c_.count(), "C"}};
+    if (selection_) {
+      buffers.push_back({selection_->get(), kGuard, selection_->count() - 2 * kGuard, selection_->count(),
+                         "the probe's selection matrix"});
+    }
+    const std::string changed = changed_poison(buffers, canary_.get(), stream);  // waits for the stream
+    if (canary_found_.empty()) canary_found_ = changed;
+  }
+
+  float* a() const { return a_.get() + kGuard; }
+  float* b() const { return b_.get() + kGuard; }
+  float* c() const { return c_.get() + kGuard; }
+  float* selection() const { return selection_->get() + kGuard; }
+
+  // host_again_ against the checked C, bit for bit.
+  GemmCheck same_as_checked() const {
+    GemmCheck same;
+    same.method = "bit for bit the C that was checked";
+    same.elements = s_.m * s_.n;
+    const float* again = host_again_.get();
+    same.pass = std::memcmp(again, host_c_.get(), s_.m * s_.n * sizeof(float)) == 0;
+    if (same.pass) return same;
+    std::uint64_t e = 0;  // the first element that differs (memcmp saw one)
+    while (std::memcmp(&again[e], &host_c_[e], sizeof(float)) == 0) ++e;
+    same.reason = fmt::format("C[{}][{}] = {:.9g} where the checked launch gave {:.9g}: a deterministic kernel must "
+                              "give the same bits",
+                              e / s_.n, e % s_.n, again[e], host_c_[e]);
+    return same;
+  }
+
+  Shape s_;
+  InputMode mode_;
+  std::uint64_t seed_;
+  std::unique_ptr<float[]> host_a_, host_b_, host_c_, host_again_;
+  DeviceBuffer<float> a_, b_, c_;
+  std::unique_ptr<DeviceBuffer<float>> selection_;
+  GemmProbe selection_probe_ = GemmProbe::kA;
+  bool poison_shared_;                    // NaN in every SM's shared memory before each checked launch
+  unsigned long long checked_print_ = 0;  // the fingerprint of the last checked C
+  int timed_launches_ = 0;                // of the last timed series
+  DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
+  std::string canary_found_;                                  // the first changed guard not yet taken
+};
 
 // One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
 struct Kernel {
+  Kernel(std::string name_, GemmRun run_, bool is_stage_ = false, bool pad_ = false)
+      : name(std::move(name_)), run(std::move(run_)), is_stage(is_stage_), pad(pad_) {}
   std::string name;
   GemmRun run;
-  bool is_stage = false;  // a tiled variant (the stage's own kernel)
-  bool pad = false;
+  bool is_stage;  // a tiled variant (the stage's own kernel)
+  bool pad;
   Verdict v;
   GemmCheck exact, measured, timed;
   TimingStats t;
   int timed_launches = 0;  // warm-ups and timed repetitions, each checked by its fingerprint
+
+  // The canary of this kernel's launches on `bench` since the last look: every NaN guard still NaN.
+  void add_canary(GemmBench& bench, const std::string& launches) {
+    const std::string changed = bench.take_canary();
+    v.add("canary", changed.empty(), changed.empty() ? "" : launches + ": " + changed);
+  }
 };
 
-// The canary of k's launches on `bench` since the last look: every NaN guard still NaN.
-void add_canary(Kernel& k, GemmBench& bench, const std::string& launches) {
-  const std::string changed = bench.take_canary();
-  k.v.add("canary", changed.empty(), changed.empty() ? "" : launches + ": " + changed);
+// The kernels of a run: the tiled variants, then the naive kernel (with_naive) and cuBLAS (where given).
+std::vector<Kernel> kernels_for(const Shape& s, GemmFn gemm, const std::vector<GemmLaunch>& variants, bool with_naive,
+                                CublasSgemm* cublas) {
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  std::vector<Kernel> kernels;
+  for (const GemmLaunch& l : variants) {
+    kernels.emplace_back(fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : ""),
+                         [=](const float* A, const float* B, float* C, cudaStream_t st) {
+                           gemm(A, B, C, m, n, k, l, st);
+                         },
+                         true, l.pad);
+  }
+  if (with_naive) {
+    kernels.emplace_back("naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
+      gemm_naive(A, B, C, m, n, k, st);
+    });
+  }
+  if (cublas) {
+    kernels.emplace_back("cuBLAS", [=](const float* A, const float* B, float* C, cudaStream_t st) {
+      cublas->run(A, B, C, m, n, k, st);
+    });
+  }
+  return kernels;
 }
 
-// 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the
-// self-test), and the probes on every kernel.
+// 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the self-test),
+// and the probes on every kernel.
 void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const GemmOptions& o,
                             GemmBench& float_bench, cudaStream_t stream, const std::string& dims) {
   GemmBench exact_bench(s, InputMode::kExact, o.seed, dims, o.shared_poison);
@@ -85,13 +253,13 @@ void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const 
       const GemmCheck again = exact_bench.run_again(k.run, stream);
       k.v.add("exact", again.pass, again.pass ? "" : fmt::format("launch {}: {}", l + 1, again.reason));
     }
-    add_canary(k, exact_bench, "the exact input");
+    k.add_canary(exact_bench, "the exact input");
   }
   for (auto probe : {GemmProbe::kA, GemmProbe::kB}) {
     for (auto& k : kernels) {
       const GemmCheck c = float_bench.run_probe(k.run, probe, stream);
       k.v.add(probe == GemmProbe::kA ? "probe_a" : "probe_b", c.pass, c.reason);
-      add_canary(k, float_bench, probe == GemmProbe::kA ? "the probe of A" : "the probe of B");
+      k.add_canary(float_bench, probe == GemmProbe::kA ? "the probe of A" : "the probe of B");
     }
   }
 }
@@ -103,89 +271,43 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     progress(fmt::format("checking{} {}", timing ? " and timing" : "", k.name));
     k.measured = bench.run_checked(k.run, timer.stream());
     k.v.add(o.input == InputMode::kFloat ? "float" : "exact", k.measured.pass, k.measured.reason);
-    add_canary(k, bench, fmt::format("the {} input", to_string(o.input)));
+    k.add_canary(bench, fmt::format("the {} input", to_string(o.input)));
     if (!timing) continue;
     k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
     k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "the warm-up and timed launches: " + k.timed.reason);
-    add_canary(k, bench, "the warm-up and timed launches");
+    k.add_canary(bench, "the warm-up and timed launches");
     const std::string why = rate_above_peak(k.name, gflops(s, k.t.median_ms), peak_gflops, "GFLOP/s");
     k.v.add("rate", why.empty(), why);
     k.timed_launches = bench.timed_launches();
   }
 }
 
-// The kernels of a run: every tiled variant asked for, then (when timing) the naive kernel and cuBLAS.
-std::vector<Kernel> kernels_for(const Shape& s, const GemmOptions& o, GemmFn gemm, CublasSgemm* cublas) {
-  std::vector<Kernel> kernels;
-  for (bool pad : o.pads) {
-    const GemmLaunch l{o.tile, pad};
-    kernels.push_back({variant_name(l), [=](const float* A, const float* B, float* C, cudaStream_t st) {
-                         gemm(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), l, st);
-                       }, true, pad, {}, {}, {}, {}, {}});
-  }
-  if (cublas == nullptr) return kernels;
-  kernels.push_back({"naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
-                       gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                     }, false, false, {}, {}, {}, {}, {}});
-  kernels.push_back({"cuBLAS", [=](const float* A, const float* B, float* C, cudaStream_t st) {
-                       cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                     }, false, false, {}, {}, {}, {}, {}});
-  return kernels;
-}
-
-// The verdict of a tiled variant's row: its own checks and those of the references it is compared with.
-Verdict row_verdict(const Kernel& k, const Kernel* naive, const Kernel* cublas) {
-  Verdict v = k.v;
-  if (naive) v.add("naive", naive->v.pass(), naive->v.pass() ? "" : naive->v.failures().front());
-  if (cublas) v.add("cublas", cublas->v.pass(), cublas->v.pass() ? "" : cublas->v.failures().front());
-  return v;
-}
-
 Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const Kernel* cublas, const Shape& s,
                    const GemmStage& stage, const GemmOptions& o, const DeviceInfo& d, const std::string& fp) {
   const bool timing = cublas != nullptr;
-  const double ms = k.t.median_ms;
+  const double ms = k.t.median_ms, naive_ms = timing ? naive->t.median_ms : NAN;
+  const double cublas_ms = timing ? cublas->t.median_ms : NAN, peak = d.fp32_peak_gflops();
+  const auto if_timed = [&](double value) { return timing ? value : NAN; };
   // Repetitions not held behind the stream hold to the end, here and in the references' series (GpuTimer::time).
   const int unheld = timing ? k.t.hold_timeouts + naive->t.hold_timeouts + cublas->t.hold_timeouts : 0;
   Record r;
   add_context_fields(r, stage.name, d, o);
-  r.add("m", s.m)
-      .add("n", s.n)
-      .add("k", s.k)
-      .add("tile", o.tile)
-      .add("pad", k.pad)
-      .add("fingerprint", fp)
-      .add("exact_check", v.field("exact"))
-      .add("exact_method", k.exact.method)
-      .add("probe_a_check", v.field("probe_a"))
-      .add("probe_b_check", v.field("probe_b"))
-      .add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"))
-      .add("timed_check", v.field("timed"))
-      .add("timing_check", !timing ? "-" : held_verdict(unheld).word())
-      .add("check", v.word())
-      .add("check_method", k.measured.method)
-      .add("checked_elements", k.measured.elements)
-      .add("worst_error_ratio", k.measured.worst, 3)
-      .add("mean_error_sigma", k.measured.mean_z, 3)
-      .add("launches_checked", static_cast<std::uint64_t>(kCheckedLaunches + 2 + 1 + k.timed_launches))
-      .add("ms_median", timing ? ms : NAN)
-      .add("ms_min", timing ? k.t.min_ms : NAN)
-      .add("ms_max", timing ? k.t.max_ms : NAN)
-      .add("gflops", timing ? gflops(s, ms) : NAN)
-      .add("gbps", timing ? gbps(s, ms) : NAN);
+  r.add("m", s.m).add("n", s.n).add("k", s.k).add("tile", o.tile).add("pad", k.pad).add("fingerprint", fp);
+  r.add("exact_check", v.field("exact")).add("exact_method", k.exact.method);
+  r.add("probe_a_check", v.field("probe_a")).add("probe_b_check", v.field("probe_b"));
+  r.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float")).add("timed_check", v.field("timed"));
+  r.add("timing_check", !timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
+  r.add("check_method", k.measured.method).add("checked_elements", k.measured.elements);
+  r.add("worst_error_ratio", k.measured.worst, 3).add("mean_error_sigma", k.measured.mean_z, 3);
+  r.add("launches_checked", static_cast<std::uint64_t>(kCheckedLaunches + 2 + 1 + k.timed_launches));
+  r.add("ms_median", if_timed(ms)).add("ms_min", if_timed(k.t.min_ms)).add("ms_max", if_timed(k.t.max_ms));
+  r.add("gflops", if_timed(gflops(s, ms))).add("gbps", if_timed(gbps(s, ms)));
   add_clock_fields(r, k.t, timing);
-  r.add("naive_ms_median", timing ? naive->t.median_ms : NAN)
-      .add("naive_gflops", timing ? gflops(s, naive->t.median_ms) : NAN)
-      .add("naive_check", v.field("naive"))
-      .add("cublas_ms_median", timing ? cublas->t.median_ms : NAN)
-      .add("cublas_gflops", timing ? gflops(s, cublas->t.median_ms) : NAN)
-      .add("cublas_check", v.field("cublas"))
-      .add("cublas_math", CublasSgemm::math_mode())
-      .add("pct_cublas", timing ? 100 * cublas->t.median_ms / ms : NAN, 4)
-      .add("x_naive", timing ? naive->t.median_ms / ms : NAN, 4)
-      .add("pct_fp32_peak", timing ? 100 * gflops(s, ms) / d.fp32_peak_gflops() : NAN, 4)
-      .add("cublas_pct_fp32_peak", timing ? 100 * gflops(s, cublas->t.median_ms) / d.fp32_peak_gflops() : NAN, 4);
-  return r;
+  r.add("naive_ms_median", naive_ms).add("naive_gflops", gflops(s, naive_ms)).add("naive_check", v.field("naive"));
+  r.add("cublas_ms_median", cublas_ms).add("cublas_gflops", gflops(s, cublas_ms)).add("cublas_check", v.field("cublas"));
+  r.add("cublas_math", CublasSgemm::math_mode()).add("pct_cublas", 100 * cublas_ms / ms, 4);
+  r.add("x_naive", naive_ms / ms, 4).add("pct_fp32_peak", if_timed(100 * gflops(s, ms) / peak), 4);
+  return r.add("cublas_pct_fp32_peak", 100 * gflops(s, cublas_ms) / peak, 4);
 }
 
 void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, const DeviceInfo& d,
@@ -210,7 +332,8 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
                                           : "",
              timing ? fmt::format(", every warm-up and timed launch (C poisoned before each, its fingerprint equal "
                                   "to the checked C's) and the naive kernel's and cuBLAS's, and none of their GFLOP/s "
-                                  "more than {:g}% above the FP32 peak", 100 * kRateMargin)
+                                  "more than {:g}% above the FP32 peak",
+                                  100 * kRateMargin)
                     : "");
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
@@ -221,13 +344,42 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
 }
 
-// Judges and presents every kernel; returns whether all passed.
-bool report(const std::vector<Kernel>& kernels, const Shape& s, const GemmStage& stage, const GemmOptions& o,
-            const DeviceInfo& d, const std::string& fp) {
+// The default run: check, time, compare, report; returns the exit status.
+int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
+  const Shape s{o.m, o.n, o.k};  // K <= 10^6 (the options' limit), so the exact inputs stay exact (K <= 2^20)
   const bool timing = !o.check_only;
+  const Flush flush_mode = timing ? o.flush : Flush::kNone;
+  const std::size_t flush = GpuTimer::flush_bytes(static_cast<std::size_t>(d.l2_bytes), flush_mode);
+  const std::string dims = fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k);
+  const int benches = o.input == InputMode::kFloat ? 2 : 3;  // exact, measured, and float operands for the probes
+  const std::size_t operands = benches * GemmBench::device_bytes(s);
+  require_device_memory(d, operands + flush,
+                        fmt::format("A, B, C and the probes' selection matrices, for {} inputs {}, L2 flush buffer {}",
+                                    benches, human_bytes(static_cast<double>(operands)),
+                                    human_bytes(static_cast<double>(flush))),
+                        dims);
+  GpuTimer timer(static_cast<std::size_t>(d.l2_bytes), flush_mode);
+  std::unique_ptr<CublasSgemm> cublas = timing ? std::make_unique<CublasSgemm>() : nullptr;
+  std::vector<GemmLaunch> variants;
+  for (bool pad : o.pads) variants.push_back({o.tile, pad});
+  std::vector<Kernel> kernels = kernels_for(s, gemm, variants, timing, cublas.get());
+  progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
+  GemmBench bench(s, o.input, o.seed, dims, o.shared_poison);
+  {
+    // The probes need full-mantissa operands: the measured input's, or float ones made for them.
+    std::unique_ptr<GemmBench> floats;
+    if (o.input != InputMode::kFloat) {
+      floats = std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims, o.shared_poison);
+    }
+    progress(fmt::format("{}: exact check and precision probes", stage.name));
+    check_exact_and_probes(kernels, s, o, floats ? *floats : bench, timer.stream(), dims);
+  }
+  measure(kernels, bench, timer, o, timing, s, d.fp32_peak_gflops());
+
+  const std::string fp = fingerprint_hex(bench.fingerprint_ab());
   const Kernel* naive = timing ? &kernels[kernels.size() - 2] : nullptr;
-  const Kernel* cublas = timing ? &kernels.back() : nullptr;
-  auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
+  const Kernel* cublas_kernel = timing ? &kernels.back() : nullptr;
+  const auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
   TextTable table({"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS",
                    "x naive"});
   std::vector<Record> records;
@@ -235,18 +387,24 @@ bool report(const std::vector<Kernel>& kernels, const Shape& s, const GemmStage&
   std::vector<TimingStats> series;
   bool all_pass = true;
   for (const auto& k : kernels) {
-    const Verdict v = k.is_stage ? row_verdict(k, naive, cublas) : k.v;
+    // A tiled variant's verdict: its own checks and those of the references it is compared with.
+    Verdict v = k.v;
+    for (const Kernel* ref : {naive, cublas_kernel}) {
+      if (!k.is_stage || !ref) continue;
+      v.add(ref == naive ? "naive" : "cublas", ref->v.pass(), ref->v.pass() ? "" : ref->v.failures().front());
+    }
     all_pass = all_pass && v.pass();
+    const double t = k.t.median_ms;
     table.add_row({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
-                   o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(k.t.median_ms),
-                   ms(k.t.min_ms), ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, k.t.median_ms)) : "-",
-                   timing ? fmt::format("{:.1f}", gbps(s, k.t.median_ms)) : "-",
-                   timing ? fmt::format("{:.1f}", 100 * cublas->t.median_ms / k.t.median_ms) : "-",
-                   timing ? fmt::format("{:.2f}", naive->t.median_ms / k.t.median_ms) : "-"});
+                   o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(t), ms(k.t.min_ms),
+                   ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, t)) : "-",
+                   timing ? fmt::format("{:.1f}", gbps(s, t)) : "-",
+                   timing ? fmt::format("{:.1f}", 100 * cublas_kernel->t.median_ms / t) : "-",
+                   timing ? fmt::format("{:.2f}", naive->t.median_ms / t) : "-"});
     for (const auto& failure : k.v.failures()) notes.push_back(fmt::format("FAIL {}: {}", k.name, failure));
     if (timing) series.push_back(k.t);
     if (!k.is_stage) continue;
-    records.push_back(make_record(k, v, naive, cublas, s, stage, o, d, fp));
+    records.push_back(make_record(k, v, naive, cublas_kernel, s, stage, o, d, fp));
     if (v.pass() && o.pads.size() == 1) {
       notes.push_back(fmt::format("exact check: PASS ({}; {} elements compared one by one)", k.exact.method,
                                   k.exact.elements));
@@ -259,59 +417,25 @@ bool report(const std::vector<Kernel>& kernels, const Shape& s, const GemmStage&
   warn_about_clocks(stage.name, series);
   if (o.format != Format::kTable) {
     print_records(o.format, records);
-    return all_pass;
+  } else {
+    print_header(stage, s, o, d, fp, timing);
+    fmt::print("\n{}", table.str());
+    for (const auto& note : notes) fmt::print("  {}\n", note);
   }
-  print_header(stage, s, o, d, fp, timing);
-  fmt::print("\n{}", table.str());
-  for (const auto& note : notes) fmt::print("  {}\n", note);
-  return all_pass;
+  return all_pass ? 0 : 1;
 }
 
-int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
-  const Shape s{o.m, o.n, o.k};  // K <= 10^6 (the options' limit), so the exact inputs stay exact (K <= 2^20)
-  const bool timing = !o.check_only;
-  const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
-  const std::string dims = fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k);
-  const int benches = o.input == InputMode::kFloat ? 2 : 3;  // exact, measured, and float operands for the probes
-  const std::size_t operands = benches * GemmBench::device_bytes(s);
-  require_device_memory(d, operands + flush,
-                        fmt::format("A, B, C and the probes' selection matrices, for {} inputs {}, L2 flush buffer {}",
-                                    benches, human_bytes(static_cast<double>(operands)),
-                                    human_bytes(static_cast<double>(flush))),
-                        dims);
-  GpuTimer timer(d, timing ? o.flush : Flush::kNone);
-  std::unique_ptr<CublasSgemm> cublas = timing ? std::make_unique<CublasSgemm>() : nullptr;
-  std::vector<Kernel> kernels = kernels_for(s, o, gemm, cublas.get());
-
-  progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
-  GemmBench bench(s, o.input, o.seed, dims, o.shared_poison);
-  // The probes need full-mantissa operands: the measured input's, or float ones made for them.
-  std::unique_ptr<GemmBench> float_operands =
-      o.input == InputMode::kFloat ? nullptr : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims, o.shared_poison);
-  progress(fmt::format("{}: exact check and precision probes", stage.name));
-  check_exact_and_probes(kernels, s, o, float_operands ? *float_operands : bench, timer.stream(), dims);
-  float_operands.reset();
-  measure(kernels, bench, timer, o, timing, s, d.fp32_peak_gflops());
-  return report(kernels, s, stage, o, d, fingerprint_hex(bench.fingerprint_ab())) ? 0 : 1;
-}
-
-// ---- --self-test: awkward shapes, both tiles, padded and not, every input and probe ---------------------
-
+// --self-test: awkward shapes, both tiles, padded and not, every input and probe.
 int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
-  std::vector<Shape> shapes = {{1, 1, 1}, {17, 33, 65}, {255, 257, 129}, {1000, 17, 300}, {17, 1000, 300}};
-  if (full) {
-    shapes.push_back({1024, 1024, 1024});
-    shapes.push_back({o.m, o.n, o.k});
-  } else {
-    shapes = {{1, 1, 1}, {17, 33, 65}, {40, 70, 33}};
-  }
+  std::vector<Shape> shapes = {{1, 1, 1}, {17, 33, 65}, {40, 70, 33}};
+  if (full) shapes = {{1, 1, 1}, {17, 33, 65}, {255, 257, 129}, {1000, 17, 300}, {17, 1000, 300}, {1024, 1024, 1024},
+                      {o.m, o.n, o.k}};
   std::size_t largest = 0;
   for (const auto& s : shapes) largest = std::max(largest, 2 * GemmBench::device_bytes(s));  // exact and float
   require_device_memory(d, largest, "A, B, C and the selection matrices of the largest shape, twice", "--self-test");
-  GpuTimer timer(d, Flush::kNone);
+  GpuTimer timer(static_cast<std::size_t>(d.l2_bytes), Flush::kNone);
   std::unique_ptr<CublasSgemm> cublas = full ? std::make_unique<CublasSgemm>() : nullptr;
-
   std::size_t runs = 0, failures = 0;
   Verdict all;  // every kernel's checks at every shape: the self-test's one verdict
   fmt::print("{} self-test ({}): {} shapes x tiles 16, 32 x padded and not, plus the naive kernel{}: the exact "
@@ -319,21 +443,8 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
              stage.name, full ? "full" : "quick", shapes.size(), full ? " and cuBLAS" : "",
              full ? " and the float inputs" : "");
   for (const auto& s : shapes) {
-    std::vector<Kernel> kernels;
-    for (int tile : {16, 32}) {
-      GemmOptions one = o;
-      one.tile = tile;
-      one.pads = {false, true};
-      for (auto& k : kernels_for(s, one, gemm, nullptr)) kernels.push_back(std::move(k));
-    }
-    kernels.push_back({"naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
-                         gemm_naive(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                       }, false, false, {}, {}, {}, {}, {}});
-    if (cublas) {
-      kernels.push_back({"cuBLAS", [&, s](const float* A, const float* B, float* C, cudaStream_t st) {
-                           cublas->run(A, B, C, as_int(s.m), as_int(s.n), as_int(s.k), st);
-                         }, false, false, {}, {}, {}, {}, {}});
-    }
+    std::vector<Kernel> kernels = kernels_for(s, gemm, {{16, false}, {16, true}, {32, false}, {32, true}}, true,
+                                              cublas.get());
     GemmBench floats(s, InputMode::kFloat, o.seed, "--self-test", o.shared_poison);
     check_exact_and_probes(kernels, s, o, floats, timer.stream(), "--self-test");
     if (full) {
@@ -363,9 +474,7 @@ int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
   const ParseOutcome parsed = parse_gemm_options(stage.name, argc, argv, o);
   if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
-    if (o.determinism > 0) throw UsageError("--determinism applies to the reduce stages");
-    if (o.self_test != SelfTest::kNone) return self_test(stage, gemm, o, d);
-    return bench(stage, gemm, o, d);
+    return o.self_test != SelfTest::kNone ? self_test(stage, gemm, o, d) : bench(stage, gemm, o, d);
   });
 }
 

@@ -1,23 +1,33 @@
 #include "harness.hpp"
 
 #include <algorithm>
-#include <cstdint>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
-#include <stdexcept>
+#include <string_view>
 
 #include <unistd.h>
 
-#include <cuda_runtime.h>
 #include <fmt/format.h>
-
-#include "cuda_check.hpp"
-#include "device_fill.hpp"
-#include "gpu_clocks.hpp"
-#include "l2_flush.hpp"
+#include <fmt/ranges.h>
 
 namespace ladder {
+
+void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
+  // "common/timer.cpp" rather than the absolute path the compiler saw: the last two path components.
+  const std::string_view path(file);
+  const std::size_t last = path.rfind('/');
+  const char* shown = last == std::string_view::npos || last == 0 ? file : file + path.rfind('/', last - 1) + 1;
+  std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", call, shown, line, cudaGetErrorName(err),
+               cudaGetErrorString(err));
+  if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorUnsupportedPtxVersion) {
+    std::fprintf(stderr, "hint: this build has no code for this GPU; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native "
+                         "(or the GPU's compute capability, e.g. 90)\n");
+  }
+  std::exit(2);
+}
 
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
                              const std::string& option, const std::string& device) {
@@ -66,6 +76,78 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
   return 2;
 }
 
+Record& Record::add(const std::string& key, double value, int significant) {
+  // JSON has no NaN or Infinity: write null there; CSV gets the same text.
+  return put(key, std::isfinite(value) ? fmt::format("{:.{}g}", value, significant) : "null", false);
+}
+
+std::string Record::field(const std::string& key) const {
+  const auto f = std::find_if(fields_.begin(), fields_.end(), [&](const Field& x) { return x.key == key; });
+  return f == fields_.end() ? "-" : f->value;
+}
+
+std::string to_csv(const std::vector<Record>& rows) {
+  if (rows.empty()) return "";
+  std::vector<std::string> keys;
+  for (const auto& f : rows.front().fields()) keys.push_back(f.key);
+  std::string out = fmt::format("{}\n", fmt::join(keys, ","));
+  for (const auto& row : rows) {
+    std::vector<std::string> cells;
+    for (const auto& f : row.fields()) {
+      if (f.value.find_first_of(",\"\n") == std::string::npos) {
+        cells.push_back(f.value);
+        continue;
+      }
+      std::string quoted = "\"";
+      for (char c : f.value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+      cells.push_back(quoted + "\"");
+    }
+    out += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  return out;
+}
+
+std::string to_json(const std::vector<Record>& rows) {
+  std::vector<std::string> objects;
+  for (const auto& row : rows) {
+    std::vector<std::string> fields;
+    for (const auto& f : row.fields()) {
+      fields.push_back(fmt::format("{}: {}", json_quote(f.key), f.quoted ? json_quote(f.value) : f.value));
+    }
+    objects.push_back(fmt::format("  {{{}}}", fmt::join(fields, ", ")));
+  }
+  return fmt::format("[\n{}{}]\n", fmt::join(objects, ",\n"), objects.empty() ? "" : "\n");
+}
+
+void print_records(Format format, const std::vector<Record>& rows) {
+  std::fputs((format == Format::kJson ? to_json(rows) : to_csv(rows)).c_str(), stdout);
+}
+
+std::string TextTable::str(const std::string& indent) const {
+  std::vector<std::size_t> width(headers_.size());
+  for (std::size_t c = 0; c < width.size(); ++c) width[c] = headers_[c].size();
+  for (const auto& row : rows_) {
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = indent;
+    for (std::size_t c = 0; c < width.size(); ++c) {
+      out += fmt::format("{}{:>{}}", c ? "  " : "", c < cells.size() ? cells[c] : "", width[c]);
+    }
+    return out + "\n";
+  };
+  std::string out = line(headers_);
+  for (const auto& row : rows_) out += line(row);
+  return out;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  for (; bytes >= 1000 && u < 4; ++u) bytes /= 1000;
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.{}f} {}", bytes, bytes < 10 ? 2 : 1, units[u]);
+}
+
 std::string device_line(const DeviceInfo& d) {
   return fmt::format("{} (compute capability {}.{}, {} SMs, {:.1f} MB L2, {:.1f} GB), driver {}, runtime {}", d.name,
                      d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1e6, d.total_bytes / 1e9,
@@ -75,18 +157,15 @@ std::string device_line(const DeviceInfo& d) {
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
   const auto l2 = static_cast<std::size_t>(d.l2_bytes);
   const auto written = human_bytes(static_cast<double>(L2Flush::write_bytes(l2)));
-  const auto read = human_bytes(static_cast<double>(L2Flush::read_bytes(l2)));
-  std::string flush;
-  switch (o.flush) {
-    case Flush::kNone: flush = "L2 not flushed (--flush none)"; break;
-    case Flush::kWrite: flush = fmt::format("L2 flushed before each rep ({} overwritten; --flush write)", written); break;
-    case Flush::kClean:
-      flush = fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written, read);
-      break;
-  }
+  const std::string flush =
+      o.flush == Flush::kNone ? "L2 not flushed (--flush none)"
+      : o.flush == Flush::kWrite
+          ? fmt::format("L2 flushed before each rep ({} overwritten; --flush write)", written)
+          : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written,
+                        human_bytes(static_cast<double>(L2Flush::read_bytes(l2))));
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work, "
                      "enqueued behind a stream hold so the interval holds no host time; {}",
-                     o.reps, std::max(o.warmup, 1), flush);
+                     o.reps, GpuTimer::warmups(o.warmup), flush);
 }
 
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {
@@ -106,26 +185,27 @@ void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const
       .add("mem_clock_mhz", d.mem_clock_khz / 1000)
       .add("bus_width_bits", d.bus_width_bits)
       .add("reps", o.reps)
-      .add("warmup", std::max(o.warmup, 1))  // the timer always makes one (GpuTimer::time)
+      .add("warmup", GpuTimer::warmups(o.warmup))  // the timer always makes one
       .add("l2_flush", to_string(o.flush));
+}
+
+void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
+  const bool known = timed && t.clocks_start.known && t.clocks_end.known;
+  const auto mhz = [&](unsigned v) { return known ? std::to_string(v) : std::string(); };
+  const std::uint64_t reasons = t.clocks_start.reasons | t.clocks_end.reasons;
+  r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz))
+      .add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz))
+      .add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz))
+      .add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz))
+      .add("clock_reasons", known ? reason_names(reasons) : std::string())
+      .add("throttled", known ? (throttled(reasons) ? "yes" : "no") : "")
+      .add("hold_timeouts", timed ? t.hold_timeouts : 0);
 }
 
 Verdict held_verdict(int unheld_repetitions) {
   Verdict v;
   v.add("held", unheld_repetitions == 0, fmt::format("{} repetitions not held", unheld_repetitions));
   return v;
-}
-
-void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
-  const bool known = timed && t.clocks_start.known && t.clocks_end.known;
-  auto mhz = [&](unsigned v) { return known ? std::to_string(v) : std::string(); };
-  r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz))
-      .add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz))
-      .add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz))
-      .add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz))
-      .add("clock_reasons", known ? reason_names(t.clocks_start.reasons | t.clocks_end.reasons) : std::string())
-      .add("throttled", known ? (throttled(t.clocks_start.reasons | t.clocks_end.reasons) ? "yes" : "no") : "")
-      .add("hold_timeouts", timed ? t.hold_timeouts : 0);
 }
 
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series) {
@@ -148,10 +228,7 @@ void warn_about_clocks(const char* program, const std::vector<TimingStats>& seri
   if (mem_hi > mem_lo) what.push_back(fmt::format("the memory clock moved between {} and {} MHz", mem_lo, mem_hi));
   if (reasons) what.push_back(fmt::format("the GPU throttled ({})", reason_names(reasons)));
   if (timeouts) what.push_back(fmt::format("{} stream holds timed out (those intervals may hold host time)", timeouts));
-  if (what.empty()) return;
-  std::string line;
-  for (const auto& w : what) line += (line.empty() ? "" : "; ") + w;
-  fmt::print(stderr, "{}: warning: during the timed runs {}\n", program, line);
+  if (!what.empty()) fmt::print(stderr, "{}: warning: during the timed runs {}\n", program, fmt::join(what, "; "));
 }
 
 void progress(const std::string& line) {
@@ -177,7 +254,8 @@ std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long lo
     std::memcpy(&bits, &value, sizeof bits);
     const long long index = static_cast<long long>(found[k]) - static_cast<long long>(buffers[k / 2].zero);
     return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
-                       "set) was overwritten", buffers[k / 2].name, index, value, bits);
+                       "set) was overwritten",
+                       buffers[k / 2].name, index, value, bits);
   }
   return "";
 }

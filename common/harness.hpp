@@ -1,70 +1,149 @@
-// Pieces both harnesses (reduce and GEMM) use: errors that end in exit status 2, memory checks,
-// the context lines of the report, progress messages.
+// What every program of the ladder shares besides its options: the GPU it runs on (device.cpp), errors that end in
+// exit status 2 or 1, memory checks, the report (a table for people, CSV or JSON records for scripts) and its context
+// lines, progress messages, and the canary over the NaN guards.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
 
-#include "device.hpp"
 #include "options.hpp"
-#include "report.hpp"
-#include "stats.hpp"
+#include "timer.hpp"
 #include "verdict.hpp"
 
 namespace ladder {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int l2_bytes = 0;
+  int mem_clock_khz = 0;   // cudaDevAttrMemoryClockRate (CUDA 13 removed cudaDeviceProp::memoryClockRate)
+  int bus_width_bits = 0;  // cudaDevAttrGlobalMemoryBusWidth
+  int clock_khz = 0;       // cudaDevAttrClockRate: the SM clock the FP32 peak is computed at
+  std::uint64_t total_bytes = 0;
+  int driver_version = 0;  // e.g. 13000 for 13.0
+  int runtime_version = 0;
+
+  // Theoretical DRAM bandwidth from the attributes: 2 (double data rate) x clock x bus width / 8, in GB/s.
+  double peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9; }
+  // FP32 fused multiply-adds one SM completes per clock, by compute capability (CUDA C++ Programming Guide,
+  // "Arithmetic Instructions", throughput of 32-bit floating-point multiply-add); 0 where the guide gives none.
+  int fp32_lanes_per_sm() const;
+  // Theoretical FP32 FFMA throughput: SMs x lanes x 2 FLOP x clock, in GFLOP/s (NaN if the lanes are unknown).
+  double fp32_peak_gflops() const;
+};
+
+// The outcome of looking for a GPU: the device, or the exit status (77: no usable GPU; 2: a bad --device) and one
+// line that says why not.
+struct DeviceLookup {
+  bool ok = false;
+  int exit_status = 0;
+  std::string message;
+  DeviceInfo info;
+};
+// Finds device `index`, makes it current and reads its attributes. Never exits.
+DeviceLookup find_device(int index);
+// Lists the visible devices on stdout; returns 0, or 77 (with a message on stderr) if there is none.
+int list_devices(const char* program);
+// "13.0" from 13000.
+std::string version_string(int cuda_version);
 
 // A request this machine cannot serve (too large for memory, a grid too big): exit status 2, one line.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// A stage that broke its contract with the harness (say, a first launch larger than the partial sums it was
-// given): a failed check, exit status 1, one line.
+// A stage that broke its contract with the harness (say, a first launch larger than the partial sums it was given):
+// a failed check, exit status 1, one line.
 struct StageFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The message for a request of `needed` bytes (itemised in `breakdown`) when only `free_bytes` are free, or
-// an empty string when it fits.
+// The message for a request of `needed` bytes (itemised in `breakdown`) when only `free_bytes` are free, or "" when
+// it fits.
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
                              const std::string& option, const std::string& device);
-
 // Throws UsageError naming `option` if `needed` bytes (itemised in `breakdown`) exceed the free device memory.
 void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
                            const std::string& option);
-
 // Host memory for `count` floats, uninitialised; throws UsageError naming `option` if it cannot be had.
 std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option);
 
-// Finds the device, handles --list-devices, and runs body() with UsageError and bad_alloc turned into
-// exit status 2. Returns the process exit status.
+// Finds the device, handles --list-devices, and runs body() with StageFailure turned into exit status 1, UsageError
+// and bad_alloc into 2. Returns the process exit status.
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
 
-// Report context lines.
+// One result row as ordered (key, value) fields; CSV and JSON both print exactly these.
+class Record {
+ public:
+  Record& add(const std::string& key, const std::string& text) { return put(key, text, true); }
+  Record& add(const std::string& key, const char* text) { return put(key, text, true); }
+  Record& add(const std::string& key, double value, int significant = 6);  // JSON null where not finite
+  Record& add(const std::string& key, std::uint64_t value) { return put(key, std::to_string(value), false); }
+  Record& add(const std::string& key, int value) { return add(key, static_cast<std::uint64_t>(value)); }
+  Record& add(const std::string& key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
+  Record& add(const std::string& key, bool value) { return put(key, value ? "true" : "false", false); }
+
+  struct Field {
+    std::string key, value;
+    bool quoted;  // a string in JSON
+  };
+  const std::vector<Field>& fields() const { return fields_; }
+  std::string field(const std::string& key) const;  // its value, or "-" where it has none
+
+ private:
+  Record& put(const std::string& key, const std::string& value, bool quoted) {
+    fields_.push_back({key, value, quoted});
+    return *this;
+  }
+  std::vector<Field> fields_;
+};
+std::string to_csv(const std::vector<Record>& rows);   // header line + one line per row
+std::string to_json(const std::vector<Record>& rows);  // an array of objects
+// Prints rows in the chosen machine format (CSV or JSON) to stdout.
+void print_records(Format format, const std::vector<Record>& rows);
+
+// A plain text table: right-aligned columns sized to their content.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  std::string str(const std::string& indent = "  ") const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "1.07 GB", "240 MB", "4.0 kB" (decimal units).
+std::string human_bytes(double bytes);
+
+// The report's context: the device line and the timing line of the header, and the fields every record starts with.
 std::string device_line(const DeviceInfo& d);
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
-
-// The clocks of a timed series (at its first and last repetition), its throttle reasons and stream-hold
-// timeouts, as record fields (empty values where nothing was timed or NVML did not answer).
+// The clocks of a timed series (at its first and last repetition), its throttle reasons and stream-hold timeouts, as
+// record fields (empty values where nothing was timed or NVML did not answer).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
-
-// Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of
-// the result, so a Verdict of its own (the record's timing_check), never part of the run's.
+// Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
+// result, so a Verdict of its own (the record's timing_check), never part of the run's.
 Verdict held_verdict(int unheld_repetitions);
-
-// One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU
-// throttled (power, thermal or hardware slowdown), or a stream hold timed out.
+// One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU throttled
+// (power, thermal or hardware slowdown), or a stream hold timed out.
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
+// A progress line on stderr, only when stderr is a terminal (a person is waiting).
+void progress(const std::string& line);
 
-// A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end)
-// hold the poison (NaN, all bits set), which must still be there afterwards. name: how messages call element 0.
+// A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end) hold
+// the poison (NaN, all bits set), which must still be there afterwards. name: how messages call element 0.
 struct Guarded {
   const float* p;
   std::size_t zero, live, end;
@@ -74,8 +153,5 @@ struct Guarded {
 // changed, named with its index from element 0 and its value; "" if every one still holds the poison. One kernel
 // scans them all, its answers in `scratch` (kMaxPoisonSpans words of device memory); waits for `stream`.
 std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long long* scratch, cudaStream_t stream);
-
-// A progress line on stderr, only when stderr is a terminal (a person is waiting).
-void progress(const std::string& line);
 
 }  // namespace ladder

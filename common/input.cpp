@@ -8,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "input_element.hpp"
-#include "parallel.hpp"
 
 namespace ladder {
 
@@ -22,17 +20,13 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
   return mix64(seed ^ 0x6A09E667F3BCC909ull) ^ mix64(stream + 0xBB67AE8584CAA73Bull);
 }
 
-unsigned log2_exact(unsigned v) {
-  unsigned bits = 0;
-  while ((1u << bits) < v) ++bits;
-  return bits;
-}
-
 unsigned bits_for(unsigned range) {
   if (range < 1 || range > 4096 || (range & (range - 1)) != 0) {
     throw std::invalid_argument("the exact range must be a power of two from 1 to 4096");
   }
-  return log2_exact(range) + 1;
+  unsigned bits = 1;
+  while ((1u << (bits - 1)) < range) ++bits;
+  return bits;
 }
 
 }  // namespace

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "parallel.hpp"
+#include "input.hpp"
 
 namespace ladder {
 
@@ -27,14 +27,7 @@ struct Kahan {
   }
 };
 
-// 1^2 + 2^2 + ... + t^2.
-double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }
-
-std::uint64_t ceil_log2(std::uint64_t v) {
-  std::uint64_t bits = 0;
-  while ((std::uint64_t{1} << bits) < v && bits < 63) ++bits;
-  return bits;
-}
+double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }  // 1^2 + 2^2 + ... + t^2
 
 }  // namespace
 
@@ -60,16 +53,17 @@ SumReference reference_sum(const float* x, std::size_t n) {
 }
 
 SumShape& SumShape::chain(std::uint64_t terms, double unit, std::uint64_t copies) {
-  const double t = static_cast<double>(terms);
-  const double squares = squares_to(t) - 1;  // partial sums of 2..terms values
+  const double squares = squares_to(static_cast<double>(terms)) - 1;  // partial sums of 2..terms values
   if (terms > 1) sum_squares_ += static_cast<double>(copies) * unit * unit * squares;
   return *this;
 }
 
 SumShape& SumShape::tree(std::uint64_t leaves, double unit, std::uint64_t copies) {
-  const double width = std::ldexp(1.0, static_cast<int>(ceil_log2(leaves)));
+  std::uint64_t width = 1;
+  while (width < leaves && width < (std::uint64_t{1} << 63)) width *= 2;
   // Level l forms width / 2^l sums of 2^l leaves: unit^2 sum_l width 2^l = unit^2 width (2 width - 2).
-  sum_squares_ += static_cast<double>(copies) * unit * unit * width * (2 * width - 2);
+  const double w = static_cast<double>(width);
+  sum_squares_ += static_cast<double>(copies) * unit * unit * w * (2 * w - 2);
   return *this;
 }
 
@@ -93,40 +87,15 @@ SumShape stage_shape(std::uint64_t n, std::uint64_t grid, std::uint64_t block, C
   if (grid <= 1) return s;  // one block wrote the result: nothing to combine
   const double block_sum = static_cast<double>(n) / static_cast<double>(grid);  // the blocks' sums, spread evenly
   switch (combine) {
-    case Combine::kRelaunch:
-      return s.tree(grid, block_sum, 1);
-    case Combine::kAtomic:
-      return s.chain(grid, block_sum, 1);
-    default:  // two-pass, last-block: one block walks the grid's sums
-      return s.pass(grid, block_sum, 1, block);
+    case Combine::kRelaunch: return s.tree(grid, block_sum, 1);
+    case Combine::kAtomic: return s.chain(grid, block_sum, 1);
+    default: return s.pass(grid, block_sum, 1, block);  // two-pass, last-block: one block walks the grid's sums
   }
 }
 
 double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n) {
   const double mean_abs = n ? abs_sum / static_cast<double>(n) : 0;
   return kSumLambda * kFloatUnitRoundoff * mean_abs * std::sqrt(shape.sum_squares());
-}
-
-Centring check_centred(double z_sum, std::uint64_t count) {
-  Centring c;
-  if (count == 0) return c;
-  c.mean_z = z_sum / static_cast<double>(count);
-  c.limit = kCentringLambda / std::sqrt(static_cast<double>(count));
-  c.pass = std::fabs(c.mean_z) <= c.limit;
-  if (!c.pass) {
-    c.reason = fmt::format("the errors lean one way: their mean over {} errors is {:.3g} sigma, beyond {:g} / sqrt({}) = "
-                           "{:.3g} (a biased rounding, not noise)",
-                           count, c.mean_z, kCentringLambda, count, c.limit);
-  }
-  return c;
-}
-
-void record(Verdict& v, const std::string& name, const SumCheck& c) {
-  if (c.bounded) {
-    v.add(name, c.pass, c.reason);
-  } else {
-    v.skip(name, c.reason);
-  }
 }
 
 SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n) {
@@ -153,8 +122,7 @@ SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const
                            c.tolerance, kMaxRelativeBound);
     return c;
   }
-  // A bound too loose to pass a result by still fails one that lies outside it.
-  c.pass = c.error <= c.tolerance;
+  c.pass = c.error <= c.tolerance;  // a bound too loose to pass a result by still fails one outside it
   if (!c.pass) {
     c.reason = fmt::format("{:.9g} differs from the oracle {:.17g} by {:.3g}, {:.3g} times the bound {:.3g}", result,
                            ref.sum, c.error, c.error / c.tolerance, c.tolerance);
@@ -162,7 +130,36 @@ SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const
   return c;
 }
 
-// ---- GEMM -----------------------------------------------------------------------------------------------
+void record(Verdict& v, const std::string& name, const SumCheck& c) {
+  if (c.bounded) {
+    v.add(name, c.pass, c.reason);
+  } else {
+    v.skip(name, c.reason);
+  }
+}
+
+Centring check_centred(double z_sum, std::uint64_t count) {
+  Centring c;
+  if (count == 0) return c;
+  c.mean_z = z_sum / static_cast<double>(count);
+  c.limit = kCentringLambda / std::sqrt(static_cast<double>(count));
+  c.pass = std::fabs(c.mean_z) <= c.limit;
+  if (!c.pass) {
+    c.reason = fmt::format("the errors lean one way: their mean over {} errors is {:.3g} sigma, beyond {:g} / "
+                           "sqrt({}) = {:.3g} (a biased rounding, not noise)",
+                           count, c.mean_z, kCentringLambda, count, c.limit);
+  }
+  return c;
+}
+
+std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit) {
+  if (!(rate > peak * (1 + kRateMargin))) return "";  // NaN compares false: not judged
+  return fmt::format("{} ran at {:.0f} {}, above the theoretical peak of {:.0f} {} by more than {:g}%: no GPU "
+                     "does that work that fast, so the launches skipped some of it",
+                     who, rate, unit, peak, unit, 100 * kRateMargin);
+}
+
+// ---- GEMM -------------------------------------------------------------------------------------------------------
 
 namespace {
 
@@ -172,45 +169,31 @@ double element_sigma(double abs_dot, std::uint64_t K) {
   return kFloatUnitRoundoff * abs_dot / k * std::sqrt(squares_to(k));
 }
 
-struct ElementVerdict {
-  double ratio = 0;  // |error| / tolerance, or |error| in the exact mode
-  double z = 0;      // float mode: the signed error / sigma (0 where sigma is 0)
-  bool fail = false;
-  std::string reason;
-};
-
-// Compares C[i][j] with the double oracle value `exact` and its bound `abs_dot` = sum_k |a_ik||b_kj|.
-ElementVerdict judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i,
-                     std::uint64_t j) {
-  ElementVerdict v;
-  const double signed_err = static_cast<double>(c) - exact;
-  const double err = std::fabs(signed_err);
-  if (mode == InputMode::kExact) {
-    v.ratio = err;
-    v.fail = err != 0;
-    if (v.fail) v.reason = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
-    return v;
-  }
-  const double sigma = element_sigma(abs_dot, K), tol = kGemmLambda * sigma;
-  v.z = sigma > 0 ? signed_err / sigma : 0;
-  v.ratio = tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
-  v.fail = err > tol;
-  if (v.fail) {
-    v.reason = fmt::format("C[{}][{}] = {:.9g} but the oracle gives {:.17g} (|error| {:.3g} > tolerance {:.3g})", i,
-                           j, c, exact, err, tol);
-  }
-  return v;
-}
-
+// What the elements compared with the double oracle showed: how many, the largest |error| / tolerance (exact mode:
+// |error|), the sum of the signed errors over their sigmas (float mode), and the first failure.
 struct Tally {
   std::uint64_t elements = 0;
   double worst = 0, z_sum = 0;
   std::string first_failure;
-  void add(const ElementVerdict& v) {
+
+  // Compares C[i][j] = c with the double oracle value `exact` and its bound `abs_dot` = sum_k |a_ik||b_kj|.
+  void judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i, std::uint64_t j) {
     ++elements;
-    worst = std::max(worst, v.ratio);
-    z_sum += v.z;
-    if (v.fail && first_failure.empty()) first_failure = v.reason;
+    const double err = std::fabs(static_cast<double>(c) - exact);
+    std::string failure;
+    if (mode == InputMode::kExact) {
+      worst = std::max(worst, err);
+      if (err != 0) failure = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
+    } else {
+      const double sigma = element_sigma(abs_dot, K), tol = kGemmLambda * sigma;
+      z_sum += sigma > 0 ? (static_cast<double>(c) - exact) / sigma : 0;
+      worst = std::max(worst, tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0));
+      if (err > tol) {
+        failure = fmt::format("C[{}][{}] = {:.9g} but the oracle gives {:.17g} (|error| {:.3g} > tolerance {:.3g})",
+                              i, j, c, exact, err, tol);
+      }
+    }
+    if (first_failure.empty()) first_failure = failure;
   }
   void merge(const Tally& t) {
     elements += t.elements;
@@ -236,20 +219,9 @@ Tally check_rows(const float* A, const float* B, const float* C, std::uint64_t N
         abs_dot[j] += std::fabs(a * b[j]);
       }
     }
-    for (std::uint64_t j = 0; j < N; ++j) t.add(judge(C[i * N + j], dot[j], abs_dot[j], K, mode, i, j));
+    for (std::uint64_t j = 0; j < N; ++j) t.judge(C[i * N + j], dot[j], abs_dot[j], K, mode, i, j);
   }
   return t;
-}
-
-ElementVerdict check_element(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K,
-                             InputMode mode, std::uint64_t i, std::uint64_t j) {
-  double dot = 0, abs_dot = 0;
-  for (std::uint64_t k = 0; k < K; ++k) {
-    const double p = static_cast<double>(A[i * K + k]) * B[k * N + j];
-    dot += p;
-    abs_dot += std::fabs(p);
-  }
-  return judge(C[i * N + j], dot, abs_dot, K, mode, i, j);
 }
 
 // Freivalds' test with kFreivaldsVectors random +-1 vectors x at once: C*x against A*(B*x) in double, row by row;
@@ -268,7 +240,7 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
         for (int r = 0; r < kVectors; ++r) acc[r] += b * x[j * kVectors + r];
         a += std::fabs(b);
       }
-      for (int r = 0; r < kVectors; ++r) bx[k * kVectors + r] = acc[r];
+      std::copy(acc, acc + kVectors, &bx[k * kVectors]);
       b_abs[k] = a;
     }
   });
@@ -288,10 +260,9 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
         c_abs += std::fabs(c);
       }
       // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
-      const double tol = mode == InputMode::kExact
-                             ? 0.0
-                             : kGemmLambda * element_sigma(bound, K) +
-                                   static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
+      const double tol = mode == InputMode::kExact ? 0.0
+                                                   : kGemmLambda * element_sigma(bound, K) +
+                                                         static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
       for (int r = 0; r < kVectors; ++r) {
         const double err = std::fabs(cx[r] - abx[r]);
         row_worst[i] = std::max(row_worst[i], mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
@@ -308,14 +279,23 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
   }
 }
 
+// The row or column of S each index selects (oracle.hpp): (stride index + 3) mod k, the stride found once.
+struct Selection {
+  std::uint64_t k, stride = 7;
+  explicit Selection(std::uint64_t k_) : k(k_) {
+    while (std::gcd(stride, k) != 1) stride += 2;
+  }
+  std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
+};
+
 }  // namespace
 
 GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
                      std::uint64_t K, InputMode mode, std::uint64_t seed) {
   GemmCheck out;
-  // NaN and Inf never pass, wherever they are.
-  // In the exact mode every element must also be a multiple of kGemmExactUnit, so every error is one and the
-  // double sums of Freivalds' test below stay exact: one wrong element then cannot vanish in rounding.
+  // NaN and Inf never pass, wherever they are. In the exact mode every element must also be a multiple of
+  // kGemmExactUnit, so every error is one and the double sums of Freivalds' test stay exact: one wrong element then
+  // cannot vanish in rounding.
   for (std::uint64_t e = 0; e < M * N; ++e) {
     const double units = static_cast<double>(C[e]) / kGemmExactUnit;
     if (!std::isfinite(C[e]) || (mode == InputMode::kExact && units != std::nearbyint(units))) {
@@ -324,10 +304,8 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
       return out;
     }
   }
-
   Tally tally;
-  const bool full = M * N * K <= kFullCheckFlops;
-  if (full) {
+  if (M * N * K <= kFullCheckFlops) {
     out.method = "every element against the double oracle";
     std::vector<Tally> per_row(M);
     parallel_chunks(M, 1, [&](std::size_t begin, std::size_t end) {
@@ -336,25 +314,29 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
     for (const auto& t : per_row) tally.merge(t);
   } else {
     out.method = "first/last rows and columns, 1024 random elements, Freivalds (16 random vectors)";
-    // Whole rows 0 and M-1, whole columns 0 and N-1, and random positions.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> points;
+    tally.merge(check_rows(A, B, C, N, K, mode, 0, 1));
+    if (M > 1) tally.merge(check_rows(A, B, C, N, K, mode, M - 1, M));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> points;  // whole columns 0 and N-1, and random elements
     for (std::uint64_t i = 0; i < M; ++i) {
       points.emplace_back(i, 0);
       if (N > 1) points.emplace_back(i, N - 1);
     }
     std::mt19937_64 rng(seed ^ 0x5DEECE66Dull);
     for (int s = 0; s < 1024; ++s) points.emplace_back(rng() % M, rng() % N);
-    std::vector<Tally> rows(2), parts((points.size() + 255) / 256);
-    rows[0] = check_rows(A, B, C, N, K, mode, 0, 1);
-    if (M > 1) rows[1] = check_rows(A, B, C, N, K, mode, M - 1, M);
+    std::vector<Tally> parts((points.size() + 255) / 256);
     parallel_chunks(points.size(), 256, [&](std::size_t begin, std::size_t end) {
-      Tally t;
-      for (std::size_t p = begin; p < end; ++p) t.add(check_element(A, B, C, N, K, mode, points[p].first, points[p].second));
-      parts[begin / 256] = t;
+      for (std::size_t p = begin; p < end; ++p) {
+        const auto [i, j] = points[p];
+        double dot = 0, abs_dot = 0;
+        for (std::uint64_t k = 0; k < K; ++k) {
+          const double product = static_cast<double>(A[i * K + k]) * B[k * N + j];
+          dot += product;
+          abs_dot += std::fabs(product);
+        }
+        parts[begin / 256].judge(C[i * N + j], dot, abs_dot, K, mode, i, j);
+      }
     });
-    for (const auto& t : rows) tally.merge(t);
     for (const auto& t : parts) tally.merge(t);
-
     freivalds(A, B, C, M, N, K, mode, rng, tally);
   }
   out.elements = tally.elements;
@@ -368,30 +350,6 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   out.pass = out.reason.empty();
   return out;
 }
-
-std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit) {
-  if (!(rate > peak * (1 + kRateMargin))) return "";  // NaN compares false: not judged
-  return fmt::format("{} ran at {:.0f} {}, above the theoretical peak of {:.0f} {} by more than {:g}%: no GPU "
-                     "does that work that fast, so the launches skipped some of it",
-                     who, rate, unit, peak, unit, 100 * kRateMargin);
-}
-
-const char* to_string(GemmProbe probe) { return probe == GemmProbe::kA ? "probe A" : "probe B"; }
-
-namespace {
-std::uint64_t gcd(std::uint64_t a, std::uint64_t b) { return b ? gcd(b, a % b) : a; }
-
-// selected(index, k) for one k: the stride found once (the checks call it for every element of C).
-struct Selection {
-  std::uint64_t k, stride = 7;  // the first odd stride from 7 on prime to k, so that index -> k is onto for index < k
-  explicit Selection(std::uint64_t k_) : k(k_) {
-    while (gcd(stride, k) != 1) stride += 2;
-  }
-  std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
-};
-}  // namespace
-
-std::uint64_t selected(std::uint64_t index, std::uint64_t k) { return Selection(k)(index); }
 
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K) {
   const Selection sel(K);

@@ -4,38 +4,917 @@
 //   1. the exact check: the exact input (dyadic values whose every partial sum is exact in float), launched
 //      kCheckedLaunches times, each result compared with the exact sum;
 //   2. the precision probe: zeros and kProbeElements 13-bit values, summed exactly (input.hpp);
-//   3. the measured input (float by default): one checked launch, then the warm-ups and the timed repetitions,
-//      each started from a poisoned result and partial sums and each result kept and checked; CUB and the speed
-//      of light beside it, every launch of theirs checked the same way.
-// Before every checked launch the result and both partials buffers are filled with NaN, whole, and so is the
-// shared memory of every SM; the launch is captured into a graph, so the harness sees the grid and block of the
-// kernel that reads the input instead of taking the stage's word, and the float bound is computed from that
-// shape. The verdict of a configuration is a Verdict (verdict.hpp) holding every one of those checks.
+//   3. the measured input (float by default): one checked launch, then the warm-ups and the timed repetitions, each
+//      started from a poisoned result and partial sums and each result kept and checked; CUB and the speed of light
+//      beside it, every launch of theirs checked the same way.
+// Before every checked launch the result and both partials buffers are filled with NaN, whole, and so is the shared
+// memory of every SM; the launch is captured into a graph, so the harness sees the grid and block of the kernel that
+// reads the input instead of taking the stage's word, and the float bound is computed from that shape. The verdict of
+// a configuration is a Verdict (verdict.hpp) holding every one of those checks. The modes --self-test, --determinism
+// and --error-study run the same checked launches over other sets of configurations.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <tuple>
 
+#include "oracle.hpp"
 #include "reduce_run.hpp"
+#include "references.hpp"
 
 namespace ladder {
 
 namespace reduce_run {
+
 namespace {
 
+// ---- launch configurations ------------------------------------------------------------------------------------
+
+Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
+                   BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
+  Config c{n, regime, block, combine, kMaxGrid, 0};
+  if (regime == Regime::kTree) return c;
+  if (requested_grid) {
+    c.limit = requested_grid;
+    return c;
+  }
+  c.blocks_per_sm = blocks_per_sm(ReduceLaunch{block, 0, combine, {nullptr, nullptr}, nullptr});
+  if (c.blocks_per_sm < 1) {
+    throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on "
+                                 "an SM",
+                                 block, block));
+  }
+  c.limit = static_cast<unsigned>(std::min<long long>(static_cast<long long>(d.sm_count) * c.blocks_per_sm, kMaxGrid));
+  return c;
+}
+
+// Every configuration the options ask for, in the order of the table: size, regime, block, combine.
+std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
+  const bool tree = std::count(o.regimes.begin(), o.regimes.end(), Regime::kTree) > 0;
+  std::vector<Config> configs;
+  for (auto n : o.sizes) {
+    for (auto b : o.blocks) {
+      if (tree && ceil_div<std::uint64_t>(n, b) > kMaxGrid) {
+        throw UsageError(fmt::format("-n {}: the tree regime would launch {} blocks of {} threads; a grid holds at "
+                                     "most 2^31-1 blocks (use a larger --block or the stream regime)",
+                                     n, ceil_div<std::uint64_t>(n, b), b));
+      }
+    }
+  }
+  for (auto n : o.sizes) {
+    for (auto regime : o.regimes) {
+      for (auto block : o.blocks) {
+        for (auto combine : o.combines) {
+          configs.push_back(make_config(n, regime, block, combine, o.grid, blocks_per_sm, d));
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+std::string where(const Config& c) {
+  return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
+}
+
+SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
+
+// Whether a configuration gives the same bits on every launch of the same input: every combine but atomic, whose
+// block sums arrive in any order, and atomic too where one block does all the work.
+bool deterministic(Combine combine, const FirstLaunch& first) { return combine != Combine::kAtomic || first.grid == 1; }
+
+double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
+
+// A bench for inputs up to max_n at offsets up to max_offset and partial sums of up to max_partials blocks; refuses
+// what does not fit, naming `option`, before any allocation.
+ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
+                       std::uint64_t max_partials, unsigned max_offset, bool timing, const std::string& option) {
+  const Flush flush = timing ? o.flush : Flush::kNone;
+  const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
+  const std::size_t scratch = 2 * (max_partials + 2 * kGuard) * sizeof(float);
+  const std::size_t flush_bytes = GpuTimer::flush_bytes(static_cast<std::size_t>(d.l2_bytes), flush);
+  const std::size_t cub = timing ? CubSum::temp_bytes(o.sizes) : 0;
+  const std::size_t sol = timing ? SpeedOfLight::bytes(d.sm_count) : 0;
+  const auto bytes = [](std::size_t b) { return human_bytes(static_cast<double>(b)); };
+  require_device_memory(d, input + scratch + flush_bytes + cub + sol + kProbeElements * 12 + 64,
+                        fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, "
+                                    "speed-of-light sums {}",
+                                    bytes(input), bytes(scratch), bytes(flush_bytes), bytes(cub), bytes(sol)),
+                        option);
+  return ReduceBench(reduce, d, max_n, max_partials, max_offset, flush, o.shared_poison);
+}
+
+// ---- the checks every run makes ---------------------------------------------------------------------------------
+
+// What one configuration's run found and measured.
+struct Run {
+  Config c;
+  FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
+  SumReference exact_ref;
+  std::vector<float> exact_results;  // the exact input, one per checked launch
+  std::vector<SumCheck> exact;
+  double probe_sum = NAN;
+  float probe_result = NAN;
+  SumCheck probe;
+  SumReference ref;                  // the measured input's
+  float result = NAN;
+  std::vector<float> timed_results;  // every warm-up and timed launch's, in order
+  SumCheck measured, timed;          // the measured input: its checked launch, every warm-up and timed launch
+  TimingStats t;
+  bool timing = false;
+  long long launches = 0;            // launches of the stage this configuration made
+  long long checked = 0;             // of them, launches whose result was judged
+  std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
+
+  // Keeps the first canary that failed, with the launch it followed.
+  void keep_canary(const std::string& found, const std::string& launch) {
+    if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
+  }
+};
+
+// The references of one size on the measured input: CUB and the speed of light (a read-only kernel and a
+// device-to-device copy). Every launch of CUB and of the read-only kernel is checked.
+struct References {
+  int read_grid = 0;  // the read-only kernel's blocks
+  TimingStats cub, read, copy, empty, memset;
+  float cub_result = NAN;
+  SumCheck cub_check, cub_timed, read_check;
+  int cub_launches = 0, read_launches = 0;
+};
+
+// The name a check of the measured input goes by: "float", or "exact" when the measured input is the exact one.
+const char* measured_name(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
+
+// The checks every mode makes first: the exact input's launches and the probe.
+void add_input_checks(Verdict& v, const Run& r) {
+  for (const auto& e : r.exact) v.add("exact", e.pass, e.reason);
+  v.add("probe", r.probe.pass, r.probe.reason);
+}
+
+// The one verdict of a run: every check it made, by name; the timed rates (the stage's, CUB's, the read-only
+// kernel's) against peak_gbps.
+Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
+  Verdict v;
+  add_input_checks(v, r);
+  record(v, measured_name(mode), r.measured);
+  if (r.timing) record(v, "timed", r.timed);
+  v.add("canary", r.canary.empty(), r.canary);
+  v.add("launches", r.checked == r.launches,
+        fmt::format("{} of the stage's {} launches were checked", r.checked, r.launches));
+  const auto rate = [&](const std::string& who, const TimingStats& t) {
+    const std::string why = rate_above_peak(who, gbps(r.c.n, t.median_ms), peak_gbps, "GB/s");
+    v.add("rate", why.empty(), why);
+  };
+  if (r.timing) rate("the stage", r.t);
+  if (refs) {
+    record(v, "cub", refs->cub_check);
+    record(v, "cub", refs->cub_timed);
+    record(v, "read", refs->read_check);
+    rate("CUB", refs->cub);
+    rate("the read-only kernel", refs->read);
+  }
+  return v;
+}
+
+// Every kept launch of a series (warm-ups, then timed repetitions): bit for bit `checked` (the checked launch's
+// result) where the series is deterministic, so a launch that loses even one element's worth fails; else each within
+// the float bound (or exact) like the checked one. The reason names the first launch that failed.
+template <typename T>
+SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministic, const SumReference& ref,
+                        InputMode mode, const SumShape& shape, std::uint64_t n, int warmup, int reps) {
+  SumCheck all;
+  all.pass = true;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    SumCheck c;
+    if (deterministic) {
+      c.pass = std::memcmp(&kept[i], &checked, sizeof(T)) == 0;
+      c.error = std::fabs(static_cast<double>(kept[i]) - ref.sum);
+      if (!c.pass) {
+        c.reason = fmt::format("gave {:.9g}, the checked launch {:.9g}: a deterministic launch must give the same "
+                               "bits",
+                               static_cast<double>(kept[i]), static_cast<double>(checked));
+      }
+    } else {
+      c = check_sum(kept[i], ref, mode, shape, n);
+      if (!c.bounded) {  // not judged: the exact check carries the verdict (NaN is still a failure, bounded)
+        all.pass = all.bounded = false;
+        all.reason = c.reason;
+        continue;
+      }
+    }
+    all.error = std::max(all.error, c.error);
+    all.tolerance = c.tolerance;
+    if (!c.pass) {
+      all.pass = false;
+      all.bounded = true;
+      all.reason = fmt::format("{}: {}", launch_name(static_cast<int>(i), warmup, reps), c.reason);
+      return all;
+    }
+  }
+  return all;
+}
+
+// 1. The exact input at every configuration, kCheckedLaunches launches each.
+void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const unsigned range = exact_range(max_n);
+  progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
+  generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
+  bench.upload(host, InputSpec(o.seed, 0, InputMode::kExact, range), max_n, o.offset);
+  std::map<std::uint64_t, SumReference> refs;
+  for (auto& r : runs) {
+    if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(host, r.c.n));
+    r.exact_ref = refs.at(r.c.n);
+    bench.fence(r.c.n);
+    const long long before = bench.launches();
+    for (int l = 0; l < kCheckedLaunches; ++l) {
+      const auto got = bench.run_checked(r.c);
+      r.first = got.first;
+      r.exact_results.push_back(got.value);
+      r.keep_canary(got.canary, fmt::format("exact input, launch {} of {}", l + 1, kCheckedLaunches));
+      SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
+      if (!check.pass) check.reason = fmt::format("launch {} of {}: {}", l + 1, kCheckedLaunches, check.reason);
+      r.exact.push_back(check);
+      ++r.checked;
+    }
+    r.launches += bench.launches() - before;
+  }
+}
+
+// 2. The precision probe at every configuration.
+void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs) {
+  std::uint64_t probed = 0;
+  ProbeInput p;
+  for (auto& r : runs) {
+    if (probed != r.c.n) {
+      p = precision_probe(o.seed, r.c.n);
+      bench.upload_probe(p, r.c.n, o.offset);
+      probed = r.c.n;
+    }
+    const long long before = bench.launches();
+    const auto got = bench.run_checked(r.c);
+    r.launches += bench.launches() - before;
+    r.probe_sum = p.sum;
+    r.probe_result = got.value;
+    r.keep_canary(got.canary, "precision probe");
+    r.probe = check_sum(got.value, SumReference{p.sum, p.sum}, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
+    ++r.checked;
+  }
+}
+
+// CUB and the speed of light on the measured input of size n (uploaded, fenced at n).
+References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, std::uint64_t n,
+                           const SumReference& ref, const ReduceOptions& o, const DeviceInfo& d) {
+  References r;
+  r.read_grid = sol.grid();
+  const cudaStream_t s = bench.timer().stream();
+  const float* in = bench.input();
+  // CUB's shape (for checking the reference itself): 256-thread blocks of 16 items per thread per tile, and a second
+  // pass of one block over the partial sums. Modelled with at most one block per SM, the fewest CUB runs with enough
+  // work: the fewer the blocks, the longer each thread's chain and the looser the bound.
+  const SumShape cub_shape = stage_shape(n, std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, 4096), d.sm_count),
+                                         256, Combine::kTwoPass);
+  // The read-only kernel's: each thread's chain of floats; the kept per-thread sums are then added in double.
+  std::uint64_t per_thread = 0, busy = 0;
+  const SumShape read_shape = SumShape().chains(n, 1, sol.threads(), &per_thread, &busy);
+  const auto poison_out = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(bench.out(), 0xFF, sizeof(float), st)); };
+  poison_out(s);
+  cub.run(in, n, bench.out(), s);
+  r.cub_result = bench.read_out(s);
+  r.cub_check = check_sum(r.cub_result, ref, o.input, cub_shape, n);
+  const Kept<float> cub_kept(o.warmup, o.reps);
+  r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps,
+                             {poison_out, cub_kept.copy_of(bench.out())});
+  r.cub_launches = cub_kept.launches() + 1;
+  // Each launch within the bound. (CUB documents run-to-run determinism on one GPU, so bit for bit its checked launch
+  // would be stricter; not yet run on a GPU here, so not yet the check.)
+  r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, false, ref, o.input, cub_shape, n, o.warmup, o.reps);
+  const Kept<double> read_kept(o.warmup, o.reps);
+  r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps,
+                              {[&](cudaStream_t st) { sol.poison_sums(st); },
+                               [&](cudaStream_t st, int l) { sol.keep_sum(read_kept.slot(l), st); }});
+  r.read_launches = read_kept.launches();
+  const std::vector<double> reads = read_kept.read(s);
+  // The first launch against the oracle, then every launch bit for bit that one (the kernel is deterministic).
+  r.read_check = check_sum(reads.front(), ref, o.input, read_shape, n);
+  if (r.read_check.pass) {
+    r.read_check = check_launches(reads, reads.front(), true, ref, o.input, read_shape, n, o.warmup, o.reps);
+  }
+  if (sol.has_copy()) {
+    r.copy = bench.timer().time([&](cudaStream_t st) { sol.copy(in, n, st); }, o.warmup, o.reps);
+  } else {
+    r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
+  }
+  r.empty = bench.timer().time([&](cudaStream_t st) { sol.empty_launch(st); }, o.warmup, o.reps);
+  r.memset = bench.timer().time([&](cudaStream_t st) { sol.memset4(st); }, o.warmup, o.reps);
+  return r;
+}
+
+// 3. The measured input: each configuration checked once, then timed, every warm-up and timed launch checked; CUB and
+// the speed of light once per size.
+void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
+             std::map<std::uint64_t, References>& refs, const char* stage) {
+  const bool timing = !o.check_only;
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  if (o.input == InputMode::kFloat) {
+    progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
+    generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
+  }
+  bench.upload(host, InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);  // exact: again
+  std::unique_ptr<CubSum> cub;
+  std::unique_ptr<SpeedOfLight> sol;
+  if (timing) {
+    cub = std::make_unique<CubSum>(o.sizes);
+    sol = std::make_unique<SpeedOfLight>(d.sm_count, max_n);
+  }
+  std::map<std::uint64_t, SumReference> sums;
+  for (auto& r : runs) {
+    if (!sums.count(r.c.n)) sums.emplace(r.c.n, o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref);
+    r.ref = sums.at(r.c.n);
+    bench.fence(r.c.n);
+    progress(fmt::format("{}: {}: checking{}", stage, where(r.c), timing ? " and timing" : ""));
+    const long long before = bench.launches();
+    const auto got = bench.run_checked(r.c);
+    r.result = got.value;
+    r.measured = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
+    r.keep_canary(got.canary, fmt::format("{} input", to_string(o.input)));
+    ++r.checked;
+    if (timing) {
+      r.timing = true;
+      r.t = bench.time_stage(r.c, o.warmup, o.reps, &r.timed_results);
+      r.keep_canary(bench.changed_poison(r.c, r.first), "after the warm-up and timed launches");
+      r.timed = check_launches(r.timed_results, r.result, deterministic(r.c.combine, r.first), r.ref, o.input,
+                               shape_of(r.c, r.first), r.c.n, o.warmup, o.reps);
+      r.checked += static_cast<long long>(r.timed_results.size());
+    }
+    r.launches += bench.launches() - before;
+    if (timing && !refs.count(r.c.n)) refs.emplace(r.c.n, time_references(bench, *cub, *sol, r.c.n, r.ref, o, d));
+  }
+}
+
+// A run of every configuration, with the exact check and the probe made: what the default run and --determinism
+// start from.
+std::vector<Run> checked_runs(ReduceBench& bench, const std::vector<Config>& configs, const ReduceOptions& o,
+                              float* host, const char* stage) {
+  std::vector<Run> runs(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
+  check_exact(bench, o, host, runs, stage);
+  check_probe(bench, o, runs);
+  return runs;
+}
+
+// ---- the report of the default run: the header, the table, the notes, one record per configuration -------------
+
+// What the measured input's check says, in a table cell: error / bound, or that it was not judged.
+std::string float_cell(const SumCheck& c, InputMode mode) {
+  if (mode == InputMode::kExact) return "exact";
+  if (!c.bounded) return "skipped";  // record() skipped it
+  if (!std::isfinite(c.error)) return "NaN";
+  return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
+}
+
+// The notes under the table: every failed check, every check not judged, and, for a single configuration that
+// passed, what each check found.
+void add_notes(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o, bool single,
+               std::vector<std::string>& notes) {
+  for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
+  for (const auto& skipped : v.skipped()) notes.push_back(fmt::format("not judged {}: {}", where(r.c), skipped));
+  if (!single || !v.pass()) return;
+  notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
+                              kCheckedLaunches, r.exact_results.front()));
+  notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
+  if (o.input == InputMode::kFloat && r.measured.bounded) {
+    notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
+                                "{:.3g} ({:g} u mean|x| sqrt(sum of the squared partial sums this launch of {} x {} "
+                                "threads, {}, forms))",
+                                r.result, r.ref.sum, r.measured.error, r.measured.error / r.measured.tolerance,
+                                r.measured.tolerance, kSumLambda, r.first.grid, r.first.block, to_string(r.c.combine)));
+  }
+  // "60 of 60 (3 exact, 1 probe, 1 float, 5 warm-up, 50 timed)": the stage's launches and how many were checked.
+  notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches,
+                              r.timing ? fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
+                                                     kCheckedLaunches, measured_name(o.input),
+                                                     GpuTimer::warmups(o.warmup), o.reps)
+                                       : "",
+                              refs ? fmt::format("; CUB's {} and the read-only kernel's {} too", refs->cub_launches,
+                                                 refs->read_launches)
+                                   : ""));
+}
+
+std::vector<std::string> table_row(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o,
+                                   double peak) {
+  const auto ms = [&](double x) { return r.timing ? fmt::format("{:.4f}", x) : std::string("-"); };
+  const double g = gbps(r.c.n, r.t.median_ms);
+  const std::string grid = r.first.block == r.c.block ? std::to_string(r.first.grid)
+                                                      : fmt::format("{} x {} threads", r.first.grid, r.first.block);
+  return {std::to_string(r.c.n), to_string(r.c.regime), std::to_string(r.c.block), grid,
+          to_string(r.c.combine), v.field("exact"), v.field("probe"), float_cell(r.measured, o.input),
+          fmt::format("{}/{}", r.checked, r.launches), v.word(),
+          ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms), r.timing ? fmt::format("{:.1f}", g) : "-",
+          r.timing ? fmt::format("{:.1f}", 100 * g / peak) : "-",
+          refs ? fmt::format("{:.1f}", 100 * refs->read.median_ms / r.t.median_ms) : "-",
+          refs ? ms(refs->cub.median_ms) : "-", refs ? fmt::format("{:.1f}", gbps(r.c.n, refs->cub.median_ms)) : "-",
+          refs ? fmt::format("{:.2f}", refs->cub.median_ms / r.t.median_ms) : "-"};
+}
+
+Record make_record(const Run& r, const References* refs, const Verdict& v, const ReduceStage& stage,
+                   const ReduceOptions& o, const DeviceInfo& d, const std::string& fingerprint, int read_grid) {
+  const bool bounded = o.input == InputMode::kFloat && r.measured.bounded;
+  const double peak = d.peak_gbps();
+  const double stage_gbps = r.timing ? gbps(r.c.n, r.t.median_ms) : NAN;
+  static const References kNone;
+  const References& f = refs ? *refs : kNone;
+  const auto of_refs = [&](double value) { return refs ? value : NAN; };  // NaN where nothing was timed beside it
+  const double cub_gbps = of_refs(gbps(r.c.n, f.cub.median_ms));
+  const double read_gbps = of_refs(gbps(r.c.n, f.read.median_ms));
+  const double copy_gbps = of_refs(2 * gbps(r.c.n, f.copy.median_ms));  // every byte read and written
+  // Repetitions of the stage's and its references' timed series not held to the end: their intervals may hold host
+  // time (GpuTimer::time). Not a check of the result, so not in the verdict: the row's timing_check says it, the run
+  // warns, and ./ladder saves no such row.
+  int unheld = r.t.hold_timeouts;
+  for (const auto* t : {&f.cub, &f.read, &f.copy, &f.empty, &f.memset}) unheld += t->hold_timeouts;
+  Record rec;
+  add_context_fields(rec, stage.name, d, o);
+  rec.add("regime", to_string(r.c.regime))
+      .add("offset", o.offset)
+      .add("n", r.c.n)
+      .add("bytes", r.c.n * sizeof(float))
+      .add("block", r.c.block)
+      .add("grid", r.first.grid)
+      .add("threads", r.first.block)
+      .add("blocks_per_sm", r.c.blocks_per_sm)
+      .add("combine", to_string(r.c.combine))
+      .add("fingerprint", fingerprint)
+      .add("exact_check", v.field("exact"))
+      .add("exact_result", static_cast<double>(r.exact_results.front()), 9)
+      .add("exact_sum", r.exact_ref.sum, 17)
+      .add("exact_range", exact_range(*std::max_element(o.sizes.begin(), o.sizes.end())))
+      .add("checked_launches", kCheckedLaunches)
+      .add("probe_check", v.field("probe"))
+      .add("probe_result", static_cast<double>(r.probe_result), 9)
+      .add("probe_sum", r.probe_sum, 17)
+      .add("result", static_cast<double>(r.result), 9)
+      .add("reference", r.ref.sum, 17)
+      .add("abs_error", r.measured.error, 3)
+      .add("bound", bounded ? r.measured.tolerance : NAN, 3)
+      .add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3)
+      .add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"))
+      .add("timed_check", v.field("timed"))
+      .add("launches", static_cast<std::uint64_t>(r.launches))
+      .add("launches_checked", static_cast<std::uint64_t>(r.checked))
+      .add("timing_check", !r.timing ? "-" : held_verdict(unheld).word())
+      .add("check", v.word())
+      .add("ms_median", r.timing ? r.t.median_ms : NAN)
+      .add("ms_min", r.timing ? r.t.min_ms : NAN)
+      .add("ms_max", r.timing ? r.t.max_ms : NAN)
+      .add("gbps", stage_gbps)
+      .add("pct_peak", 100 * stage_gbps / peak, 4);
+  add_clock_fields(rec, r.t, r.timing);
+  return rec.add("cub_ms_median", of_refs(f.cub.median_ms))
+      .add("cub_ms_min", of_refs(f.cub.min_ms))
+      .add("cub_ms_max", of_refs(f.cub.max_ms))
+      .add("cub_gbps", cub_gbps)
+      .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
+      .add("x_cub", of_refs(f.cub.median_ms / r.t.median_ms), 4)
+      .add("cub_check", v.field("cub"))
+      .add("cub_result", of_refs(f.cub_result), 9)
+      .add("cub_abs_error", of_refs(std::fabs(static_cast<double>(f.cub_result) - r.ref.sum)), 3)
+      .add("read_check", v.field("read"))
+      .add("read_ms_median", of_refs(f.read.median_ms))
+      .add("read_gbps", read_gbps)
+      .add("read_pct_peak", 100 * read_gbps / peak, 4)
+      .add("pct_read", 100 * stage_gbps / read_gbps, 4)
+      .add("read_grid", read_grid)
+      .add("copy_ms_median", of_refs(f.copy.median_ms))
+      .add("copy_gbps", copy_gbps)
+      .add("copy_pct_peak", 100 * copy_gbps / peak, 4)
+      .add("empty_launch_ms", of_refs(f.empty.median_ms))
+      .add("memset4_ms", of_refs(f.memset.median_ms));
+}
+
+void print_header(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
+                  int read_grid) {
+  const bool timing = !o.check_only;
+  const unsigned range = exact_range(*std::max_element(o.sizes.begin(), o.sizes.end()));
+  fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n", stage.name,
+             timing ? ", timed beside cub::DeviceReduce::Sum" : "");
+  fmt::print("  device   {}\n", device_line(d));
+  fmt::print("  peak     {:.0f} GB/s theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n",
+             d.peak_gbps(), d.mem_clock_khz / 1000, d.bus_width_bits);
+  fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats, NaN before and after\n",
+             o.input == InputMode::kFloat
+                 ? "float: uniform in [0,1)"
+                 : fmt::format("exact: random dyadic values k/{} in [-1, 1], k a non-zero integer", range),
+             o.seed, o.offset);
+  std::set<std::string> launches;
+  for (const auto& r : runs) {
+    const std::string words =
+        r.c.regime == Regime::kTree ? "one element per thread, grid = n / block"
+        : o.grid                    ? fmt::format("grid = min(n / block, --grid {})", o.grid)
+                                    : fmt::format("grid = min(n / block, {} SMs x {} blocks per SM from the occupancy "
+                                                  "API)",
+                                                  d.sm_count, r.c.blocks_per_sm);
+    const std::string line = fmt::format("{} regime, block {}: {}", to_string(r.c.regime), r.c.block, words);
+    if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
+  }
+  fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on dyadic values k/{} whose every "
+             "partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits among "
+             "zeros: a read or partial sum kept in 12 bits or fewer changes the sum){}{}; before every checked "
+             "launch the result, the partial sums{} are NaN, and the harness takes the launch's grid from the launch "
+             "itself (a captured graph)\n",
+             kCheckedLaunches, range, kProbeElements,
+             o.input == InputMode::kFloat
+                 ? fmt::format(", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial "
+                               "sums the launch forms): under the rounding model a correct kernel exceeds it with "
+                               "probability below 3e-8)",
+                               kSumLambda)
+                 : "",
+             timing ? fmt::format(", every warm-up and timed launch (each started from a poisoned result; bit for "
+                                  "bit the checked launch where the combine is deterministic, else within the bound) "
+                                  "and every launch of CUB and of the read-only kernel{}",
+                                  o.flush == Flush::kNone ? "" : fmt::format(", and none of their GB/s more than {:g}% "
+                                                                             "above the theoretical peak",
+                                                                             100 * kRateMargin))
+                    : "",
+             o.shared_poison ? " and the shared memory of every SM" : " (not the shared memory: --no-shared-poison)");
+  fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
+             "wrote, a block-scope atomic): the machine-code test (scripts/sass.py) reads them\n");
+  if (!timing) return;
+  fmt::print("  timing   {}\n", timing_line(o, d));
+  fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
+             "(above 1: faster than CUB)\n");
+  fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, four "
+             "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n",
+             read_grid);
+}
+
+// The default run: check, time, compare, report; returns the exit status.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
-  require_tree_grid(o);
   const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
-  auto bench = make_bench(reduce, o, d, configs, !o.check_only);
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  std::uint64_t max_partials = 1;
+  for (const auto& c : configs) max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+  ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, !o.check_only, fmt::format("-n {}", max_n));
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  std::vector<Run> runs = runs_for(configs);
+  std::vector<Run> runs = checked_runs(bench, configs, o, host.get(), stage.name);
   std::map<std::uint64_t, References> refs;
-  check_exact(*bench, o, host.get(), runs, stage.name);
-  check_probe(*bench, o, runs);
-  measure(*bench, o, d, host.get(), runs, refs, stage.name);
-  return report(stage, o, d, runs, refs, host.get()) ? 0 : 1;
+  measure(bench, o, d, host.get(), runs, refs, stage.name);
+
+  const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
+  // The DRAM peak the timed rates are judged against: NaN (not judged) under --flush none, where an input smaller
+  // than the L2 is read from it, faster than DRAM.
+  const double judged_peak = o.flush == Flush::kNone ? NAN : d.peak_gbps();
+  TextTable table({"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches", "check",
+                   "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
+  std::vector<Record> records;
+  std::vector<std::string> notes;
+  std::map<std::uint64_t, std::string> fingerprints;
+  std::vector<TimingStats> series;
+  bool all_pass = true;
+  for (const auto& r : runs) {
+    const References* ref = refs.count(r.c.n) ? &refs.at(r.c.n) : nullptr;
+    const Verdict v = verdict_of(r, ref, o.input, judged_peak);
+    all_pass = all_pass && v.pass();
+    if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host.get(), r.c.n)));
+    table.add_row(table_row(r, ref, v, o, d.peak_gbps()));
+    add_notes(r, ref, v, o, runs.size() == 1, notes);
+    records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
+    if (r.timing) series.push_back(r.t);
+  }
+  for (const auto& [n, ref] : refs) {
+    for (const auto* t : {&ref.cub, &ref.read, &ref.copy, &ref.empty, &ref.memset}) series.push_back(*t);
+  }
+  warn_about_clocks(stage.name, series);
+  if (o.format != Format::kTable) {
+    print_records(o.format, records);
+  } else {
+    print_header(stage, o, d, runs, read_grid);
+    fmt::print("\n{}", table.str());
+    for (const auto& note : notes) fmt::print("  {}\n", note);
+  }
+  return all_pass ? 0 : 1;
+}
+
+// ---- --self-test: every awkward size, block, input, launch, alignment and combine --------------------------------
+
+// The inputs of the self-test: the exact one, the precision probe and the float one. The quick self-test runs under
+// compute-sanitizer, whose tools look at accesses, not values: the exact input alone.
+enum class SelfTestInput { kExact, kProbe, kFloat };
+const char* to_string(SelfTestInput i) {
+  return i == SelfTestInput::kExact ? "exact" : i == SelfTestInput::kProbe ? "probe" : "float";
+}
+
+// What the self-test runs, and what it has found so far.
+struct SelfTestRun {
+  std::vector<std::uint64_t> sizes;
+  std::vector<unsigned> blocks;
+  std::vector<std::pair<Regime, unsigned>> launches;  // regime, and --grid (0: from the occupancy API)
+  std::size_t runs = 0, failures = 0, unbounded = 0;
+  Verdict all;  // every check of every run: the self-test's one verdict
+};
+
+// Every block, launch and combine of the self-test at one size of one input (already on the GPU at input()). Where
+// the combine is deterministic, the float input's configurations are launched a second time and must give the same
+// bits.
+void self_test_size(ReduceBench& bench, const ReduceStage& stage, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d,
+                    SelfTestRun& t, SelfTestInput input, unsigned offset, std::uint64_t n, const SumReference& ref) {
+  const InputMode mode = input == SelfTestInput::kFloat ? InputMode::kFloat : InputMode::kExact;
+  std::size_t runs = 0, failures = 0;
+  for (auto block : t.blocks) {
+    for (const auto& [regime, grid] : t.launches) {
+      for (auto combine : stage.combines) {
+        const Config c = make_config(n, regime, block, combine, grid, blocks_per_sm, d);
+        const auto got = bench.run_checked(c);
+        Verdict v;
+        record(v, to_string(input), check_sum(got.value, ref, mode, shape_of(c, got.first), n));
+        v.add("canary", got.canary.empty(), got.canary);
+        if (input == SelfTestInput::kFloat && deterministic(combine, got.first)) {
+          const auto again = bench.run_checked(c);
+          v.add("deterministic", std::memcmp(&again.value, &got.value, sizeof(float)) == 0,
+                fmt::format("a second launch gave {:.9g}, the first {:.9g}: a deterministic combine must give the "
+                            "same bits",
+                            again.value, got.value));
+          v.add("canary", again.canary.empty(), again.canary);
+        }
+        t.all.add_all(v);
+        ++runs;
+        t.unbounded += v.skipped().size();
+        if (v.failures().empty()) continue;
+        ++failures;
+        fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
+                   to_string(regime), grid ? fmt::format(" (grid {})", grid) : "", to_string(input), offset,
+                   to_string(combine), v.failures().front());
+      }
+    }
+  }
+  t.runs += runs;
+  t.failures += failures;
+  fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", to_string(input), offset, n, runs,
+             failures ? fmt::format("{} FAILED", failures) : std::string("all PASS"));
+}
+
+int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+              const DeviceInfo& d) {
+  const bool full = o.self_test == SelfTest::kFull;
+  SelfTestRun t;
+  t.sizes = full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
+                 : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4
+  t.blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024} : std::vector<unsigned>{64, 1024};
+  // Stream-regime grids: from the occupancy API, and small ones that make each thread walk far.
+  const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
+  for (auto regime : stage.regimes) {
+    if (regime == Regime::kTree) {
+      t.launches.push_back({Regime::kTree, 0});
+    } else {
+      for (auto grid : stream_grids) t.launches.push_back({Regime::kStream, grid});
+    }
+  }
+  const std::vector<SelfTestInput> inputs = full ? std::vector<SelfTestInput>{SelfTestInput::kExact,
+                                                                              SelfTestInput::kProbe,
+                                                                              SelfTestInput::kFloat}
+                                                 : std::vector<SelfTestInput>{SelfTestInput::kExact};
+  const std::uint64_t max_n = t.sizes.back();
+  ReduceBench bench = make_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), kSelfTestMaxOffset,
+                                 false, "--self-test");
+  auto host = host_floats(max_n, "--self-test");
+  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
+  fmt::print("{} self-test ({}): {} sizes x {} blocks x {} x {} launches x {} offsets x {} combines\n", stage.name,
+             full ? "full" : "quick", t.sizes.size(), t.blocks.size(),
+             full ? "3 inputs (exact, probe, float)" : "1 input (exact)", t.launches.size(), offsets.size(),
+             stage.combines.size());
+  for (auto input : inputs) {
+    const InputMode mode = input == SelfTestInput::kFloat ? InputMode::kFloat : InputMode::kExact;
+    std::vector<SumReference> refs(t.sizes.size());
+    if (input != SelfTestInput::kProbe) {
+      generate_input(o.seed, 0, mode, host.get(), max_n, exact_range(max_n));
+      for (std::size_t si = 0; si < t.sizes.size(); ++si) refs[si] = reference_sum(host.get(), t.sizes[si]);
+    }
+    for (auto offset : offsets) {
+      if (input != SelfTestInput::kProbe) {
+        bench.upload(host.get(), InputSpec(o.seed, 0, mode, exact_range(max_n)), max_n, offset);
+        t.all.add("input", bench.input_is_hosts(),
+                  fmt::format("offset {}: the {} input the GPU made differs from the host's", offset, to_string(input)));
+      }
+      for (std::size_t si = 0; si < t.sizes.size(); ++si) {
+        const std::uint64_t n = t.sizes[si];
+        SumReference ref = refs[si];
+        if (input == SelfTestInput::kProbe) {
+          const ProbeInput p = precision_probe(o.seed, n);
+          bench.upload_probe(p, n, offset);
+          ref = {p.sum, p.sum};
+        } else {
+          bench.fence(n);
+        }
+        self_test_size(bench, stage, blocks_per_sm, d, t, input, offset, n, ref);
+      }
+    }
+  }
+  fmt::print("{} self-test: {} runs ({} float runs not judged, their bound too loose: their exact twins decide), {} "
+             "failed: {}\n",
+             stage.name, t.runs, t.unbounded, t.failures, t.all.word());
+  return t.all.pass() ? 0 : 1;
+}
+
+// ---- --determinism R: the same reduction R times, compared bit for bit ------------------------------------------
+
+// How many floats lie between a and b: their distance in units in the last place, across zero too (-0 and +0 are 0
+// apart); NaN if either is not finite.
+double ulps_between(float a, float b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return NAN;
+  const auto key = [](float x) {  // the bits, mapped so that the order of the keys is the order of the floats
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & 0x80000000u) ? static_cast<long long>(0x80000000u) - static_cast<long long>(u & 0x7fffffffu)
+                             : static_cast<long long>(0x80000000u) + static_cast<long long>(u);
+  };
+  return static_cast<double>(std::llabs(key(b) - key(a)));
+}
+
+int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+                const DeviceInfo& d) {
+  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
+  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  std::uint64_t max_partials = 1;
+  for (const auto& c : configs) max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+  ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, false, fmt::format("-n {}", max_n));
+  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
+  // The exact check and the probe first, as in the default run: a float result without them proves little.
+  std::vector<Run> runs = checked_runs(bench, configs, o, host.get(), stage.name);
+  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host.get(), max_n);
+  bench.upload(host.get(), InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);
+  std::vector<Record> records;
+  bool ok = true;
+  for (auto& r : runs) {
+    r.ref = o.input == InputMode::kFloat ? reference_sum(host.get(), r.c.n) : r.exact_ref;
+    bench.fence(r.c.n);
+    Verdict v;
+    add_input_checks(v, r);
+    std::set<std::uint32_t> distinct;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < o.determinism; ++i) {
+      const auto got = bench.run_checked(r.c);
+      std::uint32_t bits;
+      std::memcpy(&bits, &got.value, sizeof bits);
+      distinct.insert(bits);
+      lo = std::min(lo, got.value);
+      hi = std::max(hi, got.value);
+      SumCheck check = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
+      if (!check.pass && check.bounded) check.reason = fmt::format("run {}: {}", i + 1, check.reason);
+      record(v, measured_name(o.input), check);
+      v.add("canary", got.canary.empty(), got.canary);
+    }
+    const bool by_design = deterministic(r.c.combine, r.first);  // atomics add partial sums in arrival order
+    const bool identical = distinct.size() == 1;
+    if (by_design) v.add("bitwise", identical, fmt::format("{} distinct results", distinct.size()));
+    ok = ok && v.pass();
+    Record rec;
+    add_context_fields(rec, stage.name, d, o);
+    records.push_back(rec.add("regime", to_string(r.c.regime))
+                          .add("n", r.c.n)
+                          .add("block", r.c.block)
+                          .add("grid", r.first.grid)
+                          .add("threads", r.first.block)
+                          .add("combine", to_string(r.c.combine))
+                          .add("runs", o.determinism)
+                          .add("distinct_results", static_cast<std::uint64_t>(distinct.size()))
+                          .add("min_result", static_cast<double>(lo), 9)
+                          .add("max_result", static_cast<double>(hi), 9)
+                          .add("reference", r.ref.sum, 17)
+                          .add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3)
+                          .add("spread_ulps", ulps_between(lo, hi))
+                          .add("bitwise_identical", identical)
+                          .add("deterministic_by_design", by_design)
+                          .add("check", v.word()));
+    if (o.format == Format::kTable) {
+      fmt::print("{}: {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, where(r.c), o.determinism,
+                 distinct.size(), distinct.size() == 1 ? "" : "s",
+                 identical ? "bitwise identical" : "NOT bitwise identical",
+                 by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
+                 v.pass() ? "" : fmt::format("; FAIL {}", v.failures().front()));
+    }
+  }
+  if (o.format != Format::kTable) print_records(o.format, records);
+  return ok ? 0 : 1;
+}
+
+// ---- --error-study N: the float bound against the errors of N random configurations ----------------------------
+
+// One random configuration of the study.
+struct StudyCase {
+  std::uint64_t seed, n;
+  unsigned offset, block, grid;  // grid: 0 = from the occupancy API
+  Regime regime;
+  Combine combine;
+};
+
+std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d) {
+  std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + 1);
+  const auto pick = [&](std::uint64_t count) { return static_cast<std::size_t>(rng() % count); };
+  std::vector<StudyCase> cases(static_cast<std::size_t>(o.error_study));
+  for (auto& c : cases) {
+    c.seed = o.seed + pick(kStudySeeds);
+    c.offset = static_cast<unsigned>(pick(4));
+    const double log2_n = std::ldexp(static_cast<double>(rng() >> 11), -53) * kStudyMaxLog2;  // log-uniform n
+    c.n = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::exp2(log2_n)));
+    c.block = 64u << pick(5);
+    c.regime = stage.regimes[pick(stage.regimes.size())];
+    c.grid = c.regime == Regime::kStream && pick(2) ? static_cast<unsigned>(1 + pick(4ull * d.sm_count)) : 0;
+    c.combine = stage.combines[pick(stage.combines.size())];
+  }
+  // The sizes the ladder publishes, at the default block and grid: every regime and combine, the first seed.
+  for (int log2 : kStudyLargeLog2) {
+    for (auto regime : stage.regimes) {
+      for (auto combine : stage.combines) {
+        cases.push_back({o.seed, std::uint64_t{1} << log2, 0, 1024, 0, regime, combine});
+      }
+    }
+  }
+  std::sort(cases.begin(), cases.end(), [](const StudyCase& a, const StudyCase& b) {
+    return std::tie(a.seed, a.offset, a.n) < std::tie(b.seed, b.offset, b.n);  // one upload per input and offset
+  });
+  return cases;
+}
+
+int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
+                const DeviceInfo& d) {
+  const std::vector<StudyCase> cases = study_cases(stage, o, d);
+  std::map<std::uint64_t, std::uint64_t> need;  // the largest n of each seed: how much of its input to make
+  for (const auto& sc : cases) need[sc.seed] = std::max(need[sc.seed], sc.n);
+  std::uint64_t max_n = 1;
+  for (const auto& [seed, n] : need) max_n = std::max(max_n, n);
+  ReduceBench bench = make_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), kSelfTestMaxOffset,
+                                 false, "--error-study");
+  auto host = host_floats(max_n, "--error-study");
+  Verdict all;
+  std::vector<Record> records;
+  std::vector<double> ratios;
+  double z_sum = 0;  // the signed errors over their sigmas, for the centring test
+  std::uint64_t seed = 0;
+  unsigned offset = 99;
+  for (const auto& sc : cases) {
+    if (sc.seed != seed || sc.offset != offset || records.empty()) {
+      if (sc.seed != seed || records.empty()) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
+      bench.upload(host.get(), InputSpec(sc.seed, 0, InputMode::kFloat), need[sc.seed], sc.offset);
+      seed = sc.seed;
+      offset = sc.offset;
+    }
+    bench.fence(sc.n);
+    const Config c = make_config(sc.n, sc.regime, sc.block, sc.combine, sc.grid, blocks_per_sm, d);
+    const SumReference ref = reference_sum(host.get(), sc.n);
+    const auto got = bench.run_checked(c);
+    const SumCheck check = check_sum(got.value, ref, InputMode::kFloat, shape_of(c, got.first), sc.n);
+    Verdict v;
+    record(v, "float", check);
+    v.add("canary", got.canary.empty(), got.canary);
+    all.add_all(v);
+    const double ratio = check.bounded && check.tolerance > 0 ? check.error / check.tolerance : NAN;
+    const double z = std::isfinite(ratio) ? (got.value - ref.sum) / (check.tolerance / kSumLambda) : NAN;
+    if (std::isfinite(ratio)) {
+      ratios.push_back(ratio);
+      z_sum += z;
+    }
+    Record rec;
+    records.push_back(rec.add("stage", stage.name)
+                          .add("seed", sc.seed)
+                          .add("n", sc.n)
+                          .add("offset", sc.offset)
+                          .add("block", sc.block)
+                          .add("regime", to_string(sc.regime))
+                          .add("grid_option", sc.grid)
+                          .add("grid", got.first.grid)
+                          .add("threads", got.first.block)
+                          .add("combine", to_string(sc.combine))
+                          .add("abs_error", check.error, 3)
+                          .add("bound", check.bounded ? check.tolerance : NAN, 3)
+                          .add("error_bound_ratio", ratio, 3)
+                          .add("error_sigmas", z, 3)
+                          .add("check", v.field({"float", "canary"})));
+  }
+  const Centring centred = check_centred(z_sum, ratios.size());
+  all.add("centred", centred.pass, centred.reason);
+  if (o.format != Format::kTable) {
+    print_records(o.format, records);
+  } else {
+    std::sort(ratios.begin(), ratios.end());
+    const auto at = [&](double q) {
+      return ratios.empty() ? NAN : ratios[static_cast<std::size_t>(q * static_cast<double>(ratios.size() - 1))];
+    };
+    fmt::print("{} error study: {} configurations (seeds {}..{}, n from 1 to 2^{} and the published sizes), float "
+               "input; error/bound median {:.3g}, 99th percentile {:.3g}, max {:.3g}; mean error {:.3g} sigma "
+               "(limit {:.3g}); {} not judged, {} failed: {}\n",
+               stage.name, cases.size(), o.seed, o.seed + kStudySeeds - 1, kStudyMaxLog2, at(0.5), at(0.99), at(1.0),
+               centred.mean_z, centred.limit, all.skipped().size(), all.failures().size(), all.word());
+    for (const auto& f : all.failures()) fmt::print("  FAIL {}\n", f);
+  }
+  return all.pass() ? 0 : 1;
 }
 
 }  // namespace
+
 }  // namespace reduce_run
 
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {

@@ -1,29 +1,19 @@
-// The pieces of a reduce stage's run that the harness's files share (reduce_harness.cpp says what a run does): the
-// launch configurations, the device side (ReduceBench: the input between NaN guards, the output and scratch, the
-// checked and the timed launches), and what one configuration's run found. Internal to common/.
+// The device side of a reduce stage's run (reduce_harness.cpp says what a run does): the constants of a run, a launch
+// configuration, and ReduceBench, which holds the input between NaN guards, the result and the partial sums, and
+// makes the checked and the timed launches. Internal to common/.
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <map>
-#include <memory>
+#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "captured_launch.hpp"
-#include "device_buffer.hpp"
-#include "device_fill.hpp"
 #include "harness.hpp"
 #include "input.hpp"
-#include "oracle.hpp"
 #include "reduce_stage.hpp"
-#include "references.hpp"
-#include "timer.hpp"
 
 namespace ladder::reduce_run {
 
@@ -33,36 +23,84 @@ constexpr unsigned kSelfTestMaxOffset = 3;
 constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
 constexpr int kStudyMaxLog2 = 24;
 constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
-// Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch
-// left behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the
-// third launch on; every warm-up and timed launch is checked too.
+// Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch left
+// behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the third launch
+// on; every warm-up and timed launch is checked too.
 constexpr int kCheckedLaunches = 3;
 
-
-// The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most
-// the grid limit.
+// The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most the limit.
 inline std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
   return std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, block), limit);
 }
 
-inline double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
-
-
+// One launch configuration of a stage.
 struct Config {
   std::uint64_t n;
   Regime regime;
   unsigned block;
   Combine combine;
-  unsigned limit;     // grid limit
+  unsigned limit;     // grid limit: the tree regime has none, --grid wins, else SMs x the stage's occupancy answer
   int blocks_per_sm;  // stream regime without --grid: what the stage's blocks_per_sm() said; else 0
 };
 
-// Resolves the grid limit: the tree regime has none, --grid wins, else SMs x the stage's occupancy answer.
-Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
-                   BlocksPerSmFn blocks_per_sm, const DeviceInfo& d);
-std::string launch_words(const Config& c, unsigned requested_grid, const DeviceInfo& d);
+// What a launcher enqueued, seen by the harness rather than taken on the launcher's word: its work is captured into a
+// CUDA graph, whose kernel nodes tell the grid and block of the kernel that reads the input. The checked launches run
+// the graph, so the error bound and the reported launch shape both rest on what was launched; the timed launches call
+// the launcher directly (a graph launch would time differently), and their results are judged against the checked
+// launch's.
+class CapturedLaunch {
+ public:
+  // Captures what enqueue() puts on `stream` without running it; a launcher only enqueues on `stream`
+  // (reduce_stage.hpp). Relaxed, as verified on a GPU with every stage: a first launch may load its module (lazy
+  // loading) inside the capture. If enqueue() throws, the capture is ended, so the stream can report the error.
+  CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    try {
+      enqueue();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+      (void)cudaGetLastError();
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  ~CapturedLaunch() {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  CapturedLaunch(const CapturedLaunch&) = delete;
+  CapturedLaunch& operator=(const CapturedLaunch&) = delete;
 
-// ---- the device side: input between NaN guards, output, scratch, the checked and the timed launches ----
+  // The kernels whose first argument is the pointer `input`, and the grid and block of the first of them found.
+  int kernels_reading(const void* input, dim3* grid, dim3* block) const {
+    std::size_t count = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CUDA_CHECK(cudaGraphGetNodes(graph_, nodes.data(), &count));
+    int found = 0;
+    for (auto node : nodes) {
+      cudaGraphNodeType type;
+      CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+      if (type != cudaGraphNodeTypeKernel) continue;
+      cudaKernelNodeParams p{};
+      CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+      // Every kernel of a stage takes a pointer first (reduce_stage.hpp): the input, or the partial sums it reduces.
+      if (p.kernelParams == nullptr || *static_cast<const void* const*>(p.kernelParams[0]) != input) continue;
+      if (found++ == 0) {
+        *grid = p.gridDim;
+        *block = p.blockDim;
+      }
+    }
+    return found;
+  }
+  void launch(cudaStream_t stream) const { CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 class ReduceBench {
  public:
@@ -75,29 +113,9 @@ class ReduceBench {
         partials0_(kGuard + max_partials + kGuard),
         partials1_(kGuard + max_partials + kGuard),
         ticket_(1),
-        timer_(d, flush) {
+        timer_(static_cast<std::size_t>(d.l2_bytes), flush) {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
-  }
-
-  // Device memory this would need, itemised, so a too-large request is refused before any allocation.
-  static std::pair<std::size_t, std::string> memory_needed(const ReduceOptions& o, const DeviceInfo& d,
-                                                           std::uint64_t max_n, std::uint64_t max_partials,
-                                                           unsigned max_offset, bool timing) {
-    const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
-    const std::size_t scratch = 2 * (max_partials + 2 * kGuard) * sizeof(float);
-    const std::size_t flush = GpuTimer::flush_bytes_for(d, timing ? o.flush : Flush::kNone);
-    std::size_t cub = 0;
-    std::size_t copy = 0;
-    if (timing) {
-      for (auto n : o.sizes) cub = std::max(cub, CubSum::temp_bytes(n));
-      copy = SpeedOfLight::bytes(d.sm_count);
-    }
-    return {input + scratch + flush + cub + copy + kProbeElements * 12 + 64,
-            fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, speed-of-light sums {}",
-                        human_bytes(static_cast<double>(input)), human_bytes(static_cast<double>(scratch)),
-                        human_bytes(static_cast<double>(flush)), human_bytes(static_cast<double>(cub)),
-                        human_bytes(static_cast<double>(copy)))};
   }
 
   // Fills the whole buffer with NaN, then makes count floats of the input `spec` at input(), offset floats past its
@@ -151,16 +169,18 @@ class ReduceBench {
 
   struct Result {
     float value;
-    FirstLaunch first;   // the shape of the first launch, as the stage reported it
+    FirstLaunch first;   // the shape of the first launch, as the stage reported it and the harness saw it
     std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
   };
 
-  // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage
-  // enqueues for one reduction of input(), checks the shape of the kernel that reads the input against what the
-  // stage reported, runs the captured work and returns its result and that shape.
+  // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage enqueues
+  // for one reduction of input(), checks the shape of the kernel that reads the input against what the stage
+  // reported, runs the captured work and returns its result and that shape.
   Result run_checked(const Config& c) {
     const cudaStream_t s = timer_.stream();
-    poison(s);
+    out_.poison(s);
+    partials0_.poison(s);
+    partials1_.poison(s);
     if (poison_shared_) poison_shared_memory(s);
     FirstLaunch reported{0, 0};
     const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out(), launch(c), s); });
@@ -172,10 +192,10 @@ class ReduceBench {
   }
 
   // The canary: every poisoned word a launch of c (whose first kernel had first.grid blocks) may not write, still
-  // poisoned: the NaN guards around the result and around the input, and the partial sums past those its grids
-  // write (first.grid in the first buffer; in the second, the blocks of a launch over first.grid values). The
-  // first word changed, named ("" if none). After a timed series it covers the last launch's writes, and every
-  // earlier launch's outside what each one's poisoning refills.
+  // poisoned: the NaN guards around the result and around the input, and the partial sums past those its grids write
+  // (first.grid in the first buffer; in the second, the blocks of a launch over first.grid values). The first word
+  // changed, named ("" if none). After a timed series it covers the last launch's writes, and every earlier launch's
+  // outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
     const std::size_t in0 = kGuard + offset_;  // fence()'s NaN follows the input
     return ladder::changed_poison(
@@ -192,19 +212,23 @@ class ReduceBench {
     const ReduceLaunch l = launch(c);
     const float* in = input();
     const Kept<float> kept(warmup, reps);
-    const TimingStats t = timer_.time(
-        [&](cudaStream_t s) {
-          ++launches_;
-          reduce_(in, c.n, out(), l, s);
-        },
-        warmup, reps, {[&](cudaStream_t s) { poison_live(c, s); }, kept.copy_of(out())});
+    // Before each launch: the result and the partial sums this configuration can use, with their fences (not the
+    // whole buffers, which a larger configuration sized: their memset would evict a --flush none input).
+    const auto poison_live = [&](cudaStream_t s) {
+      out_.poison(s);
+      const std::size_t live = (max_grid(c.n, c.block, c.limit) + 2 * kGuard) * sizeof(float);
+      for (const auto* p : {&partials0_, &partials1_}) CUDA_CHECK(cudaMemsetAsync(p->get(), 0xFF, live, s));
+    };
+    const auto run = [&](cudaStream_t s) {
+      ++launches_;
+      reduce_(in, c.n, out(), l, s);
+    };
+    const TimingStats t = timer_.time(run, warmup, reps, {poison_live, kept.copy_of(out())});
     *results = kept.read(timer_.stream());
     return t;
   }
 
-  // Launches of the stage so far (checked and timed): the count every run's checks must match.
-  long long launches() const { return launches_; }
-
+  long long launches() const { return launches_; }  // of the stage so far, checked and timed
   GpuTimer& timer() { return timer_; }
   float* out() const { return out_.get() + kGuard; }  // the result, between NaN guards
 
@@ -217,24 +241,11 @@ class ReduceBench {
   }
 
  private:
-  // The partials a stage sees start kGuard floats into their buffers, so that reading one before the first or
-  // past the last finds NaN too.
+  // The partials a stage sees start kGuard floats into their buffers, so that reading one before the first or past
+  // the last finds NaN too.
   ReduceLaunch launch(const Config& c) const {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
                         ticket_.get()};
-  }
-  // Everything a launch writes or may read besides its input, whole: a value it never wrote is NaN.
-  void poison(cudaStream_t s) const {
-    out_.poison(s);
-    partials0_.poison(s);
-    partials1_.poison(s);
-  }
-  // Before each timed launch: the result and the partial sums this configuration can use, with their fences
-  // (not the whole buffers, which a larger configuration sized: their memset would evict a --flush none input).
-  void poison_live(const Config& c, cudaStream_t s) const {
-    out_.poison(s);
-    const std::size_t live = (max_grid(c.n, c.block, c.limit) + 2 * kGuard) * sizeof(float);
-    for (const auto* p : {&partials0_, &partials1_}) CUDA_CHECK(cudaMemsetAsync(p->get(), 0xFF, live, s));
   }
 
   // The grid and block of the one kernel that reads the input, from the captured graph; the stage's report must
@@ -250,13 +261,12 @@ class ReduceBench {
                                      where, readers));
     }
     const FirstLaunch seen{grid.x, block.x};
-    if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1 || seen.grid > max_grid(c.n, c.block, c.limit) ||
-        seen.block > c.block) {
+    const std::uint64_t most = max_grid(c.n, c.block, c.limit);
+    if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1 || seen.grid > most || seen.block > c.block) {
       throw StageFailure(fmt::format("{}: the kernel that reads the input was launched with {}x{}x{} blocks of "
                                      "{}x{}x{} threads; at most {} blocks (what its partial sums buffers hold) of "
                                      "at most {} threads, in x only",
-                                     where, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                     max_grid(c.n, c.block, c.limit), c.block));
+                                     where, grid.x, grid.y, grid.z, block.x, block.y, block.z, most, c.block));
     }
     if (reported.grid != seen.grid || reported.block != seen.block) {
       throw StageFailure(fmt::format("{}: the stage reported a first launch of {} blocks of {} threads, but the "
@@ -277,79 +287,5 @@ class ReduceBench {
   unsigned offset_ = 0;
   long long launches_ = 0;
 };
-
-
-// ---- the checks every run makes -------------------------------------------------------------------------
-
-// What one configuration's run found and measured.
-struct Run {
-  Config c;
-  FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
-  SumReference exact_ref;
-  std::vector<float> exact_results;  // the exact input, one per checked launch
-  std::vector<SumCheck> exact;
-  double probe_sum = NAN;
-  float probe_result = NAN;
-  SumCheck probe;
-  SumReference ref;                  // the measured input's
-  float result = NAN;
-  std::vector<float> timed_results;  // every warm-up and timed launch's, in order
-  SumCheck measured, timed;          // the measured input: its checked launch, every warm-up and timed launch
-  TimingStats t;
-  bool timing = false;
-  long long launches = 0;            // launches of the stage this configuration made
-  long long checked = 0;             // of them, launches whose result was judged
-  std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
-};
-
-// The references of one size on the measured input: CUB and the speed of light (a read-only kernel and a
-// device-to-device copy). Every launch of CUB and of the read-only kernel is checked.
-struct References {
-  int read_grid = 0;  // the read-only kernel's blocks
-  TimingStats cub, read, copy, empty, memset;
-  float cub_result = NAN;
-  SumCheck cub_check, cub_timed, read_check;
-  int cub_launches = 0, read_launches = 0;
-};
-
-// The name a check of the measured input goes by: "float", or "exact" when the measured input is the exact one.
-
-// reduce_bench.cpp: the configurations and the benches.
-std::uint64_t max_partials_for(const std::vector<Config>& configs);
-void require_tree_grid(const ReduceOptions& o);
-std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d);
-SumShape shape_of(const Config& c, const FirstLaunch& f);
-SumShape cub_shape(std::uint64_t n, const DeviceInfo& d);
-SumShape read_shape(std::uint64_t n, std::uint64_t threads);
-std::unique_ptr<ReduceBench> make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d,
-                                        const std::vector<Config>& configs, bool timing);
-ReduceBench untimed_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
-                          std::uint64_t max_partials, const char* what);
-std::vector<Run> runs_for(const std::vector<Config>& configs);
-
-// reduce_checks.cpp: the checks every run makes, and the one verdict of a run.
-const char* measured_name(InputMode mode);
-void add_input_checks(Verdict& v, const Run& r);
-int unheld(const Run& r, const References* refs);
-Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps);
-double judged_peak_gbps(const ReduceOptions& o, const DeviceInfo& d);
-void keep_canary(Run& r, const std::string& canary, const std::string& launch);
-bool deterministic(const Run& r);
-void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage);
-void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs);
-void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
-             std::map<std::uint64_t, References>& refs, const char* stage);
-
-// reduce_report.cpp: the table, the notes and the records of the default run.
-bool report(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
-            const std::map<std::uint64_t, References>& refs, const float* host);
-
-// reduce_studies.cpp: --self-test, --determinism, --error-study.
-int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-              const DeviceInfo& d);
-int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-                const DeviceInfo& d);
-int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-                const DeviceInfo& d);
 
 }  // namespace ladder::reduce_run

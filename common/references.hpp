@@ -1,48 +1,42 @@
-// The references every stage is timed against in the same run: what a professional would call.
+// The references every stage is timed against in the same run: what a professional would call, and the speed of
+// light of a sum on this GPU.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "device_fill.hpp"
+
 namespace ladder {
 
-// cub::DeviceReduce::Sum, with its temporary storage allocated once, outside any timed region.
+// cub::DeviceReduce::Sum (references.cu), with its temporary storage allocated once, outside any timed region.
 class CubSum {
  public:
-  explicit CubSum(const std::vector<std::size_t>& sizes);  // room for every size in the list
-  ~CubSum();
-  CubSum(const CubSum&) = delete;
-  CubSum& operator=(const CubSum&) = delete;
-
+  explicit CubSum(const std::vector<std::uint64_t>& sizes);  // room for every size in the list
   void run(const float* in, std::size_t n, float* out, cudaStream_t stream);
-
-  static std::size_t temp_bytes(std::size_t n);
+  static std::size_t temp_bytes(const std::vector<std::uint64_t>& sizes);
 
  private:
-  void* temp_ = nullptr;
-  std::size_t bytes_ = 0;
+  DeviceBuffer<unsigned char> temp_;
 };
 
-// The speed of light of a sum, timed beside every stage: a kernel that only reads the same n floats (16-byte
-// loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
-// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. Both are references measured in
-// the same process, not ceilings: a sum kernel can match the read-only kernel. At small n, an empty launch
-// and a 4-byte memset give the floor a sum cannot go under.
+// The speed of light of a sum (speed_of_light.cu), timed beside every stage: a kernel that only reads the same n
+// floats (16-byte loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
+// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. Both are references measured in the
+// same process, not ceilings: a sum kernel can match the read-only kernel. At small n, an empty launch and a 4-byte
+// memset give the floor a sum cannot go under.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
   ~SpeedOfLight();
-  SpeedOfLight(const SpeedOfLight&) = delete;
-  SpeedOfLight& operator=(const SpeedOfLight&) = delete;
 
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
-  // The floors under any sum at small n: a launch of an empty kernel, and a 4-byte cudaMemsetAsync (what an
-  // atomic combine spends to zero its result).
   void empty_launch(cudaStream_t stream);
-  void memset4(cudaStream_t stream);
+  void memset4(cudaStream_t stream);  // what an atomic combine spends to zero its result
   void poison_sums(cudaStream_t stream);  // NaN in every per-thread sum: a read that writes none cannot pass
   // *slot = the per-thread sums of the last read added in double, in a fixed order (one block), on `stream`.
   void keep_sum(double* slot, cudaStream_t stream) const;
@@ -52,25 +46,24 @@ class SpeedOfLight {
   static std::size_t bytes(int sm_count);  // device memory it needs (the copy buffer is allocated if it fits)
 
  private:
+  static int grid_for(int sm_count);
+  int grid_;
+  DeviceBuffer<float> sums_, memset_target_;
   float* copy_ = nullptr;
-  float* sums_ = nullptr;
-  float* memset_target_ = nullptr;
-  int grid_ = 0;
 };
 
-// The naive GEMM: one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and
+// The naive GEMM (references.cu): one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and
 // stores of C), every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
-// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen, whatever
-// NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
+// cuBLAS SGEMM in strict FP32 (references.cu): CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen,
+// whatever NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
 class CublasSgemm {
  public:
   CublasSgemm();
   ~CublasSgemm();
   CublasSgemm(const CublasSgemm&) = delete;
   CublasSgemm& operator=(const CublasSgemm&) = delete;
-
   void run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
   static const char* math_mode() { return "FP32, CUBLAS_PEDANTIC_MATH (no TF32)"; }
 

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_check.hpp"
 #include "references.hpp"
 
 namespace ladder {
@@ -59,12 +58,14 @@ __global__ void sum_in_double(const float* __restrict__ x, std::size_t n, double
 }
 }  // namespace
 
-SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n) {
+int SpeedOfLight::grid_for(int sm_count) {
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
-  grid_ = sm_count * (per_sm > 0 ? per_sm : 1);
-  CUDA_CHECK(cudaMalloc(&sums_, threads() * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&memset_target_, sizeof(float)));
+  return sm_count * (per_sm > 0 ? per_sm : 1);
+}
+
+SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n)
+    : grid_(grid_for(sm_count)), sums_(threads()), memset_target_(1) {
   // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
   if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -72,26 +73,28 @@ SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n) {
   }
 }
 
+SpeedOfLight::~SpeedOfLight() { cudaFree(copy_); }
+
 std::size_t SpeedOfLight::threads() const { return static_cast<std::size_t>(grid_) * kBlock; }
-
-void SpeedOfLight::keep_sum(double* slot, cudaStream_t stream) const {
-  sum_in_double<<<1, kSumThreads, 0, stream>>>(sums_, threads(), slot);
-  LADDER_CHECK_LAUNCH();
-}
-
-SpeedOfLight::~SpeedOfLight() {
-  cudaFree(copy_);
-  cudaFree(sums_);
-  cudaFree(memset_target_);
-}
 
 std::size_t SpeedOfLight::bytes(int sm_count) {
   return std::size_t{2048} * sm_count * sizeof(float) + 256;  // the sums, the memset's target; the copy is optional
 }
 
 void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
-  read_only<<<grid_, kBlock, 0, stream>>>(in, n, sums_);
+  read_only<<<grid_, kBlock, 0, stream>>>(in, n, sums_.get());
   LADDER_CHECK_LAUNCH();
+}
+
+void SpeedOfLight::keep_sum(double* slot, cudaStream_t stream) const {
+  sum_in_double<<<1, kSumThreads, 0, stream>>>(sums_.get(), threads(), slot);
+  LADDER_CHECK_LAUNCH();
+}
+
+void SpeedOfLight::poison_sums(cudaStream_t stream) { sums_.poison(stream); }
+
+void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
+  if (copy_ != nullptr) CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
 void SpeedOfLight::empty_launch(cudaStream_t stream) {
@@ -100,15 +103,7 @@ void SpeedOfLight::empty_launch(cudaStream_t stream) {
 }
 
 void SpeedOfLight::memset4(cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(memset_target_, 0, sizeof(float), stream));
-}
-
-void SpeedOfLight::poison_sums(cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(sums_, 0xFF, threads() * sizeof(float), stream));
-}
-
-void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
-  if (copy_ != nullptr) CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  CUDA_CHECK(cudaMemsetAsync(memset_target_.get(), 0, sizeof(float), stream));
 }
 
 }  // namespace ladder

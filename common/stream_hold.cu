@@ -1,7 +1,7 @@
+// The stream hold (timer.hpp says why): a one-thread kernel that spins until the host releases it, or a second passes.
 #include <cuda/atomic>
 
-#include "cuda_check.hpp"
-#include "stream_hold.hpp"
+#include "timer.hpp"
 
 namespace ladder {
 
@@ -15,13 +15,14 @@ __device__ unsigned long long global_ns() {
   return t;
 }
 
-// Spins until the host sets flags[0], or a second has passed (then sets flags[1]).
+using SystemFlag = cuda::atomic_ref<int, cuda::thread_scope_system>;
+
+// Spins until the host sets flags[0], or kTimeoutNs have passed (then sets flags[1]).
 __global__ void hold_kernel(int* flags) {
-  cuda::atomic_ref<int, cuda::thread_scope_system> released(flags[0]);
   const unsigned long long start = global_ns();
-  while (released.load(cuda::memory_order_relaxed) == 0) {
+  while (SystemFlag(flags[0]).load(cuda::memory_order_relaxed) == 0) {
     if (global_ns() - start > kTimeoutNs) {
-      cuda::atomic_ref<int, cuda::thread_scope_system>(flags[1]).store(1, cuda::memory_order_relaxed);
+      SystemFlag(flags[1]).store(1, cuda::memory_order_relaxed);
       return;
     }
     __nanosleep(256);
@@ -39,18 +40,14 @@ StreamHold::StreamHold() {
 StreamHold::~StreamHold() { cudaFreeHost(flags_); }
 
 void StreamHold::hold(cudaStream_t stream) {
-  cuda::atomic_ref<int, cuda::thread_scope_system>(flags_[0]).store(0, cuda::memory_order_relaxed);
-  cuda::atomic_ref<int, cuda::thread_scope_system>(flags_[1]).store(0, cuda::memory_order_relaxed);
+  SystemFlag(flags_[0]).store(0, cuda::memory_order_relaxed);
+  SystemFlag(flags_[1]).store(0, cuda::memory_order_relaxed);
   hold_kernel<<<1, 1, 0, stream>>>(device_flags_);
   LADDER_CHECK_LAUNCH();
 }
 
-void StreamHold::release() {
-  cuda::atomic_ref<int, cuda::thread_scope_system>(flags_[0]).store(1, cuda::memory_order_release);
-}
+void StreamHold::release() { SystemFlag(flags_[0]).store(1, cuda::memory_order_release); }
 
-bool StreamHold::timed_out() const {
-  return cuda::atomic_ref<int, cuda::thread_scope_system>(flags_[1]).load(cuda::memory_order_acquire) != 0;
-}
+bool StreamHold::timed_out() const { return SystemFlag(flags_[1]).load(cuda::memory_order_acquire) != 0; }
 
 }  // namespace ladder

@@ -1,23 +1,25 @@
 #include "timer.hpp"
 
 #include <algorithm>
-#include <vector>
-
-#include "cuda_check.hpp"
 
 namespace ladder {
 
-std::size_t GpuTimer::flush_bytes_for(const DeviceInfo& device, Flush flush) {
-  return flush == Flush::kNone ? 0 : L2Flush::device_bytes(static_cast<std::size_t>(device.l2_bytes));
+TimingStats summarize(std::vector<double> samples_ms) {
+  TimingStats s;
+  if (samples_ms.empty()) return s;
+  std::sort(samples_ms.begin(), samples_ms.end());
+  const std::size_t n = samples_ms.size();
+  s.min_ms = samples_ms.front();
+  s.max_ms = samples_ms.back();
+  s.median_ms = n % 2 ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  return s;
 }
 
-GpuTimer::GpuTimer(const DeviceInfo& device, Flush flush) {
+GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));
-  if (flush != Flush::kNone) {
-    flush_ = std::make_unique<L2Flush>(static_cast<std::size_t>(device.l2_bytes), flush == Flush::kClean);
-  }
+  if (flush != Flush::kNone) flush_ = std::make_unique<L2Flush>(l2_bytes, flush == Flush::kClean);
 }
 
 GpuTimer::~GpuTimer() {
@@ -27,9 +29,9 @@ GpuTimer::~GpuTimer() {
 }
 
 TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLaunch& each) {
-  // At least one untimed round of everything a repetition enqueues. With lazy module loading (the CUDA default)
-  // a kernel's first launch loads its module, which waits for the GPU, so a first launch behind the hold would
-  // wait for the hold's timeout instead of starting.
+  // At least one untimed round of everything a repetition enqueues. With lazy module loading (the CUDA default) a
+  // kernel's first launch loads its module, which waits for the GPU, so a first launch behind the hold would wait for
+  // the hold's timeout instead of starting.
   const int untimed = warmups(warmup);
   for (int i = 0; i < untimed; ++i) {
     if (each.poison) each.poison(stream_);
@@ -39,7 +41,6 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
   }
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(reps));
   ClockSample first, last;
   int timeouts = 0;
   for (int i = 0; i < reps; ++i) {
@@ -54,9 +55,9 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
     if (i == 0) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny repetition
     if (i == reps - 1) last = read_clocks();
     CUDA_CHECK(cudaEventSynchronize(stop_));
-    // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying
-    // them): every later hold would cost its full timeout too, so the timer stops holding, and counts each such
-    // repetition, whose interval may hold host time (the row's timing_check fails, and ./ladder saves no such row).
+    // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying them):
+    // every later hold would cost its full timeout too, so the timer stops holding, and counts each such repetition,
+    // whose interval may hold host time (the row's timing_check fails, and ./ladder saves no such row).
     if (holding_ && hold_.timed_out()) holding_ = false;
     timeouts += holding_ ? 0 : 1;
     float ms = 0;

@@ -1,10 +1,11 @@
-// Timing on the GPU with CUDA events: warm-up runs, then repetitions each timed on its own, with the L2
-// cache flushed before each one (L2Flush) unless asked not to. Each repetition is enqueued behind a stream
-// hold (StreamHold), so the interval between its events holds only the GPU's work, never the host's time to
-// submit it, with or without a flush (docs/method.md, "What the interval holds").
+// Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-up runs, then repetitions each
+// timed on its own, with the L2 flushed before each one (L2Flush) unless asked not to, each enqueued behind a stream
+// hold (StreamHold), so the interval between its events holds only the GPU's work, never the host's time to submit
+// it; and the clocks it ran at, from NVML.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,46 +13,107 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda_check.hpp"
-#include "device.hpp"
-#include "device_buffer.hpp"
-#include "l2_flush.hpp"
+#include "device_fill.hpp"
 #include "options.hpp"
-#include "stats.hpp"
-#include "stream_hold.hpp"
 
 namespace ladder {
 
+// The clocks at the start and the end of a timed series (gpu_clocks.cpp). NVML is loaded at run time (dlopen), so a
+// program starts, and reports "no usable GPU", on a machine without the driver, and nvml.h is not needed either.
+struct ClockSample {
+  bool known = false;         // false where NVML is not there (no driver) or does not answer for this GPU
+  unsigned sm_mhz = 0, mem_mhz = 0;
+  std::uint64_t reasons = 0;  // NVML's clocks event (throttle) reasons, a bit mask
+};
+// Whether the reasons mean the clocks were held down during work: power cap, thermal or hardware slowdown (not "the
+// GPU is idle" or "clocks set by the application").
+bool throttled(std::uint64_t reasons);
+// The names of the reasons set in the mask, joined with '+', or "none".
+std::string reason_names(std::uint64_t reasons);
+// Starts opening NVML for CUDA device `device` on a thread of its own: that takes a noticeable part of a second on
+// some machines, which the program spends on its input meanwhile.
+void open_clocks(int device);
+// The current clocks of the device open_clocks() opened (waiting for it); nothing known without it or without NVML.
+ClockSample read_clocks();
+
+struct TimingStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  ClockSample clocks_start, clocks_end;  // at the first and the last timed repetition
+  int hold_timeouts = 0;                 // repetitions not held to the end (a hold timed out; see GpuTimer::time)
+};
+// Median (the mean of the two middle samples for an even count), minimum and maximum. Empty -> zeros.
+TimingStats summarize(std::vector<double> samples_ms);
+
+// The L2 flush (l2_flush.cu): overwrite 4x the L2 size, then, for a clean flush, read 2x the L2 size of other data.
+class L2Flush {
+ public:
+  L2Flush(std::size_t l2_bytes, bool clean);
+  void run(cudaStream_t stream) const;  // enqueues the flush
+  static std::size_t write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
+  static std::size_t read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
+  static std::size_t device_bytes(std::size_t l2_bytes) {
+    return write_bytes(l2_bytes) + read_bytes(l2_bytes) + sizeof(float4);
+  }
+
+ private:
+  DeviceBuffer<unsigned char> buffer_;
+  std::size_t write_bytes_, read_bytes_;
+  bool clean_;
+};
+
+// Holding a stream while work is enqueued behind it, so that the events around that work time the GPU alone
+// (stream_hold.cu). Without it, the start event is recorded on an idle GPU as soon as the host enqueues it, and the
+// interval to the stop event also holds the host's time to submit the launches that follow (microseconds, with
+// jitter). hold() enqueues a one-thread kernel that spins until release(); meanwhile the host enqueues the flush, the
+// start event, the work and the stop event, so when it ends the GPU finds all of them queued. This is nvbench's
+// blocking kernel (nvbench/blocking_kernel.cuh), in a few lines: the project takes no dependency beyond the CUDA
+// Toolkit, CLI11 and fmt.
+class StreamHold {
+ public:
+  StreamHold();
+  ~StreamHold();
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  void hold(cudaStream_t stream);  // enqueues the spinning kernel
+  void release();                  // lets it end
+  // Whether the last hold ended by its timeout instead of release(): the host then took too long to enqueue the
+  // work, and the interval may hold host time after all.
+  bool timed_out() const;
+
+ private:
+  int* flags_ = nullptr;         // [0]: released, [1]: timed out; mapped host memory
+  int* device_flags_ = nullptr;  // the same memory as the GPU addresses it
+};
+
 class GpuTimer {
  public:
-  GpuTimer(const DeviceInfo& device, Flush flush);
+  GpuTimer(std::size_t l2_bytes, Flush flush);
   ~GpuTimer();
   GpuTimer(const GpuTimer&) = delete;
   GpuTimer& operator=(const GpuTimer&) = delete;
 
   cudaStream_t stream() const { return stream_; }
+  // Device memory the flush needs (for the memory check).
+  static std::size_t flush_bytes(std::size_t l2_bytes, Flush flush) {
+    return flush == Flush::kNone ? 0 : L2Flush::device_bytes(l2_bytes);
+  }
 
   using Work = std::function<void(cudaStream_t)>;
-
   // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval:
-  // poison before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep
-  // after the stop event (the launch's result, or a value computed from it on the device, such as a fingerprint
-  // of C, into slot `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so
-  // every launch is checked afterwards.
+  // poison before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep after
+  // the stop event (the launch's result, or a value computed from it on the device, such as a fingerprint of C, into
+  // slot `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so every launch
+  // is checked afterwards.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;
   };
   static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
 
-  // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each between two events. Per repetition
-  // the stream is held, then the poison, the flush, the start event, the work, the stop event and the keep are
-  // enqueued, then released: the events bracket only the work. The SM and memory clocks are read at the first
-  // and the last repetition.
+  // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each between two events. Per repetition the
+  // stream is held, then the poison, the flush, the start event, the work, the stop event and the keep are enqueued,
+  // then released: the events bracket only the work. The clocks are read at the first and the last repetition.
   TimingStats time(const Work& work, int warmup, int reps, const EachLaunch& each = {});
-
-  // Device memory the timer needs for a given device and flush setting (for the memory check).
-  static std::size_t flush_bytes_for(const DeviceInfo& device, Flush flush);
 
  private:
   cudaStream_t stream_ = nullptr;
@@ -81,10 +143,12 @@ class Kept {
     CUDA_CHECK(cudaMemcpy(host.data(), slots_.get(), slots_.bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
+
  private:
   DeviceBuffer<T> slots_;
 };
 
+// "warm-up 2 of 5", "timed repetition 7 of 50": launch `launch` of a series, as messages name it.
 inline std::string launch_name(int launch, int warmup, int reps) {
   const int w = GpuTimer::warmups(warmup);
   return launch < w ? "warm-up " + std::to_string(launch + 1) + " of " + std::to_string(w)

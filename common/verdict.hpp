@@ -1,11 +1,12 @@
-// The one place that decides PASS. A run collects every check it made (the exact input on each checked
-// launch, the precision probe, the float input, every warm-up and timed launch, the references timed beside it)
-// in a Verdict, and PASS means every check passed and at least one was made. A check that could not be judged
-// (a float bound too loose to say anything) is recorded as skipped: it never counts as a pass, the run shows it,
-// and the other checks carry the verdict. The default run, --self-test, --determinism, the table cells and the
-// records' *_check fields (which ./ladder and the docs read, never deciding again) all take their words from here.
+// The one place that decides PASS. A run collects every check it made (the exact input on each checked launch, the
+// precision probe, the float input, every warm-up and timed launch, the references timed beside it) in a Verdict, and
+// PASS means every check passed and at least one was made. A check that could not be judged (a float bound too loose
+// to say anything) is recorded as skipped: it never counts as a pass, the run shows it, and the other checks carry the
+// verdict. Every mode, the table cells and the records' *_check fields (which ./ladder and the docs read, never
+// deciding again) take their words from here.
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -14,16 +15,13 @@ namespace ladder {
 
 class Verdict {
  public:
-  enum class State { kPass, kFail, kSkipped };
-
-  // Records one check under a name that tables and result files show ("exact", "probe", "float", "timed",
-  // "cub", ...); a name may be recorded several times (one per launch), and fails if any of them failed.
+  // One check under a name that tables and result files show ("exact", "probe", "float", "timed", "cub", ...); a
+  // name may be recorded several times (one per launch), and fails if any of them failed.
   void add(const std::string& name, bool pass, const std::string& reason = "") {
     entries_.push_back({name, pass ? State::kPass : State::kFail, reason});
   }
-  // Records a check that was made but could not be judged, with the reason the run prints.
+  // A check that was made but could not be judged, with the reason the run prints.
   void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
-  // Every check of `other`, under its own names.
   void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
 
   bool pass() const {
@@ -36,14 +34,12 @@ class Verdict {
   }
   const char* word() const { return pass() ? "PASS" : "FAIL"; }
 
-  // The checks recorded under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all
-  // were skipped, "-" if none was made.
+  // The checks recorded under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all were
+  // skipped, "-" if none was made.
   const char* field(std::initializer_list<const char*> names) const {
     bool passed = false, skipped = false;
     for (const auto& e : entries_) {
-      bool match = false;
-      for (const char* n : names) match = match || e.name == n;
-      if (!match) continue;
+      if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
       if (e.state == State::kFail) return "FAIL";
       passed = passed || e.state == State::kPass;
       skipped = skipped || e.state == State::kSkipped;
@@ -52,12 +48,12 @@ class Verdict {
   }
   const char* field(const std::string& name) const { return field({name.c_str()}); }
 
-  // "name: reason" for every check that failed, in the order they were made.
+  // "name: reason" for every check that failed (or was skipped), in the order they were made.
   std::vector<std::string> failures() const { return reasons(State::kFail); }
-  // "name: reason" for every check that was skipped.
   std::vector<std::string> skipped() const { return reasons(State::kSkipped); }
 
  private:
+  enum class State { kPass, kFail, kSkipped };
   struct Entry {
     std::string name;
     State state;

@@ -38,8 +38,6 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include "cuda_check.hpp"
-#include "device_buffer.hpp"
 #include "device_fill.hpp"
 #include "harness.hpp"
 #include "input.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "device.hpp"
+#include "harness.hpp"
 #include "ladder_version.hpp"
 
 namespace ladder {

@@ -2,7 +2,7 @@
 // clock helpers name and classify NVML's reasons.
 #include <gtest/gtest.h>
 
-#include "gpu_clocks.hpp"
+#include "timer.hpp"
 #include "verdict.hpp"
 
 TEST(Verdict, PassesOnlyWhenEveryCheckPassed) {
