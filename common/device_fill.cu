@@ -98,21 +98,24 @@ void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* sc
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-unsigned long long fingerprint_on_host(const float* x, std::size_t n) {
+bool same_on_device(const float* device, const float* host, std::size_t n) {
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   std::vector<unsigned long long> partial((n + kChunk - 1) / kChunk);
   parallel_chunks(n, kChunk, [&](std::size_t begin, std::size_t end) {
     unsigned long long h = 0;
     for (std::size_t i = begin; i < end; ++i) {
       unsigned bits;
-      std::memcpy(&bits, &x[i], sizeof bits);
+      std::memcpy(&bits, &host[i], sizeof bits);
       h += fingerprint_term(i, bits);
     }
     partial[begin / kChunk] = h;
   });
-  unsigned long long h = 0;
-  for (auto p : partial) h += p;  // a sum modulo 2^64, as on the device
-  return h;
+  unsigned long long on_host = 0, on_device = 0;
+  for (auto p : partial) on_host += p;  // a sum modulo 2^64, as on the device
+  const DeviceBuffer<unsigned long long> print(1);
+  fingerprint_on_device(device, n, print.get(), nullptr);
+  CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
+  return on_host == on_device;
 }
 
 void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream) {

@@ -25,7 +25,6 @@ class DeviceBuffer {
   ~DeviceBuffer() { cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
   T* get() const { return ptr_; }
   std::size_t count() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
@@ -53,8 +52,8 @@ void poison_shared_memory(cudaStream_t stream);
 // the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
 // probability about 2^-64 (for bits that are not chosen to collide).
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
-// The same fingerprint of host memory, on every core.
-unsigned long long fingerprint_on_host(const float* x, std::size_t n);
+// Whether device[0, n) holds bitwise host[0, n): their fingerprints, one taken on each side, agree.
+bool same_on_device(const float* device, const float* host, std::size_t n);
 
 // NaN floats before and after each buffer a launch reads or writes (256 bytes each, so the buffer keeps its
 // alignment): a kernel that reads past either end adds a NaN, which never passes a check, and one that writes there

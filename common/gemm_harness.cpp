@@ -68,12 +68,10 @@ class GemmBench {
     CUDA_CHECK(cudaMemcpy(b(), host_b_.get(), s.k * s.n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
   }
-
   // A, B, C, and the probes' selection matrices (K x N and M x K), each between its guards.
   static std::size_t device_bytes(const Shape& s) {
     return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n + 10 * kGuard) * sizeof(float);
   }
-
   // Poisons C, runs, copies C back (it stays in host_c_) and checks it against the CPU oracle.
   GemmCheck run_checked(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a(), b(), host_c_.get(), stream);
@@ -83,13 +81,11 @@ class GemmBench {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
   }
-
   // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
   GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a(), b(), host_again_.get(), stream);
     return same_as_checked();
   }
-
   // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
   GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
     const bool of_a = probe == GemmProbe::kA;
@@ -105,7 +101,6 @@ class GemmBench {
     launch_into(run, of_a ? a() : selection(), of_a ? selection() : b(), host_again_.get(), stream);
     return check_gemm_probe(probe, of_a ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m, s_.n, s_.k);
   }
-
   // Times run, C poisoned before every launch and its fingerprint kept after each; every fingerprint must be the
   // checked C's, and the C the last launch left must be the checked C bit for bit.
   TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
@@ -129,10 +124,8 @@ class GemmBench {
     return t;
   }
   int timed_launches() const { return timed_launches_; }
-
   // The first change to the guards since the last call, and forgets it: "" if none.
   std::string take_canary() { return std::exchange(canary_found_, ""); }
-
   std::uint64_t fingerprint_ab() const {
     return fingerprint(host_a_.get(), s_.m * s_.k) ^ (fingerprint(host_b_.get(), s_.k * s_.n) * 3);
   }
@@ -145,7 +138,6 @@ class GemmBench {
     keep_canary(stream);
     CUDA_CHECK(cudaMemcpy(host, c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
   }
-
   // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its NaN
   // (C's are poisoned again before each launch, the others only when made).
   void keep_canary(cudaStream_t stream) {
@@ -159,12 +151,10 @@ class GemmBench {
     const std::string changed = changed_poison(buffers, canary_.get(), stream);  // waits for the stream
     if (canary_found_.empty()) canary_found_ = changed;
   }
-
   float* a() const { return a_.get() + kGuard; }
   float* b() const { return b_.get() + kGuard; }
   float* c() const { return c_.get() + kGuard; }
   float* selection() const { return selection_->get() + kGuard; }
-
   // host_again_ against the checked C, bit for bit.
   GemmCheck same_as_checked() const {
     GemmCheck same;
@@ -180,7 +170,6 @@ class GemmBench {
                               e / s_.n, e % s_.n, again[e], host_c_[e]);
     return same;
   }
-
   Shape s_;
   InputMode mode_;
   std::uint64_t seed_;
@@ -207,7 +196,6 @@ struct Kernel {
   GemmCheck exact, measured, timed;
   TimingStats t;
   int timed_launches = 0;  // warm-ups and timed repetitions, each checked by its fingerprint
-
   // The canary of this kernel's launches on `bench` since the last look: every NaN guard still NaN.
   void add_canary(GemmBench& bench, const std::string& launches) {
     const std::string changed = bench.take_canary();
@@ -375,7 +363,6 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
     check_exact_and_probes(kernels, s, o, floats ? *floats : bench, timer.stream(), dims);
   }
   measure(kernels, bench, timer, o, timing, s, d.fp32_peak_gflops());
-
   const std::string fp = fingerprint_hex(bench.fingerprint_ab());
   const Kernel* naive = timing ? &kernels[kernels.size() - 2] : nullptr;
   const Kernel* cublas_kernel = timing ? &kernels.back() : nullptr;

@@ -1,6 +1,6 @@
-// What every program of the ladder shares besides its options: the GPU it runs on (device.cpp), errors that end in
-// exit status 2 or 1, memory checks, the report (a table for people, CSV or JSON records for scripts) and its context
-// lines, progress messages, and the canary over the NaN guards.
+// What every program of the ladder shares besides its options: the GPU it runs on (device.cpp), the errors that end it,
+// memory checks, the report (a table for people, CSV or JSON records for scripts) and its context, progress messages,
+// and the canary over the NaN guards.
 #pragma once
 
 #include <cstddef>
@@ -30,9 +30,7 @@ struct DeviceInfo {
   int bus_width_bits = 0;  // cudaDevAttrGlobalMemoryBusWidth
   int clock_khz = 0;       // cudaDevAttrClockRate: the SM clock the FP32 peak is computed at
   std::uint64_t total_bytes = 0;
-  int driver_version = 0;  // e.g. 13000 for 13.0
-  int runtime_version = 0;
-
+  int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
   // Theoretical DRAM bandwidth from the attributes: 2 (double data rate) x clock x bus width / 8, in GB/s.
   double peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9; }
   // FP32 fused multiply-adds one SM completes per clock, by compute capability (CUDA C++ Programming Guide,
@@ -42,20 +40,16 @@ struct DeviceInfo {
   double fp32_peak_gflops() const;
 };
 
-// The outcome of looking for a GPU: the device, or the exit status (77: no usable GPU; 2: a bad --device) and one
-// line that says why not.
+// The device, or the exit status (77: no usable GPU; 2: a bad --device) and one line that says why not.
 struct DeviceLookup {
   bool ok = false;
   int exit_status = 0;
   std::string message;
   DeviceInfo info;
 };
-// Finds device `index`, makes it current and reads its attributes. Never exits.
-DeviceLookup find_device(int index);
-// Lists the visible devices on stdout; returns 0, or 77 (with a message on stderr) if there is none.
-int list_devices(const char* program);
-// "13.0" from 13000.
-std::string version_string(int cuda_version);
+DeviceLookup find_device(int index);  // makes the device current and reads its attributes; never exits
+int list_devices(const char* program);  // on stdout; 77 (and why, on stderr) if there is none
+std::string version_string(int cuda_version);  // "13.0" from 13000
 
 // A request this machine cannot serve (too large for memory, a grid too big): exit status 2, one line.
 struct UsageError : std::runtime_error {
@@ -67,8 +61,7 @@ struct StageFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The message for a request of `needed` bytes (itemised in `breakdown`) when only `free_bytes` are free, or "" when
-// it fits.
+// Why a request of `needed` bytes (itemised in `breakdown`) does not fit in `free_bytes`, or "" when it fits.
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
                              const std::string& option, const std::string& device);
 // Throws UsageError naming `option` if `needed` bytes (itemised in `breakdown`) exceed the free device memory.
@@ -86,12 +79,11 @@ class Record {
  public:
   Record& add(const std::string& key, const std::string& text) { return put(key, text, true); }
   Record& add(const std::string& key, const char* text) { return put(key, text, true); }
-  Record& add(const std::string& key, double value, int significant = 6);  // JSON null where not finite
+  Record& add(const std::string& key, double value, int significant = 6);  // null where not finite
   Record& add(const std::string& key, std::uint64_t value) { return put(key, std::to_string(value), false); }
   Record& add(const std::string& key, int value) { return add(key, static_cast<std::uint64_t>(value)); }
   Record& add(const std::string& key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
   Record& add(const std::string& key, bool value) { return put(key, value ? "true" : "false", false); }
-
   struct Field {
     std::string key, value;
     bool quoted;  // a string in JSON
@@ -126,18 +118,17 @@ class TextTable {
 // "1.07 GB", "240 MB", "4.0 kB" (decimal units).
 std::string human_bytes(double bytes);
 
-// The report's context: the device line and the timing line of the header, and the fields every record starts with.
+// The header's device and timing lines, and the fields every record starts with.
 std::string device_line(const DeviceInfo& d);
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
-// The clocks of a timed series (at its first and last repetition), its throttle reasons and stream-hold timeouts, as
-// record fields (empty values where nothing was timed or NVML did not answer).
+// A timed series' clocks (at its first and last repetition), throttle reasons and stream-hold timeouts, as record
+// fields (empty where nothing was timed or NVML did not answer).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
 // Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
 // result, so a Verdict of its own (the record's timing_check), never part of the run's.
 Verdict held_verdict(int unheld_repetitions);
-// One warning line on stderr if, over the timed series of a run, the SM or memory clock moved, the GPU throttled
-// (power, thermal or hardware slowdown), or a stream hold timed out.
+// One warning line on stderr if, over a run's timed series, a clock moved, the GPU throttled or a stream hold timed out.
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
 // A progress line on stderr, only when stderr is a terminal (a person is waiting).
 void progress(const std::string& line);

@@ -4,7 +4,7 @@
 namespace ladder {
 
 namespace {
-// Reads `count` float4s. The comparison can never hold for the zeroed buffer, but the compiler cannot know that, so
+// Reads `count` float4s. The comparison never holds for the zeroed buffer, but the compiler cannot know that, so
 // every load stays.
 __global__ void read_all(const float4* __restrict__ buf, std::size_t count, float* sink) {
   float acc = 0.0f;

@@ -11,17 +11,18 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <tuple>
 #include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <fmt/ranges.h>  // a vector formats as a JSON array: [1, 2], ["stream", "tree"]
 
 #include "ladder_version.hpp"
 
-// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a definition
-// of these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says what it is a
-// copy of; a stage itself defines neither, and its --version names the stage.
+// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a definition of
+// these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says what it is a copy
+// of; a stage itself defines neither, and its --version names the stage.
 extern "C" const char* ladder_program_name() __attribute__((weak));
 extern "C" const char* ladder_program_note() __attribute__((weak));
 
@@ -37,7 +38,7 @@ constexpr const char* kFlushes[] = {"clean", "write", "none"};
 constexpr const char* kRegimes[] = {"stream", "tree"};
 
 constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 36;  // 256 GiB of floats, more than any GPU holds
-constexpr std::uint64_t kMaxGemmDim = 1000000;             // keeps M / tile under the 65535-block grid limit
+constexpr std::uint64_t kMaxGemmDim = 1000000;              // keeps M / tile under the 65535-block grid limit
 constexpr std::uint64_t kMaxU64 = std::numeric_limits<std::uint64_t>::max();
 constexpr const char* kWhat = "What to run";
 constexpr const char* kLaunch = "Launch";  // ./ladder try varies the options of this group
@@ -59,6 +60,7 @@ bool negative_number(const std::string& text) {
   const std::string s = trim(text);
   return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1));
 }
+bool negative_count(const std::string& s) { return s.size() > 1 && s[0] == '-' && parse_count(s.substr(1)); }
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -109,6 +111,9 @@ std::string limit_words(std::uint64_t v) {
   return std::to_string(v);
 }
 
+// What is wrong with an option's text, in one line; nullopt if nothing is.
+using Check = std::function<std::optional<std::string>(const std::string&)>;
+
 std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
                                          std::uint64_t hi) {
   const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
@@ -122,11 +127,10 @@ std::optional<std::string> whole_problem(const std::string& name, const std::str
 
 // -n/--size: a size, a list, a range of powers of two, each from 1 to kMaxSize.
 std::optional<std::string> size_problem(const std::string& text) {
-  const auto out_of_range = [](const auto& size) {
-    return fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", size);
+  const auto out_of_range = [](const auto& n) {
+    return fmt::format("-n/--size {} is out of range: sizes run from 1 to 2^36", n);
   };
-  const auto sizes = parse_count_list(text);
-  if (sizes && !sizes->empty()) {
+  if (const auto sizes = parse_count_list(text)) {
     const auto wrong = std::find_if(sizes->begin(), sizes->end(), [](auto n) { return n < 1 || n > kMaxSize; });
     return wrong == sizes->end() ? std::nullopt : std::optional<std::string>(out_of_range(*wrong));
   }
@@ -140,12 +144,12 @@ std::optional<std::string> size_problem(const std::string& text) {
     if (dots == std::string::npos) continue;
     const std::string lo_text = trim(item.substr(0, dots)), hi_text = trim(item.substr(dots + 2));
     const auto lo = parse_count(lo_text), hi = parse_count(hi_text);
-    if (!lo || !hi) continue;
-    if (!is_power_of_two(*lo) || !is_power_of_two(*hi)) {
-      return fmt::format("-n/--size '{}': a range a..b doubles from a to b, so both ends are powers of two (2^10..2^30)",
+    if (lo && hi && (!is_power_of_two(*lo) || !is_power_of_two(*hi))) {
+      return fmt::format("-n/--size '{}': a range a..b doubles from a to b, so both ends are powers of two "
+                         "(2^10..2^30)",
                          item);
     }
-    if (*lo > *hi) {
+    if (lo && hi && *lo > *hi) {
       return fmt::format("-n/--size '{}' runs backwards: a range goes from the smaller power of two up ({}..{})", item,
                          hi_text, lo_text);
     }
@@ -159,26 +163,24 @@ std::optional<std::string> size_problem(const std::string& text) {
 std::optional<std::string> block_problem(const std::string& program, const std::string& text) {
   for (const auto& item : split_list(text)) {
     const auto b = parse_count(item);
-    const bool negative = item.size() > 1 && item[0] == '-' && parse_count(item.substr(1));
-    if (negative || (b && (*b < 64 || *b > 1024 || !is_power_of_two(*b)))) {
+    if (negative_count(item) || (b && (*b < 64 || *b > 1024 || !is_power_of_two(*b)))) {
       return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", item, program);
     }
   }
-  const auto blocks = parse_count_list(text);
-  if (!blocks || blocks->empty()) return fmt::format("--block '{}' is not a number or a list of numbers", text);
+  if (!parse_count_list(text)) return fmt::format("--block '{}' is not a number or a list of numbers", text);
   return std::nullopt;
 }
 
 // --regime: stream, tree or both; a regime the stage does not run is refused in words that say why.
 std::optional<std::string> regime_problem(const ReduceStage& stage, const std::string& text) {
+  const auto ours = names_of(stage.regimes);
   for (const auto& item : split_list(text)) {
     if (std::find(std::begin(kRegimes), std::end(kRegimes), item) == std::end(kRegimes)) {
       return fmt::format("--regime '{}' is not one of stream, tree (or the list stream,tree)", item);
     }
-    const Regime regime = enum_of<Regime>(kRegimes, item);
-    if (std::find(stage.regimes.begin(), stage.regimes.end(), regime) == stage.regimes.end()) {
+    if (std::find(ours.begin(), ours.end(), item) == ours.end()) {
       return fmt::format("--regime {}: {} has no grid-stride loop, so it runs only the {} regime", item, stage.name,
-                         to_string(stage.regimes.front()));
+                         ours.front());
     }
   }
   return std::nullopt;
@@ -197,16 +199,12 @@ std::optional<std::string> combine_problem(const ReduceStage& stage, const std::
   return std::nullopt;
 }
 
-// What is wrong with an option's text, in one line; nullopt if nothing is.
-using Check = std::function<std::optional<std::string>(const std::string&)>;
-
 // -m, -n, -k and --size of the GEMM: counts (4096, 2^12) from 1 to kMaxGemmDim.
 Check gemm_dim(const std::string& name) {
   return [name](const std::string& text) -> std::optional<std::string> {
     const auto v = parse_count(text);
     const std::string s = trim(text);
-    const bool negative = s.size() > 1 && s[0] == '-' && parse_count(s.substr(1));
-    if (negative || (v && (*v < 1 || *v > kMaxGemmDim))) {
+    if (negative_count(s) || (v && (*v < 1 || *v > kMaxGemmDim))) {
       return fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", name, v ? std::to_string(*v) : s,
                          kMaxGemmDim);
     }
@@ -215,25 +213,21 @@ Check gemm_dim(const std::string& name) {
   };
 }
 
-std::string version_text(const std::string& program) {
-  std::string v = fmt::format("{}: cuda-ladder {} (commit {})",
-                              ladder_program_name != nullptr ? ladder_program_name() : program, LADDER_VERSION,
-                              LADDER_COMMIT);
-  if (ladder_program_note != nullptr) v += fmt::format(", {}", ladder_program_note());
-  return v;
-}
-
 // One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the
 // accepted words of the options that have them (for --describe).
 class CommandLine {
  public:
   CommandLine(const std::string& program, const std::string& description)
-      : program_(program), version_(version_text(program)), app_(description, program) {
-    app_.set_version_flag("--version", version_, "Print the project version and the commit this program was built from");
+      : program_(program), app_(description, program) {
+    version_ = fmt::format("{}: cuda-ladder {} (commit {})", ladder_program_name ? ladder_program_name() : program,
+                           LADDER_VERSION, LADDER_COMMIT);
+    if (ladder_program_note) version_ += fmt::format(", {}", ladder_program_note());
+    app_.set_version_flag("--version", version_,
+                          "Print the project version and the commit this program was built from");
     describe_ = app_.add_flag("--describe", "Print what this program is and accepts, as JSON (every option with its "
-                                            "default and range), after checking the other options given, and run nothing");
+                                            "default and range), after checking the other options given, and run "
+                                            "nothing");
   }
-
   // A whole number from lo to hi, stored in `value`, whose value is the default (none where it is below lo: a mode
   // that is off unless given, like --determinism); `type` names it in the help.
   template <typename T>
@@ -248,21 +242,22 @@ class CommandLine {
   void text(const std::string& flags, std::string& text, const Check& check, const std::string& type,
             const std::string& help, const std::string& group, const std::vector<std::string>& values = {}) {
     const std::string name = display_name(flags);
-    add(app_.add_option(flags, text, help)->capture_default_str(), type, group, [=](const std::string& s) {
+    const auto needed = [=](const std::string& s) {
       return trim(s).empty() ? std::optional<std::string>(name + " needs a value") : check(s);
-    }, values);
+    };
+    add(app_.add_option(flags, text, help)->capture_default_str(), type, group, needed, values);
   }
   // One of `words`, kept as text.
   void choice(const std::string& flags, std::string& text, const std::vector<std::string>& words,
               const std::string& help, const std::string& group) {
-    const std::string name = display_name(flags), accepted = fmt::format("{}", fmt::join(words, ", "));
-    const bool numbers = std::all_of(words.begin(), words.end(), all_digits);
+    const std::string name = display_name(flags);
     const auto check = [=](const std::string& s) -> std::optional<std::string> {
       if (std::find(words.begin(), words.end(), s) != words.end()) return std::nullopt;
-      return fmt::format("{} '{}' is not one of {}", name, s, accepted);
+      return fmt::format("{} '{}' is not one of {}", name, s, fmt::join(words, ", "));
     };
-    this->text(flags, text, check, words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : numbers ? "N" : "MODE",
-               help, group, words);
+    const bool numbers = std::all_of(words.begin(), words.end(), all_digits);
+    const std::string type = words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : numbers ? "N" : "MODE";
+    this->text(flags, text, check, type, help, group, words);
   }
   // -n/--size as the stages and cpu_baseline take it.
   void sizes(std::string& text) {
@@ -277,18 +272,15 @@ class CommandLine {
   // The two options may not be given together: "a and b: give one (why)".
   void excludes(const std::string& a, const std::string& b, const std::string& message) {
     app_.get_option(a)->excludes(app_.get_option(b));
-    exclusions_.push_back({a, b, message});
+    exclusions_.emplace_back(a, b, message);
   }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }
   // The end of --help: examples (arguments and what they do) and the exit statuses.
   void examples(const std::vector<std::pair<std::string, std::string>>& lines) {
     std::string text = "Examples:\n";
-    for (const auto& [args, what] : lines) text += fmt::format("  {:<44} {}\n", fmt::format("{} {}", program_, args), what);
+    for (const auto& [args, what] : lines) text += fmt::format("  {:<44} {}\n", program_ + " " + args, what);
     app_.footer(text + "\nExit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GPU.");
   }
-  // What --describe says besides the options: "key": value pairs of JSON, comma-separated.
-  void set_role(const std::string& json_fields) { role_ = json_fields; }
-
   // Parses; an outcome where the program ends here: the help, the version or an error.
   std::optional<ParseOutcome> parse(int argc, const char* const* argv) {
     try {
@@ -302,24 +294,25 @@ class CommandLine {
     }
     return std::nullopt;
   }
-  // After a parse: with --describe, the description, whose "values" are the resolved options (JSON fields); else run.
-  ParseOutcome described(const std::string& values) const {
+  // After a parse, with --describe: the description. `role`: JSON fields besides the options; `values`: the options'
+  // resolved values, as JSON fields. Without --describe: run.
+  ParseOutcome described(const std::string& role, const std::string& values) const {
     if (describe_->count() == 0) return {};
     std::vector<std::string> options;
     for (const CLI::Option* o : app_.get_options()) {
       if (o == app_.get_help_ptr() || o == app_.get_version_ptr() || o == describe_) continue;
       std::vector<std::string> flags;
-      for (const auto& s : o->get_snames()) flags.push_back(json_quote("-" + s));
-      for (const auto& l : o->get_lnames()) flags.push_back(json_quote("--" + l));
+      for (const auto& s : o->get_snames()) flags.push_back("-" + s);
+      for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
       const auto accepted = values_.find(o);
-      options.push_back(fmt::format(
-          "{{\"flags\": [{}], \"group\": {}, \"default\": {}{}}}", fmt::join(flags, ", "), json_quote(o->get_group()),
-          json_quote(o->get_expected_max() == 0 ? "false" : o->get_default_str()),
-          accepted == values_.end() ? "" : fmt::format(", \"values\": [{}]", fmt::join(accepted->second, ", "))));
+      options.push_back(fmt::format("{{\"flags\": {}, \"group\": {}, \"default\": {}{}}}", flags,
+                                    json_quote(o->get_group()),
+                                    json_quote(o->get_expected_max() == 0 ? "false" : o->get_default_str()),
+                                    accepted == values_.end() ? "" : fmt::format(", \"values\": {}", accepted->second)));
     }
     return {0, fmt::format("{{\n  \"program\": {},\n  \"version\": {},\n  {},\n  \"options\": [\n    {}\n  ],\n  "
                            "\"values\": {{{}}}\n}}",
-                           json_quote(program_), json_quote(version_), role_, fmt::join(options, ",\n    "), values)};
+                           json_quote(program_), json_quote(version_), role, fmt::join(options, ",\n    "), values)};
   }
   // "program: error: message (see program --help)".
   ParseOutcome usage_error(const std::string& message) const {
@@ -332,7 +325,6 @@ class CommandLine {
     std::replace(flags.begin(), flags.end(), ',', '/');
     return flags;
   }
-
   void add(CLI::Option* option, const std::string& type, const std::string& group, const Check& check,
            const std::vector<std::string>& values = {}) {
     option->type_name(type)->group(group)->check(CLI::Validator(
@@ -342,11 +334,8 @@ class CommandLine {
           return problem.value_or("");
         },
         ""));
-    if (!values.empty()) {
-      for (const auto& v : values) values_[option].push_back(json_quote(v));
-    }
+    if (!values.empty()) values_[option] = values;
   }
-
   // CLI11's errors in the project's words: a value a check refused, options given together, an unknown option, a
   // stray argument, a missing value, an option given twice.
   std::string translate(const CLI::ParseError& e) const {
@@ -373,12 +362,11 @@ class CommandLine {
     }
     return what;
   }
-
-  std::string program_, version_, role_, problem_;
+  std::string program_, version_, problem_;
   CLI::App app_;
   CLI::Option* describe_ = nullptr;
   std::vector<std::tuple<std::string, std::string, std::string>> exclusions_;
-  std::map<const CLI::Option*, std::vector<std::string>> values_;  // accepted words, as JSON strings
+  std::map<const CLI::Option*, std::vector<std::string>> values_;  // accepted words
 };
 
 // The options every stage has, read as text where an enum takes the word.
@@ -392,8 +380,8 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
   cli.whole("--seed", o.seed, 0, kMaxU64, "S", "Input seed: the same seed gives bitwise the same input in every stage",
             kWhat);
   cli.whole("--reps", o.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
-  cli.whole("--warmup", o.warmup, 0, 10000, "N", "Untimed runs before timing (at least one is made: it loads the "
-                                                 "kernels)", kTiming);
+  cli.whole("--warmup", o.warmup, 0, 10000, "N",
+            "Untimed runs before timing (at least one is made: it loads the kernels)", kTiming);
   cli.choice("--flush", t.flush, words(kFlushes),
              "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; 'write' = only "
              "overwrite (dirty lines are written back during the timed run); 'none' = no flush",
@@ -407,8 +395,8 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
              "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' (a "
              "small set for the sanitizers)",
              kModes);
-  cli.excludes("--self-test", "--check-only", "--self-test and --check-only: give one (--self-test checks and never "
-                                              "times)");
+  cli.excludes("--self-test", "--check-only",
+               "--self-test and --check-only: give one (--self-test checks and never times)");
   cli.flag("--no-shared-poison", t.no_shared_poison,
            "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
            "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
@@ -419,23 +407,15 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
   cli.choice("--format", t.format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
 }
 
-void resolve(CommonOptions& o, const CommonText& t) {
+// Stores the common options' words as their enums; returns their values as --describe's JSON fields.
+std::string resolve(CommonOptions& o, const CommonText& t) {
   o.input = enum_of<InputMode>(kInputs, t.input);
   o.format = enum_of<Format>(kFormats, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : enum_of<SelfTest>(kSelfTests, t.self_test);
   o.flush = t.hot ? Flush::kNone : enum_of<Flush>(kFlushes, t.flush);
   o.shared_poison = !t.no_shared_poison;
-}
-
-std::string common_json(const CommonOptions& o) {
-  return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": {}, \"flush\": {}, \"device\": {}", o.reps,
-                     o.warmup, o.seed, json_quote(to_string(o.input)), json_quote(to_string(o.flush)), o.device);
-}
-
-std::string quoted_list(const std::vector<std::string>& items) {
-  std::vector<std::string> quoted;
-  for (const auto& item : items) quoted.push_back(json_quote(item));
-  return fmt::format("[{}]", fmt::join(quoted, ", "));
+  return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": \"{}\", \"flush\": \"{}\", \"device\": {}",
+                     o.reps, o.warmup, o.seed, to_string(o.input), to_string(o.flush), o.device);
 }
 
 }  // namespace
@@ -470,15 +450,15 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
   std::vector<std::uint64_t> values;
   for (const auto& item : split_list(text)) {
     const auto dots = item.find("..");
+    const auto lo = parse_count(item.substr(0, dots));
+    const auto hi = dots == std::string::npos ? lo : parse_count(item.substr(dots + 2));
+    if (!lo || !hi) return std::nullopt;
     if (dots == std::string::npos) {
-      const auto v = parse_count(item);
-      if (!v) return std::nullopt;
-      values.push_back(*v);
+      values.push_back(*lo);
       continue;
     }
-    const auto lo = parse_count(item.substr(0, dots)), hi = parse_count(item.substr(dots + 2));
-    if (!lo || !hi || !is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
-    for (std::uint64_t v = *lo; v <= *hi; v *= 2) {  // no overflow: stops at hi, which is at most 2^63
+    if (!is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
+    for (std::uint64_t v = *lo;; v *= 2) {  // no overflow: stops at hi, which is at most 2^63
       values.push_back(v);
       if (v == *hi) break;
     }
@@ -552,19 +532,18 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                      : "-n 2^10..2^24 --block 64,256",
                  "several sizes (and launches) in one table"},
                 {"--self-test full", "every awkward size, block, input and alignment"}});
-  cli.set_role(fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", quoted_list(regimes),
-                           quoted_list(combines)));
   if (auto ended = cli.parse(argc, argv)) return *ended;
   out.sizes = *parse_count_list(sizes);
   const auto block_list = *parse_count_list(blocks);
   out.blocks.assign(block_list.begin(), block_list.end());
   out.regimes = enums_of<Regime>(kRegimes, regime);
   out.combines = combine == "all" ? stage.combines : enums_of<Combine>(kCombineNames, combine);
-  resolve(out, common);
-  const ParseOutcome described = cli.described(fmt::format(
-      "\"sizes\": [{}], \"blocks\": [{}], \"regimes\": {}, \"combines\": {}, \"grid\": {}, \"offset\": {}, {}",
-      fmt::join(out.sizes, ", "), fmt::join(out.blocks, ", "), quoted_list(names_of(out.regimes)),
-      quoted_list(names_of(out.combines)), out.grid, out.offset, common_json(out)));
+  const std::string common_values = resolve(out, common);
+  const ParseOutcome described = cli.described(
+      fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", regimes, combines),
+      fmt::format("\"sizes\": {}, \"blocks\": {}, \"regimes\": {}, \"combines\": {}, \"grid\": {}, \"offset\": {}, {}",
+                  out.sizes, out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset,
+                  common_values));
   if (described.exit_status) return described;
   if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
@@ -600,7 +579,6 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   cli.examples({{"", "4096 x 4096 x 4096: check, time, compare with cuBLAS"},
                 {"-m 1000 -n 17 -k 300", "any M, N and K"},
                 {"--tile 32 --pad both", "the 32 x 32 tile, with and without padding"}});
-  cli.set_role("\"role\": \"gemm\"");
   if (auto ended = cli.parse(argc, argv)) return *ended;
   const bool square = cli.given("--size");
   out.m = *parse_count(square ? size : m);
@@ -608,9 +586,10 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   out.k = *parse_count(square ? size : k);
   out.tile = tile == "32" ? 32 : 16;
   out.pads = pad == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad == "on"};
-  resolve(out, common);
-  return cli.described(fmt::format("\"m\": {}, \"n\": {}, \"k\": {}, \"tile\": {}, \"pad\": {}, {}", out.m, out.n,
-                                   out.k, out.tile, json_quote(pad), common_json(out)));
+  const std::string common_values = resolve(out, common);
+  return cli.described("\"role\": \"gemm\"", fmt::format("\"m\": {}, \"n\": {}, \"k\": {}, \"tile\": {}, \"pad\": "
+                                                         "\"{}\", {}",
+                                                         out.m, out.n, out.k, out.tile, pad, common_values));
 }
 
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
@@ -620,11 +599,12 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   std::string sizes = "2^28", input = "float", format = "table";
   cli.sizes(sizes);
   cli.whole("--threads", out.threads, 0, 1024, "T", "Threads of the all-cores sum; 0 = every hardware thread", kWhat);
-  cli.choice("--input", input, words(kInputs), "Input that is timed: 'float' (checked within a derived bound) or "
-                                               "'exact' (checked for equality); every run also makes the exact check",
+  cli.choice("--input", input, words(kInputs),
+             "Input that is timed: 'float' (checked within a derived bound) or 'exact' (checked for equality); every "
+             "run also makes the exact check",
              kWhat);
-  cli.whole("--seed", out.seed, 0, kMaxU64, "S", "Input seed, as the stages take it: the same seed is bitwise the same "
-                                                 "input", kWhat);
+  cli.whole("--seed", out.seed, 0, kMaxU64, "S",
+            "Input seed, as the stages take it: the same seed is bitwise the same input", kWhat);
   cli.whole("--reps", out.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
   cli.whole("--warmup", out.warmup, 0, 10000, "N", "Untimed runs before timing", kTiming);
   cli.whole("--device", out.device, 0, 1023, "I", "CUDA device the input is copied to", kTiming);
@@ -632,15 +612,14 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   cli.choice("--format", format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
   cli.examples({{"", "2^28 floats: one thread, every hardware thread, the copy to the GPU"},
                 {"-n 2^20..2^28 --threads 4", "several sizes, the all-cores sum on four threads"}});
-  cli.set_role("\"role\": \"cpu\"");
   if (auto ended = cli.parse(argc, argv)) return *ended;
   out.sizes = *parse_count_list(sizes);
   out.input = enum_of<InputMode>(kInputs, input);
   out.format = enum_of<Format>(kFormats, format);
-  return cli.described(fmt::format("\"sizes\": [{}], \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, "
-                                   "\"input\": {}",
-                                   fmt::join(out.sizes, ", "), out.threads, out.reps, out.warmup, out.seed,
-                                   json_quote(input)));
+  return cli.described("\"role\": \"cpu\"",
+                       fmt::format("\"sizes\": {}, \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, "
+                                   "\"input\": \"{}\"",
+                                   out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
 }
 
 ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {
@@ -651,10 +630,9 @@ ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint
   cli.whole("--seed", seed, 0, kMaxU64, "S", "Input seed", "Options");
   cli.choice("--max-log2", log2, {"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"},
              "The largest n is 2^K", "Options");
-  cli.set_role("\"role\": \"test helper\"");
   if (auto ended = cli.parse(argc, argv)) return *ended;
   max_log2 = std::stoi(log2);
-  return cli.described("");
+  return cli.described("\"role\": \"test helper\"", "");
 }
 
 }  // namespace ladder

@@ -175,7 +175,6 @@ struct Tally {
   std::uint64_t elements = 0;
   double worst = 0, z_sum = 0;
   std::string first_failure;
-
   // Compares C[i][j] = c with the double oracle value `exact` and its bound `abs_dot` = sum_k |a_ik||b_kj|.
   void judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i, std::uint64_t j) {
     ++elements;

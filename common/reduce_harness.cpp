@@ -7,11 +7,11 @@
 //   3. the measured input (float by default): one checked launch, then the warm-ups and the timed repetitions, each
 //      started from a poisoned result and partial sums and each result kept and checked; CUB and the speed of light
 //      beside it, every launch of theirs checked the same way.
-// Before every checked launch the result and both partials buffers are filled with NaN, whole, and so is the shared
-// memory of every SM; the launch is captured into a graph, so the harness sees the grid and block of the kernel that
-// reads the input instead of taking the stage's word, and the float bound is computed from that shape. The verdict of
-// a configuration is a Verdict (verdict.hpp) holding every one of those checks. The modes --self-test, --determinism
-// and --error-study run the same checked launches over other sets of configurations.
+// Before every checked launch the result, both partials buffers and the shared memory of every SM are filled with NaN;
+// the launch is captured into a graph, so the harness sees the grid and block of the kernel that reads the input
+// instead of taking the stage's word, and computes the float bound from that shape. A configuration's verdict is a
+// Verdict (verdict.hpp) holding every one of those checks. --self-test, --determinism and --error-study make the same
+// checked launches over other configurations.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -26,9 +26,7 @@
 #include "references.hpp"
 
 namespace ladder {
-
 namespace reduce_run {
-
 namespace {
 
 // ---- launch configurations ------------------------------------------------------------------------------------
@@ -43,9 +41,8 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
   }
   c.blocks_per_sm = blocks_per_sm(ReduceLaunch{block, 0, combine, {nullptr, nullptr}, nullptr});
   if (c.blocks_per_sm < 1) {
-    throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on "
-                                 "an SM",
-                                 block, block));
+    throw UsageError(
+        fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on an SM", block, block));
   }
   c.limit = static_cast<unsigned>(std::min<long long>(static_cast<long long>(d.sm_count) * c.blocks_per_sm, kMaxGrid));
   return c;
@@ -79,13 +76,12 @@ std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per
 std::string where(const Config& c) {
   return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
 }
-
 SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
 
 // Whether a configuration gives the same bits on every launch of the same input: every combine but atomic, whose
 // block sums arrive in any order, and atomic too where one block does all the work.
 bool deterministic(Combine combine, const FirstLaunch& first) { return combine != Combine::kAtomic || first.grid == 1; }
-
+std::uint64_t largest(const std::vector<std::uint64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
 
 // A bench for inputs up to max_n at offsets up to max_offset and partial sums of up to max_partials blocks; refuses
@@ -113,12 +109,11 @@ ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo
 struct Run {
   Config c;
   FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
+  Verdict inputs;                    // the checks every mode makes first: the exact input's launches and the probe
   SumReference exact_ref;
-  std::vector<float> exact_results;  // the exact input, one per checked launch
-  std::vector<SumCheck> exact;
+  float exact_result = NAN;          // the first checked launch's on the exact input
   double probe_sum = NAN;
   float probe_result = NAN;
-  SumCheck probe;
   SumReference ref;                  // the measured input's
   float result = NAN;
   std::vector<float> timed_results;  // every warm-up and timed launch's, in order
@@ -128,7 +123,6 @@ struct Run {
   long long launches = 0;            // launches of the stage this configuration made
   long long checked = 0;             // of them, launches whose result was judged
   std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
-
   // Keeps the first canary that failed, with the launch it followed.
   void keep_canary(const std::string& found, const std::string& launch) {
     if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
@@ -145,20 +139,13 @@ struct References {
   int cub_launches = 0, read_launches = 0;
 };
 
-// The name a check of the measured input goes by: "float", or "exact" when the measured input is the exact one.
+// What a check of the measured input is called: "float", or "exact" when the measured input is the exact one.
 const char* measured_name(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
-
-// The checks every mode makes first: the exact input's launches and the probe.
-void add_input_checks(Verdict& v, const Run& r) {
-  for (const auto& e : r.exact) v.add("exact", e.pass, e.reason);
-  v.add("probe", r.probe.pass, r.probe.reason);
-}
 
 // The one verdict of a run: every check it made, by name; the timed rates (the stage's, CUB's, the read-only
 // kernel's) against peak_gbps.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
-  Verdict v;
-  add_input_checks(v, r);
+  Verdict v = r.inputs;
   record(v, measured_name(mode), r.measured);
   if (r.timing) record(v, "timed", r.timed);
   v.add("canary", r.canary.empty(), r.canary);
@@ -217,9 +204,9 @@ SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministi
   return all;
 }
 
-// 1. The exact input at every configuration, kCheckedLaunches launches each.
-void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
-  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+// 1. and 2.: the exact input at every configuration, kCheckedLaunches launches each, then the precision probe.
+void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
+  const std::uint64_t max_n = largest(o.sizes);
   const unsigned range = exact_range(max_n);
   progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
   generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
@@ -230,22 +217,17 @@ void check_exact(ReduceBench& bench, const ReduceOptions& o, float* host, std::v
     r.exact_ref = refs.at(r.c.n);
     bench.fence(r.c.n);
     const long long before = bench.launches();
-    for (int l = 0; l < kCheckedLaunches; ++l) {
+    for (int l = 1; l <= kCheckedLaunches; ++l, ++r.checked) {
       const auto got = bench.run_checked(r.c);
       r.first = got.first;
-      r.exact_results.push_back(got.value);
-      r.keep_canary(got.canary, fmt::format("exact input, launch {} of {}", l + 1, kCheckedLaunches));
-      SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
-      if (!check.pass) check.reason = fmt::format("launch {} of {}: {}", l + 1, kCheckedLaunches, check.reason);
-      r.exact.push_back(check);
-      ++r.checked;
+      if (l == 1) r.exact_result = got.value;
+      r.keep_canary(got.canary, fmt::format("exact input, launch {} of {}", l, kCheckedLaunches));
+      const SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
+      r.inputs.add("exact", check.pass, check.pass ? "" : fmt::format("launch {} of {}: {}", l, kCheckedLaunches,
+                                                                       check.reason));
     }
     r.launches += bench.launches() - before;
   }
-}
-
-// 2. The precision probe at every configuration.
-void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs) {
   std::uint64_t probed = 0;
   ProbeInput p;
   for (auto& r : runs) {
@@ -257,11 +239,12 @@ void check_probe(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& r
     const long long before = bench.launches();
     const auto got = bench.run_checked(r.c);
     r.launches += bench.launches() - before;
+    ++r.checked;
     r.probe_sum = p.sum;
     r.probe_result = got.value;
     r.keep_canary(got.canary, "precision probe");
-    r.probe = check_sum(got.value, SumReference{p.sum, p.sum}, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
-    ++r.checked;
+    const SumCheck check = check_sum(got.value, {p.sum, p.sum}, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
+    r.inputs.add("probe", check.pass, check.reason);
   }
 }
 
@@ -318,7 +301,7 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
 void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
              std::map<std::uint64_t, References>& refs, const char* stage) {
   const bool timing = !o.check_only;
-  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const std::uint64_t max_n = largest(o.sizes);
   if (o.input == InputMode::kFloat) {
     progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
     generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
@@ -355,17 +338,6 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
   }
 }
 
-// A run of every configuration, with the exact check and the probe made: what the default run and --determinism
-// start from.
-std::vector<Run> checked_runs(ReduceBench& bench, const std::vector<Config>& configs, const ReduceOptions& o,
-                              float* host, const char* stage) {
-  std::vector<Run> runs(configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
-  check_exact(bench, o, host, runs, stage);
-  check_probe(bench, o, runs);
-  return runs;
-}
-
 // ---- the report of the default run: the header, the table, the notes, one record per configuration -------------
 
 // What the measured input's check says, in a table cell: error / bound, or that it was not judged.
@@ -384,7 +356,7 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
   for (const auto& skipped : v.skipped()) notes.push_back(fmt::format("not judged {}: {}", where(r.c), skipped));
   if (!single || !v.pass()) return;
   notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
-                              kCheckedLaunches, r.exact_results.front()));
+                              kCheckedLaunches, r.exact_result));
   notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
   if (o.input == InputMode::kFloat && r.measured.bounded) {
     notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
@@ -436,69 +408,41 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   // warns, and ./ladder saves no such row.
   int unheld = r.t.hold_timeouts;
   for (const auto* t : {&f.cub, &f.read, &f.copy, &f.empty, &f.memset}) unheld += t->hold_timeouts;
+  const auto if_timed = [&](double value) { return r.timing ? value : NAN; };
   Record rec;
   add_context_fields(rec, stage.name, d, o);
-  rec.add("regime", to_string(r.c.regime))
-      .add("offset", o.offset)
-      .add("n", r.c.n)
-      .add("bytes", r.c.n * sizeof(float))
-      .add("block", r.c.block)
-      .add("grid", r.first.grid)
-      .add("threads", r.first.block)
-      .add("blocks_per_sm", r.c.blocks_per_sm)
-      .add("combine", to_string(r.c.combine))
-      .add("fingerprint", fingerprint)
-      .add("exact_check", v.field("exact"))
-      .add("exact_result", static_cast<double>(r.exact_results.front()), 9)
-      .add("exact_sum", r.exact_ref.sum, 17)
-      .add("exact_range", exact_range(*std::max_element(o.sizes.begin(), o.sizes.end())))
-      .add("checked_launches", kCheckedLaunches)
-      .add("probe_check", v.field("probe"))
-      .add("probe_result", static_cast<double>(r.probe_result), 9)
-      .add("probe_sum", r.probe_sum, 17)
-      .add("result", static_cast<double>(r.result), 9)
-      .add("reference", r.ref.sum, 17)
-      .add("abs_error", r.measured.error, 3)
-      .add("bound", bounded ? r.measured.tolerance : NAN, 3)
-      .add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3)
-      .add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"))
-      .add("timed_check", v.field("timed"))
-      .add("launches", static_cast<std::uint64_t>(r.launches))
-      .add("launches_checked", static_cast<std::uint64_t>(r.checked))
-      .add("timing_check", !r.timing ? "-" : held_verdict(unheld).word())
-      .add("check", v.word())
-      .add("ms_median", r.timing ? r.t.median_ms : NAN)
-      .add("ms_min", r.timing ? r.t.min_ms : NAN)
-      .add("ms_max", r.timing ? r.t.max_ms : NAN)
-      .add("gbps", stage_gbps)
-      .add("pct_peak", 100 * stage_gbps / peak, 4);
+  rec.add("regime", to_string(r.c.regime)).add("offset", o.offset).add("n", r.c.n).add("bytes", r.c.n * sizeof(float));
+  rec.add("block", r.c.block).add("grid", r.first.grid).add("threads", r.first.block);
+  rec.add("blocks_per_sm", r.c.blocks_per_sm).add("combine", to_string(r.c.combine)).add("fingerprint", fingerprint);
+  rec.add("exact_check", v.field("exact")).add("exact_result", static_cast<double>(r.exact_result), 9);
+  rec.add("exact_sum", r.exact_ref.sum, 17).add("exact_range", exact_range(largest(o.sizes)));
+  rec.add("checked_launches", kCheckedLaunches).add("probe_check", v.field("probe"));
+  rec.add("probe_result", static_cast<double>(r.probe_result), 9).add("probe_sum", r.probe_sum, 17);
+  rec.add("result", static_cast<double>(r.result), 9).add("reference", r.ref.sum, 17);
+  rec.add("abs_error", r.measured.error, 3).add("bound", bounded ? r.measured.tolerance : NAN, 3);
+  rec.add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3);
+  rec.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float")).add("timed_check", v.field("timed"));
+  rec.add("launches", static_cast<std::uint64_t>(r.launches)).add("launches_checked", static_cast<std::uint64_t>(r.checked));
+  rec.add("timing_check", !r.timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
+  rec.add("ms_median", if_timed(r.t.median_ms)).add("ms_min", if_timed(r.t.min_ms)).add("ms_max", if_timed(r.t.max_ms));
+  rec.add("gbps", stage_gbps).add("pct_peak", 100 * stage_gbps / peak, 4);
   add_clock_fields(rec, r.t, r.timing);
-  return rec.add("cub_ms_median", of_refs(f.cub.median_ms))
-      .add("cub_ms_min", of_refs(f.cub.min_ms))
-      .add("cub_ms_max", of_refs(f.cub.max_ms))
-      .add("cub_gbps", cub_gbps)
-      .add("cub_pct_peak", 100 * cub_gbps / peak, 4)
-      .add("x_cub", of_refs(f.cub.median_ms / r.t.median_ms), 4)
-      .add("cub_check", v.field("cub"))
-      .add("cub_result", of_refs(f.cub_result), 9)
-      .add("cub_abs_error", of_refs(std::fabs(static_cast<double>(f.cub_result) - r.ref.sum)), 3)
-      .add("read_check", v.field("read"))
-      .add("read_ms_median", of_refs(f.read.median_ms))
-      .add("read_gbps", read_gbps)
-      .add("read_pct_peak", 100 * read_gbps / peak, 4)
-      .add("pct_read", 100 * stage_gbps / read_gbps, 4)
-      .add("read_grid", read_grid)
-      .add("copy_ms_median", of_refs(f.copy.median_ms))
-      .add("copy_gbps", copy_gbps)
-      .add("copy_pct_peak", 100 * copy_gbps / peak, 4)
-      .add("empty_launch_ms", of_refs(f.empty.median_ms))
-      .add("memset4_ms", of_refs(f.memset.median_ms));
+  rec.add("cub_ms_median", of_refs(f.cub.median_ms)).add("cub_ms_min", of_refs(f.cub.min_ms));
+  rec.add("cub_ms_max", of_refs(f.cub.max_ms)).add("cub_gbps", cub_gbps).add("cub_pct_peak", 100 * cub_gbps / peak, 4);
+  rec.add("x_cub", of_refs(f.cub.median_ms / r.t.median_ms), 4).add("cub_check", v.field("cub"));
+  rec.add("cub_result", of_refs(f.cub_result), 9);
+  rec.add("cub_abs_error", of_refs(std::fabs(static_cast<double>(f.cub_result) - r.ref.sum)), 3);
+  rec.add("read_check", v.field("read")).add("read_ms_median", of_refs(f.read.median_ms)).add("read_gbps", read_gbps);
+  rec.add("read_pct_peak", 100 * read_gbps / peak, 4).add("pct_read", 100 * stage_gbps / read_gbps, 4);
+  rec.add("read_grid", read_grid).add("copy_ms_median", of_refs(f.copy.median_ms)).add("copy_gbps", copy_gbps);
+  rec.add("copy_pct_peak", 100 * copy_gbps / peak, 4).add("empty_launch_ms", of_refs(f.empty.median_ms));
+  return rec.add("memset4_ms", of_refs(f.memset.median_ms));
 }
 
 void print_header(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, const std::vector<Run>& runs,
                   int read_grid) {
   const bool timing = !o.check_only;
-  const unsigned range = exact_range(*std::max_element(o.sizes.begin(), o.sizes.end()));
+  const unsigned range = exact_range(largest(o.sizes));
   fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n", stage.name,
              timing ? ", timed beside cub::DeviceReduce::Sum" : "");
   fmt::print("  device   {}\n", device_line(d));
@@ -551,19 +495,91 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              read_grid);
 }
 
-// The default run: check, time, compare, report; returns the exit status.
+// ---- --determinism R: the same reduction R times, compared bit for bit ------------------------------------------
+
+// How many floats lie between a and b: their distance in units in the last place, across zero too (-0 and +0 are 0
+// apart); NaN if either is not finite.
+double ulps_between(float a, float b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return NAN;
+  const auto key = [](float x) {  // the bits, mapped so that the order of the keys is the order of the floats
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & 0x80000000u) ? static_cast<long long>(0x80000000u) - static_cast<long long>(u & 0x7fffffffu)
+                             : static_cast<long long>(0x80000000u) + static_cast<long long>(u);
+  };
+  return static_cast<double>(std::llabs(key(b) - key(a)));
+}
+
+// The runs (their exact check and probe made first, as in the default run: a float result without them proves little)
+// repeated o.determinism times on the measured input.
+int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, ReduceBench& bench, float* host,
+           std::vector<Run>& runs) {
+  const std::uint64_t max_n = largest(o.sizes);
+  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
+  bench.upload(host, InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);
+  std::vector<Record> records;
+  bool ok = true;
+  for (auto& r : runs) {
+    r.ref = o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref;
+    bench.fence(r.c.n);
+    Verdict v = r.inputs;
+    std::set<std::uint32_t> distinct;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < o.determinism; ++i) {
+      const auto got = bench.run_checked(r.c);
+      std::uint32_t bits;
+      std::memcpy(&bits, &got.value, sizeof bits);
+      distinct.insert(bits);
+      lo = std::min(lo, got.value);
+      hi = std::max(hi, got.value);
+      SumCheck check = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
+      if (!check.pass && check.bounded) check.reason = fmt::format("run {}: {}", i + 1, check.reason);
+      record(v, measured_name(o.input), check);
+      v.add("canary", got.canary.empty(), got.canary);
+    }
+    const bool by_design = deterministic(r.c.combine, r.first);  // atomics add partial sums in arrival order
+    const bool identical = distinct.size() == 1;
+    if (by_design) v.add("bitwise", identical, fmt::format("{} distinct results", distinct.size()));
+    ok = ok && v.pass();
+    Record rec;
+    add_context_fields(rec, stage.name, d, o);
+    rec.add("regime", to_string(r.c.regime)).add("n", r.c.n).add("block", r.c.block).add("grid", r.first.grid);
+    rec.add("threads", r.first.block).add("combine", to_string(r.c.combine)).add("runs", o.determinism);
+    rec.add("distinct_results", static_cast<std::uint64_t>(distinct.size()));
+    rec.add("min_result", static_cast<double>(lo), 9).add("max_result", static_cast<double>(hi), 9);
+    rec.add("reference", r.ref.sum, 17);
+    rec.add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3);
+    rec.add("spread_ulps", ulps_between(lo, hi)).add("bitwise_identical", identical);
+    records.push_back(rec.add("deterministic_by_design", by_design).add("check", v.word()));
+    if (o.format == Format::kTable) {
+      fmt::print("{}: {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, where(r.c), o.determinism,
+                 distinct.size(), distinct.size() == 1 ? "" : "s",
+                 identical ? "bitwise identical" : "NOT bitwise identical",
+                 by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
+                 v.pass() ? "" : fmt::format("; FAIL {}", v.failures().front()));
+    }
+  }
+  if (o.format != Format::kTable) print_records(o.format, records);
+  return ok ? 0 : 1;
+}
+
+// The default run and --determinism: every configuration the options ask for, its exact check and probe, then the
+// measured input checked, timed and reported, or (--determinism) the same reduction repeated. Returns the exit status.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
   const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
-  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
+  const std::uint64_t max_n = largest(o.sizes);
   std::uint64_t max_partials = 1;
   for (const auto& c : configs) max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
-  ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, !o.check_only, fmt::format("-n {}", max_n));
+  const bool timing = !o.check_only && o.determinism == 0;
+  ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, timing, fmt::format("-n {}", max_n));
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  std::vector<Run> runs = checked_runs(bench, configs, o, host.get(), stage.name);
+  std::vector<Run> runs(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
+  check_inputs(bench, o, host.get(), runs, stage.name);
+  if (o.determinism > 0) return repeat(stage, o, d, bench, host.get(), runs);
   std::map<std::uint64_t, References> refs;
   measure(bench, o, d, host.get(), runs, refs, stage.name);
-
   const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
   // The DRAM peak the timed rates are judged against: NaN (not judged) under --flush none, where an input smaller
   // than the L2 is read from it, faster than DRAM.
@@ -719,88 +735,6 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
   return t.all.pass() ? 0 : 1;
 }
 
-// ---- --determinism R: the same reduction R times, compared bit for bit ------------------------------------------
-
-// How many floats lie between a and b: their distance in units in the last place, across zero too (-0 and +0 are 0
-// apart); NaN if either is not finite.
-double ulps_between(float a, float b) {
-  if (!std::isfinite(a) || !std::isfinite(b)) return NAN;
-  const auto key = [](float x) {  // the bits, mapped so that the order of the keys is the order of the floats
-    std::uint32_t u;
-    std::memcpy(&u, &x, sizeof u);
-    return (u & 0x80000000u) ? static_cast<long long>(0x80000000u) - static_cast<long long>(u & 0x7fffffffu)
-                             : static_cast<long long>(0x80000000u) + static_cast<long long>(u);
-  };
-  return static_cast<double>(std::llabs(key(b) - key(a)));
-}
-
-int determinism(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-                const DeviceInfo& d) {
-  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
-  const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
-  std::uint64_t max_partials = 1;
-  for (const auto& c : configs) max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
-  ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, false, fmt::format("-n {}", max_n));
-  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  // The exact check and the probe first, as in the default run: a float result without them proves little.
-  std::vector<Run> runs = checked_runs(bench, configs, o, host.get(), stage.name);
-  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host.get(), max_n);
-  bench.upload(host.get(), InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);
-  std::vector<Record> records;
-  bool ok = true;
-  for (auto& r : runs) {
-    r.ref = o.input == InputMode::kFloat ? reference_sum(host.get(), r.c.n) : r.exact_ref;
-    bench.fence(r.c.n);
-    Verdict v;
-    add_input_checks(v, r);
-    std::set<std::uint32_t> distinct;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < o.determinism; ++i) {
-      const auto got = bench.run_checked(r.c);
-      std::uint32_t bits;
-      std::memcpy(&bits, &got.value, sizeof bits);
-      distinct.insert(bits);
-      lo = std::min(lo, got.value);
-      hi = std::max(hi, got.value);
-      SumCheck check = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
-      if (!check.pass && check.bounded) check.reason = fmt::format("run {}: {}", i + 1, check.reason);
-      record(v, measured_name(o.input), check);
-      v.add("canary", got.canary.empty(), got.canary);
-    }
-    const bool by_design = deterministic(r.c.combine, r.first);  // atomics add partial sums in arrival order
-    const bool identical = distinct.size() == 1;
-    if (by_design) v.add("bitwise", identical, fmt::format("{} distinct results", distinct.size()));
-    ok = ok && v.pass();
-    Record rec;
-    add_context_fields(rec, stage.name, d, o);
-    records.push_back(rec.add("regime", to_string(r.c.regime))
-                          .add("n", r.c.n)
-                          .add("block", r.c.block)
-                          .add("grid", r.first.grid)
-                          .add("threads", r.first.block)
-                          .add("combine", to_string(r.c.combine))
-                          .add("runs", o.determinism)
-                          .add("distinct_results", static_cast<std::uint64_t>(distinct.size()))
-                          .add("min_result", static_cast<double>(lo), 9)
-                          .add("max_result", static_cast<double>(hi), 9)
-                          .add("reference", r.ref.sum, 17)
-                          .add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3)
-                          .add("spread_ulps", ulps_between(lo, hi))
-                          .add("bitwise_identical", identical)
-                          .add("deterministic_by_design", by_design)
-                          .add("check", v.word()));
-    if (o.format == Format::kTable) {
-      fmt::print("{}: {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, where(r.c), o.determinism,
-                 distinct.size(), distinct.size() == 1 ? "" : "s",
-                 identical ? "bitwise identical" : "NOT bitwise identical",
-                 by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
-                 v.pass() ? "" : fmt::format("; FAIL {}", v.failures().front()));
-    }
-  }
-  if (o.format != Format::kTable) print_records(o.format, records);
-  return ok ? 0 : 1;
-}
-
 // ---- --error-study N: the float bound against the errors of N random configurations ----------------------------
 
 // One random configuration of the study.
@@ -878,21 +812,11 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
       z_sum += z;
     }
     Record rec;
-    records.push_back(rec.add("stage", stage.name)
-                          .add("seed", sc.seed)
-                          .add("n", sc.n)
-                          .add("offset", sc.offset)
-                          .add("block", sc.block)
-                          .add("regime", to_string(sc.regime))
-                          .add("grid_option", sc.grid)
-                          .add("grid", got.first.grid)
-                          .add("threads", got.first.block)
-                          .add("combine", to_string(sc.combine))
-                          .add("abs_error", check.error, 3)
-                          .add("bound", check.bounded ? check.tolerance : NAN, 3)
-                          .add("error_bound_ratio", ratio, 3)
-                          .add("error_sigmas", z, 3)
-                          .add("check", v.field({"float", "canary"})));
+    rec.add("stage", stage.name).add("seed", sc.seed).add("n", sc.n).add("offset", sc.offset).add("block", sc.block);
+    rec.add("regime", to_string(sc.regime)).add("grid_option", sc.grid).add("grid", got.first.grid);
+    rec.add("threads", got.first.block).add("combine", to_string(sc.combine)).add("abs_error", check.error, 3);
+    rec.add("bound", check.bounded ? check.tolerance : NAN, 3).add("error_bound_ratio", ratio, 3);
+    records.push_back(rec.add("error_sigmas", z, 3).add("check", v.field({"float", "canary"})));
   }
   const Centring centred = check_centred(z_sum, ratios.size());
   all.add("centred", centred.pass, centred.reason);
@@ -914,7 +838,6 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
 }
 
 }  // namespace
-
 }  // namespace reduce_run
 
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
@@ -923,7 +846,6 @@ int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn r
   if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
     if (o.self_test != SelfTest::kNone) return reduce_run::self_test(stage, reduce, blocks_per_sm, o, d);
-    if (o.determinism > 0) return reduce_run::determinism(stage, reduce, blocks_per_sm, o, d);
     if (o.error_study > 0) return reduce_run::error_study(stage, reduce, blocks_per_sm, o, d);
     return reduce_run::bench(stage, reduce, blocks_per_sm, o, d);
   });

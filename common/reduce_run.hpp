@@ -72,7 +72,6 @@ class CapturedLaunch {
   }
   CapturedLaunch(const CapturedLaunch&) = delete;
   CapturedLaunch& operator=(const CapturedLaunch&) = delete;
-
   // The kernels whose first argument is the pointer `input`, and the grid and block of the first of them found.
   int kernels_reading(const void* input, dim3* grid, dim3* block) const {
     std::size_t count = 0;
@@ -117,7 +116,6 @@ class ReduceBench {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
   }
-
   // Fills the whole buffer with NaN, then makes count floats of the input `spec` at input(), offset floats past its
   // alignment: on the GPU, bitwise what the host made of it in `host` (the oracle's copy, kept for fence()), so no
   // copy of the input crosses the bus.
@@ -129,16 +127,8 @@ class ReduceBench {
     uploaded_ = fenced_ = count;
     offset_ = offset;
   }
-
   // Whether the GPU's input is bitwise the host's (their fingerprints agree): what the self-test asks of upload().
-  bool input_is_hosts() const {
-    DeviceBuffer<unsigned long long> print(1);
-    fingerprint_on_device(input(), uploaded_, print.get(), nullptr);
-    unsigned long long on_device = 0;
-    CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
-    return host_ != nullptr && on_device == fingerprint_on_host(host_, uploaded_);
-  }
-
+  bool input_is_hosts() const { return host_ != nullptr && same_on_device(input(), host_, uploaded_); }
   // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
   void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
     input_.poison(nullptr);
@@ -148,7 +138,6 @@ class ReduceBench {
     uploaded_ = fenced_ = n;
     offset_ = offset;
   }
-
   // Makes the kGuard floats after element n - 1 NaN, for a size n below the uploaded count (the uploaded data
   // continues there), and puts back the data the previous fence covered.
   void fence(std::uint64_t n) {
@@ -166,13 +155,11 @@ class ReduceBench {
     fenced_ = n;
   }
   const float* input() const { return input_.get() + kGuard + offset_; }  // where upload() put element 0
-
   struct Result {
     float value;
     FirstLaunch first;   // the shape of the first launch, as the stage reported it and the harness saw it
     std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
   };
-
   // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage enqueues
   // for one reduction of input(), checks the shape of the kernel that reads the input against what the stage
   // reported, runs the captured work and returns its result and that shape.
@@ -190,7 +177,6 @@ class ReduceBench {
     const float value = read_out(s);
     return {value, first, changed_poison(c, first)};
   }
-
   // The canary: every poisoned word a launch of c (whose first kernel had first.grid blocks) may not write, still
   // poisoned: the NaN guards around the result and around the input, and the partial sums past those its grids write
   // (first.grid in the first buffer; in the second, the blocks of a launch over first.grid values). The first word
@@ -205,7 +191,6 @@ class ReduceBench {
          {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
         canary_.get(), timer_.stream());
   }
-
   // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums
   // (outside its interval); each launch's result is kept, and all of them are returned in *results.
   TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
@@ -227,11 +212,9 @@ class ReduceBench {
     *results = kept.read(timer_.stream());
     return t;
   }
-
   long long launches() const { return launches_; }  // of the stage so far, checked and timed
   GpuTimer& timer() { return timer_; }
   float* out() const { return out_.get() + kGuard; }  // the result, between NaN guards
-
   // Waits for `stream` and returns *out.
   float read_out(cudaStream_t stream) const {
     CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -247,7 +230,6 @@ class ReduceBench {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
                         ticket_.get()};
   }
-
   // The grid and block of the one kernel that reads the input, from the captured graph; the stage's report must
   // agree, and the grid must fit the partial sums it was given.
   FirstLaunch seen_first_launch(const CapturedLaunch& captured, const Config& c, const FirstLaunch& reported) const {
@@ -275,7 +257,6 @@ class ReduceBench {
     }
     return seen;
   }
-
   ReduceFn reduce_;
   bool poison_shared_;
   DeviceBuffer<float> input_, out_, partials0_, partials1_;

@@ -32,7 +32,6 @@ class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
   ~SpeedOfLight();
-
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
   void empty_launch(cudaStream_t stream);

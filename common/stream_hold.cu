@@ -9,13 +9,13 @@ namespace {
 
 constexpr unsigned long long kTimeoutNs = 1000000000ull;
 
+using SystemFlag = cuda::atomic_ref<int, cuda::thread_scope_system>;
+
 __device__ unsigned long long global_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-
-using SystemFlag = cuda::atomic_ref<int, cuda::thread_scope_system>;
 
 // Spins until the host sets flags[0], or kTimeoutNs have passed (then sets flags[1]).
 __global__ void hold_kernel(int* flags) {
@@ -36,7 +36,6 @@ StreamHold::StreamHold() {
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flags_), flags_, 0));
   flags_[0] = flags_[1] = 0;
 }
-
 StreamHold::~StreamHold() { cudaFreeHost(flags_); }
 
 void StreamHold::hold(cudaStream_t stream) {
@@ -45,9 +44,7 @@ void StreamHold::hold(cudaStream_t stream) {
   hold_kernel<<<1, 1, 0, stream>>>(device_flags_);
   LADDER_CHECK_LAUNCH();
 }
-
 void StreamHold::release() { SystemFlag(flags_[0]).store(1, cuda::memory_order_release); }
-
 bool StreamHold::timed_out() const { return SystemFlag(flags_[1]).load(cuda::memory_order_acquire) != 0; }
 
 }  // namespace ladder

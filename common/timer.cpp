@@ -1,6 +1,6 @@
-#include "timer.hpp"
-
 #include <algorithm>
+
+#include "timer.hpp"
 
 namespace ladder {
 
@@ -29,9 +29,8 @@ GpuTimer::~GpuTimer() {
 }
 
 TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLaunch& each) {
-  // At least one untimed round of everything a repetition enqueues. With lazy module loading (the CUDA default) a
-  // kernel's first launch loads its module, which waits for the GPU, so a first launch behind the hold would wait for
-  // the hold's timeout instead of starting.
+  // At least one untimed round of everything a repetition enqueues: with lazy module loading (the CUDA default) a
+  // kernel's first launch loads its module, which waits for the GPU, so behind the hold it would wait for the timeout.
   const int untimed = warmups(warmup);
   for (int i = 0; i < untimed; ++i) {
     if (each.poison) each.poison(stream_);

@@ -1,7 +1,7 @@
 // Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-up runs, then repetitions each
-// timed on its own, with the L2 flushed before each one (L2Flush) unless asked not to, each enqueued behind a stream
-// hold (StreamHold), so the interval between its events holds only the GPU's work, never the host's time to submit
-// it; and the clocks it ran at, from NVML.
+// timed on its own, the L2 flushed before each one (L2Flush) unless asked not to, each enqueued behind a stream hold
+// (StreamHold), so the interval between its events holds only the GPU's work, never the host's time to submit it; and
+// the clocks it ran at, from NVML.
 #pragma once
 
 #include <cstddef>
@@ -25,16 +25,14 @@ struct ClockSample {
   unsigned sm_mhz = 0, mem_mhz = 0;
   std::uint64_t reasons = 0;  // NVML's clocks event (throttle) reasons, a bit mask
 };
-// Whether the reasons mean the clocks were held down during work: power cap, thermal or hardware slowdown (not "the
-// GPU is idle" or "clocks set by the application").
+// Whether the reasons hold the clocks down during work: power cap, thermal or hardware slowdown (not "the GPU is
+// idle" or "clocks set by the application").
 bool throttled(std::uint64_t reasons);
-// The names of the reasons set in the mask, joined with '+', or "none".
-std::string reason_names(std::uint64_t reasons);
+std::string reason_names(std::uint64_t reasons);  // joined with '+', or "none"
 // Starts opening NVML for CUDA device `device` on a thread of its own: that takes a noticeable part of a second on
 // some machines, which the program spends on its input meanwhile.
 void open_clocks(int device);
-// The current clocks of the device open_clocks() opened (waiting for it); nothing known without it or without NVML.
-ClockSample read_clocks();
+ClockSample read_clocks();  // of the device open_clocks() opened (waiting for it); nothing known without it
 
 struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0;
@@ -48,7 +46,7 @@ TimingStats summarize(std::vector<double> samples_ms);
 class L2Flush {
  public:
   L2Flush(std::size_t l2_bytes, bool clean);
-  void run(cudaStream_t stream) const;  // enqueues the flush
+  void run(cudaStream_t stream) const;
   static std::size_t write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
   static std::size_t read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
   static std::size_t device_bytes(std::size_t l2_bytes) {
@@ -61,23 +59,21 @@ class L2Flush {
   bool clean_;
 };
 
-// Holding a stream while work is enqueued behind it, so that the events around that work time the GPU alone
-// (stream_hold.cu). Without it, the start event is recorded on an idle GPU as soon as the host enqueues it, and the
-// interval to the stop event also holds the host's time to submit the launches that follow (microseconds, with
-// jitter). hold() enqueues a one-thread kernel that spins until release(); meanwhile the host enqueues the flush, the
-// start event, the work and the stop event, so when it ends the GPU finds all of them queued. This is nvbench's
-// blocking kernel (nvbench/blocking_kernel.cuh), in a few lines: the project takes no dependency beyond the CUDA
-// Toolkit, CLI11 and fmt.
+// The stream hold (stream_hold.cu): without it the start event is recorded on an idle GPU as soon as the host enqueues
+// it, and the interval also holds the host's time to submit what follows (microseconds, with jitter). hold() enqueues
+// a one-thread kernel that spins until release(); meanwhile the host enqueues the flush, the start event, the work and
+// the stop event, which the GPU then finds all queued. nvbench's blocking kernel (nvbench/blocking_kernel.cuh), in a
+// few lines: the project takes no dependency beyond the CUDA Toolkit, CLI11 and fmt.
 class StreamHold {
  public:
   StreamHold();
   ~StreamHold();
   StreamHold(const StreamHold&) = delete;
   StreamHold& operator=(const StreamHold&) = delete;
-  void hold(cudaStream_t stream);  // enqueues the spinning kernel
-  void release();                  // lets it end
-  // Whether the last hold ended by its timeout instead of release(): the host then took too long to enqueue the
-  // work, and the interval may hold host time after all.
+  void hold(cudaStream_t stream);
+  void release();
+  // Whether the last hold ended by its timeout instead of release(): the host took too long to enqueue the work, and
+  // the interval may hold host time after all.
   bool timed_out() const;
 
  private:
@@ -91,25 +87,21 @@ class GpuTimer {
   ~GpuTimer();
   GpuTimer(const GpuTimer&) = delete;
   GpuTimer& operator=(const GpuTimer&) = delete;
-
   cudaStream_t stream() const { return stream_; }
-  // Device memory the flush needs (for the memory check).
   static std::size_t flush_bytes(std::size_t l2_bytes, Flush flush) {
     return flush == Flush::kNone ? 0 : L2Flush::device_bytes(l2_bytes);
   }
-
+  static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
   using Work = std::function<void(cudaStream_t)>;
-  // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval:
-  // poison before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep after
-  // the stop event (the launch's result, or a value computed from it on the device, such as a fingerprint of C, into
-  // slot `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so every launch
-  // is checked afterwards.
+  // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval: poison
+  // before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep after the stop
+  // event (the launch's result, or a value computed from it on the device such as a fingerprint of C, into slot
+  // `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so that every launch is
+  // checked afterwards.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;
   };
-  static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
-
   // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each between two events. Per repetition the
   // stream is held, then the poison, the flush, the start event, the work, the stop event and the keep are enqueued,
   // then released: the events bracket only the work. The clocks are read at the first and the last repetition.
@@ -136,8 +128,7 @@ class Kept {
       CUDA_CHECK(cudaMemcpyAsync(slot(launch), value, sizeof(T), cudaMemcpyDeviceToDevice, s));
     };
   }
-  // Waits for `stream`, returns every launch's value.
-  std::vector<T> read(cudaStream_t stream) const {
+  std::vector<T> read(cudaStream_t stream) const {  // waits for `stream`
     CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<T> host(slots_.count());
     CUDA_CHECK(cudaMemcpy(host.data(), slots_.get(), slots_.bytes(), cudaMemcpyDeviceToHost));

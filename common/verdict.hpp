@@ -23,7 +23,6 @@ class Verdict {
   // A check that was made but could not be judged, with the reason the run prints.
   void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
   void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
-
   bool pass() const {
     bool judged = false;
     for (const auto& e : entries_) {
@@ -33,7 +32,6 @@ class Verdict {
     return judged;  // a run that judged nothing has shown nothing
   }
   const char* word() const { return pass() ? "PASS" : "FAIL"; }
-
   // The checks recorded under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all were
   // skipped, "-" if none was made.
   const char* field(std::initializer_list<const char*> names) const {
@@ -47,7 +45,6 @@ class Verdict {
     return passed ? "PASS" : skipped ? "skipped" : "-";
   }
   const char* field(const std::string& name) const { return field({name.c_str()}); }
-
   // "name: reason" for every check that failed (or was skipped), in the order they were made.
   std::vector<std::string> failures() const { return reasons(State::kFail); }
   std::vector<std::string> skipped() const { return reasons(State::kSkipped); }

@@ -1,53 +1,30 @@
 // cpu_baseline: the CPU's sum of the ladder's input, and the copy of that input to the GPU.
 //
-// The first source article begins with a naive kernel that lost to a single-threaded CPU loop. This program
-// times that loop on the same input the stages sum (the same seed gives bitwise the same floats), so
-// `./ladder run` can put the CPU beside the ladder, and times the copy of the input from host memory to the GPU,
-// which a kernel waits for when its data starts on the host.
-//
-// What it runs
-//   the float loop    `for (i) sum += x[i]` on one thread, as a first CPU version is written, compiled with the
-//                     project's flags like every stage (the build type's; Release by default);
-//   every hw thread   the same loop over one contiguous chunk per thread (std::thread, one per hardware
-//                     thread unless --threads), then the chunk sums added in order;
-//   the copy          cudaMemcpy of the input from this ordinary (pageable) host memory to the GPU, then
-//                     cudaDeviceSynchronize (from pageable memory cudaMemcpy may return once the last chunk is
-//                     staged, before it has landed), timed on the host; and the same copy from pinned (page-locked,
-//                     cudaMallocHost) memory, which a program can choose instead.
-//   The every-core time includes starting and joining its threads, as a program that sums once pays them.
-//
-// What a PASS proves
-//   each sum: the exact input (dyadic values whose every partial sum is exact in float) gives the exact sum;
-//   the float input is within the bound of the sum's own shape (common/oracle.hpp: one chain of n additions;
-//   T chains, then one of T); and every warm-up and timed repetition returned bitwise the checked result. The
-//   copy: the GPU's bytes, copied back, equal the host's.
-//
-// Build and run
-//   cmake -S . -B build && cmake --build build --target cpu_baseline
-//   build/bin/cpu_baseline                 (-n for the size, --threads, --no-copy without a GPU)
+// The first source article begins with a naive kernel that lost to a single-threaded CPU loop. This program times that
+// loop on the stages' input (the same seed gives bitwise the same floats), for `./ladder run` to put beside the ladder,
+// and the copy of the input to the GPU, which a kernel waits for when its data starts on the host:
+//   the float loop    `for (i) sum += x[i]` on one thread, compiled with the project's flags like every stage;
+//   every hw thread   the same loop over one contiguous chunk per thread (one per hardware thread unless --threads),
+//                     then the chunk sums in order; its time includes starting and joining the threads;
+//   the copy          cudaMemcpy from ordinary (pageable) host memory, then cudaDeviceSynchronize (it may return before
+//                     the last chunk has landed), timed on the host; and the same from pinned (cudaMallocHost) memory.
+// PASS: each sum gives the exact input's exact sum, the float input within the bound of its own shape (oracle.hpp), and
+// every repetition bitwise the checked result; the copy's bytes on the GPU equal the host's.
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <string>
 #include <thread>
-#include <vector>
 
-#include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include "device_fill.hpp"
 #include "harness.hpp"
 #include "input.hpp"
 #include "oracle.hpp"
 
+namespace ladder {
 namespace {
-
-using ladder::CpuOptions;
-using ladder::InputMode;
-using ladder::Record;
 
 // The loop the article's reader wrote first.
 float sum_loop(const float* x, std::size_t n) {
@@ -69,158 +46,124 @@ float sum_all_cores(const float* x, std::size_t n, unsigned threads) {
   return sum_loop(partial.data(), threads);
 }
 
-// The additions each sum makes, for its float bound: one chain of n; or `threads` chains of a chunk each (the
-// last may be shorter: counted as a whole chunk, which only widens the bound), then one chain of the chunk sums.
-ladder::SumShape shape_of(std::uint64_t n, unsigned threads) {
-  ladder::SumShape shape;
+// The additions each sum makes, for its float bound: one chain of n; or `threads` chains of a chunk each (the last may
+// be shorter: counted as a whole chunk, which only widens the bound), then one chain of the chunk sums.
+SumShape shape_of(std::uint64_t n, unsigned threads) {
+  SumShape shape;
   if (threads == 1) return shape.chain(n, 1.0, 1);
   const std::uint64_t chunk = (n + threads - 1) / threads;
   return shape.chain(chunk, 1.0, threads).chain(threads, static_cast<double>(chunk), 1);
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Warm-ups, then the timed repetitions of run(), each timed on its own: the stats of the timed ones.
-ladder::TimingStats time_it(const CpuOptions& o, const std::function<void()>& run) {
+// Warm-ups, then the timed repetitions of run(), each timed on its own.
+TimingStats time_it(const CpuOptions& o, const std::function<void()>& run) {
   std::vector<double> samples;
   for (int r = 0; r < o.warmup + o.reps; ++r) {
     const auto start = std::chrono::steady_clock::now();
     run();
-    if (r >= o.warmup) samples.push_back(ms_since(start));
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    if (r >= o.warmup) samples.push_back(took.count());
   }
-  return ladder::summarize(samples);
-}
-
-std::string read_cpu_name() {
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "CPU of unknown model";  // /proc/cpuinfo names no model (many Arm hosts)
+  return summarize(samples);
 }
 
 const std::string& cpu_name() {
-  static const std::string name = read_cpu_name();
+  static const std::string name = [] {
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);) {
+      if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    }
+    return std::string("CPU of unknown model");  // /proc/cpuinfo names no model (many Arm hosts)
+  }();
   return name;
 }
 
-Record base_record(const CpuOptions& o, const char* row, std::uint64_t n, unsigned threads) {
+Record make_record(const CpuOptions& o, const char* row, std::uint64_t n, unsigned threads) {
   Record r;
   r.add("stage", "cpu_baseline").add("row", row).add("cpu", cpu_name()).add("threads", threads);
-  r.add("input", ladder::to_string(o.input)).add("seed", o.seed).add("n", n).add("bytes", n * sizeof(float));
+  r.add("input", to_string(o.input)).add("seed", o.seed).add("n", n).add("bytes", n * sizeof(float));
   return r.add("reps", o.reps).add("warmup", o.warmup);
 }
 
-void add_timing(Record& r, const ladder::TimingStats& t, std::uint64_t n) {
+Record& add_timing(Record& r, const TimingStats& t, std::uint64_t n) {
   r.add("ms_median", t.median_ms).add("ms_min", t.min_ms).add("ms_max", t.max_ms);
-  r.add("gbps", static_cast<double>(n * sizeof(float)) / (t.median_ms * 1e6));
+  return r.add("gbps", static_cast<double>(n * sizeof(float)) / (t.median_ms * 1e6));
 }
 
-// The two sums of the ladder's input at size n, one thread and every hardware thread: the exact input first (both sums checked
-// against its exact sum), then the float (or exact) input, timed: the first run (a warm-up where there are any) is
-// checked within the sum's bound, and every other must return bitwise its result. The input is made once for both.
-std::vector<Record> sum_rows(const CpuOptions& o, float* host, std::uint64_t n, unsigned cores, ladder::Verdict& all) {
-  struct Sum {
-    Sum(const char* name, unsigned count) : row(name), threads(count) {}
-    const char* row;
-    unsigned threads;
-    ladder::Verdict v;
-    float exact_result = 0, result = 0;
-    ladder::SumCheck check;
-    float operator()(const float* x, std::uint64_t count) const {
-      return threads == 1 ? sum_loop(x, count) : sum_all_cores(x, count, threads);
-    }
-  };
-  Sum sums[] = {{"loop", 1}, {"all_cores", cores}};
-  ladder::generate_input(o.seed, 0, InputMode::kExact, host, n, ladder::exact_range(n));
-  const ladder::SumReference exact = ladder::reference_sum(host, n);
-  for (Sum& s : sums) {
-    s.exact_result = s(host, n);
-    ladder::record(s.v, "exact", ladder::check_sum(s.exact_result, exact, InputMode::kExact, shape_of(n, s.threads), n));
-  }
-  if (o.input == InputMode::kFloat) ladder::generate_input(o.seed, 0, InputMode::kFloat, host, n);
-  const ladder::SumReference ref = o.input == InputMode::kFloat ? ladder::reference_sum(host, n) : exact;
-  std::vector<Record> rows;
-  for (Sum& s : sums) {
+// The two sums at size n, one thread and every hardware thread: the exact input first, then the float (or exact) input,
+// timed: its first run (a warm-up where there are any) is checked, and every other must return bitwise its result.
+void add_sum_rows(const CpuOptions& o, float* host, std::uint64_t n, unsigned cores, Verdict& all,
+                  std::vector<Record>& rows) {
+  const auto sum = [&](unsigned threads) { return threads == 1 ? sum_loop(host, n) : sum_all_cores(host, n, threads); };
+  generate_input(o.seed, 0, InputMode::kExact, host, n, exact_range(n));
+  const SumReference exact = reference_sum(host, n);
+  const float exact_results[] = {sum(1), sum(cores)};
+  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host, n);
+  const SumReference ref = o.input == InputMode::kFloat ? reference_sum(host, n) : exact;
+  for (const int i : {0, 1}) {
+    const unsigned threads = i == 0 ? 1 : cores;
+    Verdict v;
+    record(v, "exact", check_sum(exact_results[i], exact, InputMode::kExact, shape_of(n, threads), n));
+    float result = 0;
     bool first = true, same = true;  // every run after the first: bitwise the first's (the checked) result
-    const ladder::TimingStats t = time_it(o, [&] {
-      const float got = s(host, n);
-      if (first) s.result = got;
-      same = same && (first || std::memcmp(&got, &s.result, sizeof got) == 0);
+    const TimingStats t = time_it(o, [&] {
+      const float got = sum(threads);
+      if (first) result = got;
+      same = same && (first || std::memcmp(&got, &result, sizeof got) == 0);
       first = false;
     });
-    s.check = ladder::check_sum(s.result, ref, o.input, shape_of(n, s.threads), n);
-    ladder::record(s.v, "float", s.check);
-    s.v.add("timed", same, "a repetition returned a result other than the checked one");
-    all.add_all(s.v);
-    Record r = base_record(o, s.row, n, s.threads);
-    r.add("exact_check", s.v.field("exact")).add("exact_result", static_cast<double>(s.exact_result), 9);
-    r.add("exact_sum", exact.sum, 17).add("result", static_cast<double>(s.result), 9).add("reference", ref.sum, 17);
-    r.add("abs_error", s.check.error, 3).add("bound", s.check.tolerance, 3).add("float_check", s.v.field("float"));
-    r.add("timed_check", s.v.field("timed")).add("check", s.v.word());
-    add_timing(r, t, n);
-    rows.push_back(std::move(r));
+    const SumCheck check = check_sum(result, ref, o.input, shape_of(n, threads), n);
+    record(v, "float", check);
+    v.add("timed", same, "a repetition returned a result other than the checked one");
+    all.add_all(v);
+    Record r = make_record(o, i == 0 ? "loop" : "all_cores", n, threads);
+    r.add("exact_check", v.field("exact")).add("exact_result", static_cast<double>(exact_results[i]), 9);
+    r.add("exact_sum", exact.sum, 17).add("result", static_cast<double>(result), 9).add("reference", ref.sum, 17);
+    r.add("abs_error", check.error, 3).add("bound", check.tolerance, 3).add("float_check", v.field("float"));
+    r.add("timed_check", v.field("timed")).add("check", v.word());
+    rows.push_back(add_timing(r, t, n));
   }
-  return rows;
 }
 
-// The copy of n floats from host memory to the GPU, then back once to check it: from `host` (pageable memory, as a
-// std::vector or new[] gives it), or, pinned, from a page-locked copy of it (cudaMallocHost), which the GPU's copy
-// engine reads directly.
-Record copy_row(const CpuOptions& o, const ladder::DeviceInfo& d, const float* host, std::uint64_t n, bool pinned,
-                ladder::Verdict& all) {
-  ladder::require_device_memory(d, n * sizeof(float), "the input", "-n");
-  ladder::DeviceBuffer<float> device(n);
+// The copy of n floats to the GPU from `host` (pageable, as new[] gives it) or a pinned copy (read by the copy engine).
+Record copy_row(const CpuOptions& o, const DeviceInfo& d, const float* host, std::uint64_t n, bool pinned,
+                Verdict& all) {
+  require_device_memory(d, n * sizeof(float), "the input", "-n");
+  DeviceBuffer<float> device(n);
   float* locked = nullptr;
   if (pinned) {
     CUDA_CHECK(cudaMallocHost(&locked, n * sizeof(float)));
     std::memcpy(locked, host, n * sizeof(float));
   }
   const float* from = pinned ? locked : host;
-  const ladder::TimingStats t = time_it(o, [&] {
+  const TimingStats t = time_it(o, [&] {
     CUDA_CHECK(cudaMemcpy(device.get(), from, n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // from pageable memory cudaMemcpy may return before the last DMA lands
   });
   if (locked != nullptr) CUDA_CHECK(cudaFreeHost(locked));
-  // The GPU's bytes against the host's: a fingerprint of every element and its place, taken on each side (two
-  // copies that differ anywhere differ in it but with probability about 2^-64), instead of copying 1 GB back.
-  ladder::DeviceBuffer<unsigned long long> print(1);
-  ladder::fingerprint_on_device(device.get(), n, print.get(), nullptr);
-  unsigned long long on_device = 0;
-  CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
-  ladder::Verdict v;
-  v.add("copy", on_device == ladder::fingerprint_on_host(host, n), "the GPU's copy differs from the host's");
+  Verdict v;
+  v.add("copy", same_on_device(device.get(), host, n), "the GPU's copy differs from the host's");
   all.add_all(v);
-  Record r = base_record(o, pinned ? "copy_pinned" : "copy", n, 1);
+  Record r = make_record(o, pinned ? "copy_pinned" : "copy", n, 1);
   r.add("device", d.name).add("copy_check", v.field("copy")).add("check", v.word());
-  add_timing(r, t, n);
-  return r;
+  return add_timing(r, t, n);
 }
 
 void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
-  const auto field = [](const Record& r, const char* key) {
-    for (const auto& f : r.fields()) {
-      if (f.key == key) return f.value;
-    }
-    return std::string("-");
-  };
   fmt::print("cpu_baseline on {}, {} hardware threads: input '{}', seed {}; median of {} reps after {} warm-up(s)\n",
-             cpu_name(), std::thread::hardware_concurrency(), ladder::to_string(o.input), o.seed, o.reps, o.warmup);
-  ladder::TextTable table({"row", "n", "threads", "check", "ms", "GB/s", "result", "error / bound"});
+             cpu_name(), std::thread::hardware_concurrency(), to_string(o.input), o.seed, o.reps, o.warmup);
+  TextTable table({"row", "n", "threads", "check", "ms", "GB/s", "result", "error / bound"});
   for (const auto& r : rows) {
-    const std::string row = field(r, "row");
+    const std::string row = r.field("row");
     const bool copy = row.rfind("copy", 0) == 0;
-    const std::string name = copy ? fmt::format("copy to the GPU ({})", row == "copy" ? "pageable" : "pinned")
-                             : row == "loop" ? "float loop"
-                                             : "every hw thread";
-    table.add_row({name, field(r, "n"), field(r, "threads"), field(r, "check"),
-                   fmt::format("{:.3f}", std::stod(field(r, "ms_median"))),
-                   fmt::format("{:.1f}", std::stod(field(r, "gbps"))), copy ? "-" : field(r, "result"),
-                   copy ? "-"
-                        : fmt::format("{} / {}{}", field(r, "abs_error"), field(r, "bound"),
-                                      field(r, "float_check") == "skipped" ? " (not judged)" : "")});
+    const std::string name = row == "loop" ? "float loop" : row == "all_cores" ? "every hw thread"
+                             : row == "copy" ? "copy to the GPU (pageable)" : "copy to the GPU (pinned)";
+    const std::string error = fmt::format("{} / {}{}", r.field("abs_error"), r.field("bound"),
+                                          r.field("float_check") == "skipped" ? " (not judged)" : "");
+    table.add_row({name, r.field("n"), r.field("threads"), r.field("check"),
+                   fmt::format("{:.3f}", std::stod(r.field("ms_median"))),
+                   fmt::format("{:.1f}", std::stod(r.field("gbps"))), copy ? "-" : r.field("result"),
+                   copy ? "-" : error});
   }
   fmt::print("{}", table.str());
   fmt::print("  check: PASS = the exact input summed exactly, the float input within the bound of the sum's shape, and "
@@ -230,44 +173,41 @@ void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
 int run(const CpuOptions& o) {
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
   const unsigned cores = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  ladder::DeviceInfo device;
+  DeviceInfo device;
   if (!o.no_copy) {
-    const ladder::DeviceLookup lookup = ladder::find_device(o.device);
+    const DeviceLookup lookup = find_device(o.device);
     if (!lookup.ok) {
       fmt::print(stderr, "cpu_baseline: {} (--no-copy times the CPU sums alone)\n", lookup.message);
       return lookup.exit_status;
     }
     device = lookup.info;
   }
-  auto host = ladder::host_floats(max_n, fmt::format("-n {}", max_n));
+  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
   std::vector<Record> rows;
-  ladder::Verdict all;
+  Verdict all;
   for (const std::uint64_t n : o.sizes) {
-    ladder::progress(fmt::format("cpu_baseline: n = {}: one thread, then {}", n, cores));
-    for (Record& r : sum_rows(o, host.get(), n, cores, all)) rows.push_back(std::move(r));
-    if (!o.no_copy) {
-      rows.push_back(copy_row(o, device, host.get(), n, false, all));
-      rows.push_back(copy_row(o, device, host.get(), n, true, all));
+    progress(fmt::format("cpu_baseline: n = {}: one thread, then {}", n, cores));
+    add_sum_rows(o, host.get(), n, cores, all, rows);
+    for (const bool pinned : {false, true}) {
+      if (!o.no_copy) rows.push_back(copy_row(o, device, host.get(), n, pinned, all));
     }
   }
-  if (o.format == ladder::Format::kTable) {
-    print_table(o, rows);
-  } else {
-    ladder::print_records(o.format, rows);
-  }
+  if (o.format == Format::kTable) print_table(o, rows);
+  if (o.format != Format::kTable) print_records(o.format, rows);
   for (const auto& note : all.skipped()) fmt::print(stderr, "cpu_baseline: not judged: {}\n", note);
   for (const auto& failure : all.failures()) fmt::print(stderr, "cpu_baseline: FAIL {}\n", failure);
   return all.pass() ? 0 : 1;
 }
 
 }  // namespace
+}  // namespace ladder
 
 int main(int argc, char** argv) {
-  CpuOptions o;
+  ladder::CpuOptions o;
   const ladder::ParseOutcome parsed = ladder::parse_cpu_options(argc, argv, o);
   if (parsed.exit_status) return ladder::print_outcome(parsed);
   try {
-    return run(o);
+    return ladder::run(o);
   } catch (const ladder::UsageError& e) {
     fmt::print(stderr, "cpu_baseline: {}\n", e.what());
     return 2;
