@@ -11,7 +11,6 @@ namespace ladder {
 
 // Prints "error: <call> failed at <file>:<line>: <cudaErrorName> (<text>)" and exits with status 2.
 [[noreturn]] void cuda_fail(cudaError_t err, const char* call, const char* file, int line);
-
 inline void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
   if (err != cudaSuccess) cuda_fail(err, call, file, line);
 }

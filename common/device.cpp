@@ -61,7 +61,7 @@ DeviceLookup find_device(int index) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
   DeviceInfo& d = out.info;
-  d = {index, prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize,
+  d = {index, prop.name, prop.major, prop.minor, prop.multiProcessorCount, static_cast<std::size_t>(prop.l2CacheSize),
        attribute(cudaDevAttrMemoryClockRate, index), attribute(cudaDevAttrGlobalMemoryBusWidth, index),
        attribute(cudaDevAttrClockRate, index), prop.totalGlobalMem, driver, runtime};
   if (d.cc_major * 10 + d.cc_minor < kMinMajor * 10 + kMinMinor) {

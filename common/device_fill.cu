@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "device_fill.hpp"
@@ -8,13 +7,20 @@
 namespace ladder {
 
 namespace {
+
+// The grid-stride loops below: each thread starts at its index in the grid and steps by the grid's threads.
+__device__ std::size_t thread_index() { return blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; }
+__device__ std::size_t grid_threads() { return std::size_t{gridDim.x} * blockDim.x; }
+
+unsigned blocks_for(std::size_t count, std::size_t most) {  // of 256 threads, at least one
+  return static_cast<unsigned>(std::clamp<std::size_t>((count + 255) / 256, 1, most));
+}
+
 __global__ void scatter_kernel(float* __restrict__ dst, const std::uint64_t* __restrict__ at,
                                const float* __restrict__ values, std::size_t count) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    dst[at[i]] = values[i];
-  }
+  for (std::size_t i = thread_index(); i < count; i += grid_threads()) dst[at[i]] = values[i];
 }
+
 // Writes every word of the block's shared memory; volatile, so no store is dropped as never read.
 __global__ void nan_shared_kernel(unsigned words) {
   extern __shared__ unsigned smem_words[];
@@ -23,10 +29,7 @@ __global__ void nan_shared_kernel(unsigned words) {
 }
 
 __global__ void input_kernel(float* __restrict__ out, std::size_t count, std::uint64_t key, unsigned exact_bits) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    out[i] = input_value(key, i, exact_bits);
-  }
+  for (std::size_t i = thread_index(); i < count; i += grid_threads()) out[i] = input_value(key, i, exact_bits);
 }
 
 __host__ __device__ unsigned long long fingerprint_term(std::size_t i, unsigned bits) {
@@ -35,14 +38,41 @@ __host__ __device__ unsigned long long fingerprint_term(std::size_t i, unsigned 
 
 __global__ void fingerprint_kernel(const float* __restrict__ x, std::size_t n, unsigned long long* out) {
   unsigned long long h = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    h += fingerprint_term(i, __float_as_uint(x[i]));
-  }
+  for (std::size_t i = thread_index(); i < n; i += grid_threads()) h += fingerprint_term(i, __float_as_uint(x[i]));
   for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(out, h);  // a sum modulo 2^64: the same whatever the order
 }
+
+struct PoisonSpans {
+  PoisonSpan span[kMaxPoisonSpans];
+};
+
+// blockIdx.y picks the span; its blocks stride over it and keep the smallest index of a changed word.
+__global__ void first_unpoisoned_kernel(PoisonSpans spans, unsigned long long* first) {
+  const PoisonSpan s = spans.span[blockIdx.y];
+  const auto* words = reinterpret_cast<const unsigned*>(s.p);
+  for (std::size_t i = s.begin + thread_index(); i < s.end; i += grid_threads()) {
+    if (words[i] != 0xFFFFFFFFu) atomicMin(&first[blockIdx.y], static_cast<unsigned long long>(i));
+  }
+}
+
 }  // namespace
+
+void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream) {
+  input_kernel<<<blocks_for(count, 4096), 256, 0, stream>>>(out, count, key, exact_bits);
+  LADDER_CHECK_LAUNCH();
+}
+
+void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream) {
+  if (at.empty()) return;
+  DeviceBuffer<std::uint64_t> d_at(at.size());
+  DeviceBuffer<float> d_values(values.size());
+  CUDA_CHECK(cudaMemcpyAsync(d_at.get(), at.data(), d_at.bytes(), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(d_values.get(), values.data(), d_values.bytes(), cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<blocks_for(at.size(), 1024), 256, 0, stream>>>(dst, d_at.get(), d_values.get(), at.size());
+  LADDER_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // before the buffers above are freed
+}
 
 void poison_shared_memory(cudaStream_t stream) {
   static int bytes = 0, blocks = 0;  // the device's limits, read once
@@ -60,42 +90,8 @@ void poison_shared_memory(cudaStream_t stream) {
 
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, stream));
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
-  fingerprint_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(x, n, out);
+  fingerprint_kernel<<<blocks_for(n, 1024), 256, 0, stream>>>(x, n, out);
   LADDER_CHECK_LAUNCH();
-}
-
-namespace {
-struct PoisonSpans {
-  PoisonSpan span[kMaxPoisonSpans];
-};
-
-// blockIdx.y picks the span; its blocks stride over it and keep the smallest index of a changed word.
-__global__ void first_unpoisoned_kernel(PoisonSpans spans, unsigned long long* first) {
-  const PoisonSpan s = spans.span[blockIdx.y];
-  const auto* words = reinterpret_cast<const unsigned*>(s.p);
-  for (std::size_t i = s.begin + blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < s.end;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    if (words[i] != 0xFFFFFFFFu) atomicMin(&first[blockIdx.y], static_cast<unsigned long long>(i));
-  }
-}
-}  // namespace
-
-void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
-                      cudaStream_t stream) {
-  PoisonSpans all{};
-  std::size_t longest = 1;
-  for (int k = 0; k < count; ++k) {
-    all.span[k] = spans[k];
-    found[k] = spans[k].end;
-    longest = std::max(longest, spans[k].end > spans[k].begin ? spans[k].end - spans[k].begin : 0);
-  }
-  CUDA_CHECK(cudaMemcpyAsync(scratch, found, count * sizeof *found, cudaMemcpyHostToDevice, stream));
-  const dim3 grid(static_cast<unsigned>(std::min<std::size_t>((longest + 255) / 256, 256)), count);
-  first_unpoisoned_kernel<<<grid, 256, 0, stream>>>(all, scratch);
-  LADDER_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpyAsync(found, scratch, count * sizeof *found, cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 bool same_on_device(const float* device, const float* host, std::size_t n) {
@@ -118,22 +114,21 @@ bool same_on_device(const float* device, const float* host, std::size_t n) {
   return on_host == on_device;
 }
 
-void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
-  input_kernel<<<blocks > 0 ? blocks : 1, 256, 0, stream>>>(out, count, key, exact_bits);
+void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
+                      cudaStream_t stream) {
+  PoisonSpans all{};
+  std::size_t longest = 1;
+  for (int k = 0; k < count; ++k) {
+    all.span[k] = spans[k];
+    found[k] = spans[k].end;
+    longest = std::max(longest, spans[k].end > spans[k].begin ? spans[k].end - spans[k].begin : 0);
+  }
+  CUDA_CHECK(cudaMemcpyAsync(scratch, found, count * sizeof *found, cudaMemcpyHostToDevice, stream));
+  const dim3 grid(blocks_for(longest, 256), count);
+  first_unpoisoned_kernel<<<grid, 256, 0, stream>>>(all, scratch);
   LADDER_CHECK_LAUNCH();
-}
-
-void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream) {
-  if (at.empty()) return;
-  DeviceBuffer<std::uint64_t> d_at(at.size());
-  DeviceBuffer<float> d_values(values.size());
-  CUDA_CHECK(cudaMemcpyAsync(d_at.get(), at.data(), d_at.bytes(), cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK(cudaMemcpyAsync(d_values.get(), values.data(), d_values.bytes(), cudaMemcpyHostToDevice, stream));
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((at.size() + 255) / 256, 1024));
-  scatter_kernel<<<blocks, 256, 0, stream>>>(dst, d_at.get(), d_values.get(), at.size());
-  LADDER_CHECK_LAUNCH();
-  CUDA_CHECK(cudaStreamSynchronize(stream));  // before the buffers above are freed
+  CUDA_CHECK(cudaMemcpyAsync(found, scratch, count * sizeof *found, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace ladder

@@ -337,16 +337,16 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   const Shape s{o.m, o.n, o.k};  // K <= 10^6 (the options' limit), so the exact inputs stay exact (K <= 2^20)
   const bool timing = !o.check_only;
   const Flush flush_mode = timing ? o.flush : Flush::kNone;
-  const std::size_t flush = GpuTimer::flush_bytes(static_cast<std::size_t>(d.l2_bytes), flush_mode);
+  const std::size_t flush = GpuTimer::flush_bytes(d.l2_bytes, flush_mode);
   const std::string dims = fmt::format("-m {} -n {} -k {}", s.m, s.n, s.k);
   const int benches = o.input == InputMode::kFloat ? 2 : 3;  // exact, measured, and float operands for the probes
   const std::size_t operands = benches * GemmBench::device_bytes(s);
   require_device_memory(d, operands + flush,
                         fmt::format("A, B, C and the probes' selection matrices, for {} inputs {}, L2 flush buffer {}",
-                                    benches, human_bytes(static_cast<double>(operands)),
-                                    human_bytes(static_cast<double>(flush))),
+                                    benches, human_bytes(operands),
+                                    human_bytes(flush)),
                         dims);
-  GpuTimer timer(static_cast<std::size_t>(d.l2_bytes), flush_mode);
+  GpuTimer timer(d.l2_bytes, flush_mode);
   std::unique_ptr<CublasSgemm> cublas = timing ? std::make_unique<CublasSgemm>() : nullptr;
   std::vector<GemmLaunch> variants;
   for (bool pad : o.pads) variants.push_back({o.tile, pad});
@@ -421,7 +421,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   std::size_t largest = 0;
   for (const auto& s : shapes) largest = std::max(largest, 2 * GemmBench::device_bytes(s));  // exact and float
   require_device_memory(d, largest, "A, B, C and the selection matrices of the largest shape, twice", "--self-test");
-  GpuTimer timer(static_cast<std::size_t>(d.l2_bytes), Flush::kNone);
+  GpuTimer timer(d.l2_bytes, Flush::kNone);
   std::unique_ptr<CublasSgemm> cublas = full ? std::make_unique<CublasSgemm>() : nullptr;
   std::size_t runs = 0, failures = 0;
   Verdict all;  // every kernel's checks at every shape: the self-test's one verdict

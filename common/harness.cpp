@@ -1,4 +1,4 @@
-#include "harness.hpp"
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,10 +8,10 @@
 #include <new>
 #include <string_view>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "harness.hpp"
 
 namespace ladder {
 
@@ -33,17 +33,16 @@ std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const s
                              const std::string& option, const std::string& device) {
   if (needed <= free_bytes) return "";
   return fmt::format("{}: needs {} bytes ({}) of device memory ({}), but only {} bytes ({}) are free on {}", option,
-                     needed, human_bytes(static_cast<double>(needed)), breakdown, free_bytes,
-                     human_bytes(static_cast<double>(free_bytes)), device);
+                     needed, human_bytes(needed), breakdown, free_bytes, human_bytes(free_bytes), device);
 }
 
 void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
                            const std::string& option) {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const std::string shortfall = memory_shortfall(needed, free_bytes, breakdown, option,
-                                                 fmt::format("device {} ({})", device.index, device.name));
-  if (!shortfall.empty()) throw UsageError(shortfall);
+  const std::string why = memory_shortfall(needed, free_bytes, breakdown, option,
+                                           fmt::format("device {} ({})", device.index, device.name));
+  if (!why.empty()) throw UsageError(why);
 }
 
 std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option) {
@@ -51,7 +50,7 @@ std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& optio
     return std::unique_ptr<float[]>(new float[count]);
   } catch (const std::bad_alloc&) {
     throw UsageError(fmt::format("{}: cannot allocate {} bytes ({}) of host memory for the input", option,
-                                 count * sizeof(float), human_bytes(static_cast<double>(count * sizeof(float)))));
+                                 count * sizeof(float), human_bytes(count * sizeof(float))));
   }
 }
 
@@ -155,51 +154,36 @@ std::string device_line(const DeviceInfo& d) {
 }
 
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
-  const auto l2 = static_cast<std::size_t>(d.l2_bytes);
-  const auto written = human_bytes(static_cast<double>(L2Flush::write_bytes(l2)));
+  const auto written = human_bytes(L2Flush::write_bytes(d.l2_bytes));
   const std::string flush =
       o.flush == Flush::kNone ? "L2 not flushed (--flush none)"
       : o.flush == Flush::kWrite
           ? fmt::format("L2 flushed before each rep ({} overwritten; --flush write)", written)
           : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written,
-                        human_bytes(static_cast<double>(L2Flush::read_bytes(l2))));
+                        human_bytes(L2Flush::read_bytes(d.l2_bytes)));
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work, "
                      "enqueued behind a stream hold so the interval holds no host time; {}",
                      o.reps, GpuTimer::warmups(o.warmup), flush);
 }
 
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o) {
-  r.add("stage", stage)
-      .add("device", d.name)
-      .add("compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor))
-      .add("sms", d.sm_count)
-      .add("l2_bytes", d.l2_bytes)
-      .add("driver", version_string(d.driver_version))
-      .add("runtime", version_string(d.runtime_version))
-      .add("peak_gbps", d.peak_gbps(), 6)
-      .add("clock_mhz", d.clock_khz / 1000)
-      .add("fp32_lanes_per_sm", d.fp32_lanes_per_sm())
-      .add("fp32_peak_gflops", d.fp32_peak_gflops(), 6)
-      .add("input", to_string(o.input))
-      .add("seed", o.seed)
-      .add("mem_clock_mhz", d.mem_clock_khz / 1000)
-      .add("bus_width_bits", d.bus_width_bits)
-      .add("reps", o.reps)
-      .add("warmup", GpuTimer::warmups(o.warmup))  // the timer always makes one
-      .add("l2_flush", to_string(o.flush));
+  r.add("stage", stage).add("device", d.name).add("compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor));
+  r.add("sms", d.sm_count).add("l2_bytes", d.l2_bytes).add("driver", version_string(d.driver_version));
+  r.add("runtime", version_string(d.runtime_version)).add("peak_gbps", d.peak_gbps(), 6);
+  r.add("clock_mhz", d.clock_khz / 1000).add("fp32_lanes_per_sm", d.fp32_lanes_per_sm());
+  r.add("fp32_peak_gflops", d.fp32_peak_gflops(), 6).add("input", to_string(o.input)).add("seed", o.seed);
+  r.add("mem_clock_mhz", d.mem_clock_khz / 1000).add("bus_width_bits", d.bus_width_bits).add("reps", o.reps);
+  r.add("warmup", GpuTimer::warmups(o.warmup)).add("l2_flush", to_string(o.flush));  // the timer makes at least one
 }
 
 void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
   const bool known = timed && t.clocks_start.known && t.clocks_end.known;
   const auto mhz = [&](unsigned v) { return known ? std::to_string(v) : std::string(); };
   const std::uint64_t reasons = t.clocks_start.reasons | t.clocks_end.reasons;
-  r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz))
-      .add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz))
-      .add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz))
-      .add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz))
-      .add("clock_reasons", known ? reason_names(reasons) : std::string())
-      .add("throttled", known ? (throttled(reasons) ? "yes" : "no") : "")
-      .add("hold_timeouts", timed ? t.hold_timeouts : 0);
+  r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz)).add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz));
+  r.add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz)).add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz));
+  r.add("clock_reasons", known ? reason_names(reasons) : std::string());
+  r.add("throttled", known ? (throttled(reasons) ? "yes" : "no") : "").add("hold_timeouts", timed ? t.hold_timeouts : 0);
 }
 
 Verdict held_verdict(int unheld_repetitions) {

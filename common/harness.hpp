@@ -1,6 +1,5 @@
-// What every program of the ladder shares besides its options: the GPU it runs on (device.cpp), the errors that end it,
-// memory checks, the report (a table for people, CSV or JSON records for scripts) and its context, progress messages,
-// and the canary over the NaN guards.
+// What every program of the ladder shares besides its options: the GPU (device.cpp), the errors that end a run, memory
+// checks, the report (a table for people, CSV or JSON records for scripts) and its context, and the canary.
 #pragma once
 
 #include <cstddef>
@@ -25,19 +24,18 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int l2_bytes = 0;
+  std::size_t l2_bytes = 0;
   int mem_clock_khz = 0;   // cudaDevAttrMemoryClockRate (CUDA 13 removed cudaDeviceProp::memoryClockRate)
   int bus_width_bits = 0;  // cudaDevAttrGlobalMemoryBusWidth
   int clock_khz = 0;       // cudaDevAttrClockRate: the SM clock the FP32 peak is computed at
   std::uint64_t total_bytes = 0;
   int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
-  // Theoretical DRAM bandwidth from the attributes: 2 (double data rate) x clock x bus width / 8, in GB/s.
+  // Theoretical DRAM bandwidth: 2 (double data rate) x clock x bus width / 8, in GB/s.
   double peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9; }
   // FP32 fused multiply-adds one SM completes per clock, by compute capability (CUDA C++ Programming Guide,
   // "Arithmetic Instructions", throughput of 32-bit floating-point multiply-add); 0 where the guide gives none.
   int fp32_lanes_per_sm() const;
-  // Theoretical FP32 FFMA throughput: SMs x lanes x 2 FLOP x clock, in GFLOP/s (NaN if the lanes are unknown).
-  double fp32_peak_gflops() const;
+  double fp32_peak_gflops() const;  // SMs x lanes x 2 FLOP x clock, in GFLOP/s (NaN if the lanes are unknown)
 };
 
 // The device, or the exit status (77: no usable GPU; 2: a bad --device) and one line that says why not.
@@ -64,14 +62,12 @@ struct StageFailure : std::runtime_error {
 // Why a request of `needed` bytes (itemised in `breakdown`) does not fit in `free_bytes`, or "" when it fits.
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
                              const std::string& option, const std::string& device);
-// Throws UsageError naming `option` if `needed` bytes (itemised in `breakdown`) exceed the free device memory.
 void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
                            const std::string& option);
-// Host memory for `count` floats, uninitialised; throws UsageError naming `option` if it cannot be had.
 std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option);
 
-// Finds the device, handles --list-devices, and runs body() with StageFailure turned into exit status 1, UsageError
-// and bad_alloc into 2. Returns the process exit status.
+// Finds the device (or lists them) and runs body(); a StageFailure ends it with exit status 1, a UsageError or
+// bad_alloc with 2.
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
 
 // One result row as ordered (key, value) fields; CSV and JSON both print exactly these.
@@ -100,7 +96,6 @@ class Record {
 };
 std::string to_csv(const std::vector<Record>& rows);   // header line + one line per row
 std::string to_json(const std::vector<Record>& rows);  // an array of objects
-// Prints rows in the chosen machine format (CSV or JSON) to stdout.
 void print_records(Format format, const std::vector<Record>& rows);
 
 // A plain text table: right-aligned columns sized to their content.
@@ -115,8 +110,7 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "1.07 GB", "240 MB", "4.0 kB" (decimal units).
-std::string human_bytes(double bytes);
+std::string human_bytes(double bytes);  // "1.07 GB", "240 MB", "4.0 kB" (decimal units)
 
 // The header's device and timing lines, and the fields every record starts with.
 std::string device_line(const DeviceInfo& d);
@@ -130,8 +124,7 @@ void add_clock_fields(Record& r, const TimingStats& t, bool timed);
 Verdict held_verdict(int unheld_repetitions);
 // One warning line on stderr if, over a run's timed series, a clock moved, the GPU throttled or a stream hold timed out.
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
-// A progress line on stderr, only when stderr is a terminal (a person is waiting).
-void progress(const std::string& line);
+void progress(const std::string& line);  // on stderr, only when it is a terminal (a person is waiting)
 
 // A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end) hold
 // the poison (NaN, all bits set), which must still be there afterwards. name: how messages call element 0.

@@ -91,10 +91,10 @@ ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo
   const Flush flush = timing ? o.flush : Flush::kNone;
   const std::size_t input = (max_n + max_offset + 2 * kGuard) * sizeof(float);
   const std::size_t scratch = 2 * (max_partials + 2 * kGuard) * sizeof(float);
-  const std::size_t flush_bytes = GpuTimer::flush_bytes(static_cast<std::size_t>(d.l2_bytes), flush);
+  const std::size_t flush_bytes = GpuTimer::flush_bytes(d.l2_bytes, flush);
   const std::size_t cub = timing ? CubSum::temp_bytes(o.sizes) : 0;
   const std::size_t sol = timing ? SpeedOfLight::bytes(d.sm_count) : 0;
-  const auto bytes = [](std::size_t b) { return human_bytes(static_cast<double>(b)); };
+  const auto bytes = [](std::size_t b) { return human_bytes(b); };
   require_device_memory(d, input + scratch + flush_bytes + cub + sol + kProbeElements * 12 + 64,
                         fmt::format("input {}, partial sums {}, L2 flush buffer {}, CUB temporary storage {}, "
                                     "speed-of-light sums {}",
@@ -210,12 +210,11 @@ void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::
   const unsigned range = exact_range(max_n);
   progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
   generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
-  bench.upload(host, InputSpec(o.seed, 0, InputMode::kExact, range), max_n, o.offset);
   std::map<std::uint64_t, SumReference> refs;
   for (auto& r : runs) {
     if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(host, r.c.n));
     r.exact_ref = refs.at(r.c.n);
-    bench.fence(r.c.n);
+    bench.upload(InputSpec(o.seed, 0, InputMode::kExact, range), r.c.n, o.offset);
     const long long before = bench.launches();
     for (int l = 1; l <= kCheckedLaunches; ++l, ++r.checked) {
       const auto got = bench.run_checked(r.c);
@@ -248,7 +247,7 @@ void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::
   }
 }
 
-// CUB and the speed of light on the measured input of size n (uploaded, fenced at n).
+// CUB and the speed of light on the measured input of size n (uploaded).
 References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, std::uint64_t n,
                            const SumReference& ref, const ReduceOptions& o, const DeviceInfo& d) {
   References r;
@@ -306,7 +305,6 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
     generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
   }
-  bench.upload(host, InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);  // exact: again
   std::unique_ptr<CubSum> cub;
   std::unique_ptr<SpeedOfLight> sol;
   if (timing) {
@@ -317,7 +315,7 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
   for (auto& r : runs) {
     if (!sums.count(r.c.n)) sums.emplace(r.c.n, o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref);
     r.ref = sums.at(r.c.n);
-    bench.fence(r.c.n);
+    bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
     progress(fmt::format("{}: {}: checking{}", stage, where(r.c), timing ? " and timing" : ""));
     const long long before = bench.launches();
     const auto got = bench.run_checked(r.c);
@@ -516,12 +514,11 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
            std::vector<Run>& runs) {
   const std::uint64_t max_n = largest(o.sizes);
   if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
-  bench.upload(host, InputSpec(o.seed, 0, o.input, exact_range(max_n)), max_n, o.offset);
   std::vector<Record> records;
   bool ok = true;
   for (auto& r : runs) {
     r.ref = o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref;
-    bench.fence(r.c.n);
+    bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
     Verdict v = r.inputs;
     std::set<std::uint32_t> distinct;
     float lo = INFINITY, hi = -INFINITY;
@@ -617,122 +614,89 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
 
 // ---- --self-test: every awkward size, block, input, launch, alignment and combine --------------------------------
 
-// The inputs of the self-test: the exact one, the precision probe and the float one. The quick self-test runs under
-// compute-sanitizer, whose tools look at accesses, not values: the exact input alone.
-enum class SelfTestInput { kExact, kProbe, kFloat };
-const char* to_string(SelfTestInput i) {
-  return i == SelfTestInput::kExact ? "exact" : i == SelfTestInput::kProbe ? "probe" : "float";
-}
-
-// What the self-test runs, and what it has found so far.
-struct SelfTestRun {
-  std::vector<std::uint64_t> sizes;
-  std::vector<unsigned> blocks;
-  std::vector<std::pair<Regime, unsigned>> launches;  // regime, and --grid (0: from the occupancy API)
-  std::size_t runs = 0, failures = 0, unbounded = 0;
-  Verdict all;  // every check of every run: the self-test's one verdict
-};
-
-// Every block, launch and combine of the self-test at one size of one input (already on the GPU at input()). Where
-// the combine is deterministic, the float input's configurations are launched a second time and must give the same
-// bits.
-void self_test_size(ReduceBench& bench, const ReduceStage& stage, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d,
-                    SelfTestRun& t, SelfTestInput input, unsigned offset, std::uint64_t n, const SumReference& ref) {
-  const InputMode mode = input == SelfTestInput::kFloat ? InputMode::kFloat : InputMode::kExact;
-  std::size_t runs = 0, failures = 0;
-  for (auto block : t.blocks) {
-    for (const auto& [regime, grid] : t.launches) {
-      for (auto combine : stage.combines) {
-        const Config c = make_config(n, regime, block, combine, grid, blocks_per_sm, d);
-        const auto got = bench.run_checked(c);
-        Verdict v;
-        record(v, to_string(input), check_sum(got.value, ref, mode, shape_of(c, got.first), n));
-        v.add("canary", got.canary.empty(), got.canary);
-        if (input == SelfTestInput::kFloat && deterministic(combine, got.first)) {
-          const auto again = bench.run_checked(c);
-          v.add("deterministic", std::memcmp(&again.value, &got.value, sizeof(float)) == 0,
-                fmt::format("a second launch gave {:.9g}, the first {:.9g}: a deterministic combine must give the "
-                            "same bits",
-                            again.value, got.value));
-          v.add("canary", again.canary.empty(), again.canary);
-        }
-        t.all.add_all(v);
-        ++runs;
-        t.unbounded += v.skipped().size();
-        if (v.failures().empty()) continue;
-        ++failures;
-        fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
-                   to_string(regime), grid ? fmt::format(" (grid {})", grid) : "", to_string(input), offset,
-                   to_string(combine), v.failures().front());
-      }
-    }
-  }
-  t.runs += runs;
-  t.failures += failures;
-  fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", to_string(input), offset, n, runs,
-             failures ? fmt::format("{} FAILED", failures) : std::string("all PASS"));
-}
-
 int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
               const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
-  SelfTestRun t;
-  t.sizes = full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
-                 : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};  // every n mod 4
-  t.blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024} : std::vector<unsigned>{64, 1024};
-  // Stream-regime grids: from the occupancy API, and small ones that make each thread walk far.
+  const std::vector<std::uint64_t> sizes = full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097,
+                                                                             1000003, (1u << 24) + 1}
+                                                : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};
+  const std::vector<unsigned> blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024} : std::vector<unsigned>{64, 1024};
+  // Stream-regime grids from the occupancy API (0), and small ones that make each thread walk far.
   const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
+  std::vector<std::pair<Regime, unsigned>> launches;  // regime, --grid
   for (auto regime : stage.regimes) {
-    if (regime == Regime::kTree) {
-      t.launches.push_back({Regime::kTree, 0});
-    } else {
-      for (auto grid : stream_grids) t.launches.push_back({Regime::kStream, grid});
-    }
+    for (auto grid : regime == Regime::kTree ? std::vector<unsigned>{0} : stream_grids) launches.push_back({regime, grid});
   }
-  const std::vector<SelfTestInput> inputs = full ? std::vector<SelfTestInput>{SelfTestInput::kExact,
-                                                                              SelfTestInput::kProbe,
-                                                                              SelfTestInput::kFloat}
-                                                 : std::vector<SelfTestInput>{SelfTestInput::kExact};
-  const std::uint64_t max_n = t.sizes.back();
+  // The exact input, the precision probe and the float input. The quick self-test runs under compute-sanitizer, whose
+  // tools judge accesses, not values: the exact input alone.
+  const std::vector<std::string> inputs = full ? std::vector<std::string>{"exact", "probe", "float"}
+                                               : std::vector<std::string>{"exact"};
+  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
+  const std::uint64_t max_n = sizes.back();
   ReduceBench bench = make_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), kSelfTestMaxOffset,
                                  false, "--self-test");
   auto host = host_floats(max_n, "--self-test");
-  const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
   fmt::print("{} self-test ({}): {} sizes x {} blocks x {} x {} launches x {} offsets x {} combines\n", stage.name,
-             full ? "full" : "quick", t.sizes.size(), t.blocks.size(),
-             full ? "3 inputs (exact, probe, float)" : "1 input (exact)", t.launches.size(), offsets.size(),
+             full ? "full" : "quick", sizes.size(), blocks.size(),
+             full ? "3 inputs (exact, probe, float)" : "1 input (exact)", launches.size(), offsets.size(),
              stage.combines.size());
-  for (auto input : inputs) {
-    const InputMode mode = input == SelfTestInput::kFloat ? InputMode::kFloat : InputMode::kExact;
-    std::vector<SumReference> refs(t.sizes.size());
-    if (input != SelfTestInput::kProbe) {
-      generate_input(o.seed, 0, mode, host.get(), max_n, exact_range(max_n));
-      for (std::size_t si = 0; si < t.sizes.size(); ++si) refs[si] = reference_sum(host.get(), t.sizes[si]);
-    }
+  Verdict all;  // every check of every run: the self-test's one verdict
+  std::size_t runs = 0, failures = 0;
+  for (const std::string& input : inputs) {
+    const InputMode mode = input == "float" ? InputMode::kFloat : InputMode::kExact;
+    if (input != "probe") generate_input(o.seed, 0, mode, host.get(), max_n, exact_range(max_n));
     for (auto offset : offsets) {
-      if (input != SelfTestInput::kProbe) {
-        bench.upload(host.get(), InputSpec(o.seed, 0, mode, exact_range(max_n)), max_n, offset);
-        t.all.add("input", bench.input_is_hosts(),
-                  fmt::format("offset {}: the {} input the GPU made differs from the host's", offset, to_string(input)));
-      }
-      for (std::size_t si = 0; si < t.sizes.size(); ++si) {
-        const std::uint64_t n = t.sizes[si];
-        SumReference ref = refs[si];
-        if (input == SelfTestInput::kProbe) {
+      for (const std::uint64_t n : sizes) {
+        SumReference ref;
+        if (input == "probe") {
           const ProbeInput p = precision_probe(o.seed, n);
           bench.upload_probe(p, n, offset);
           ref = {p.sum, p.sum};
         } else {
-          bench.fence(n);
+          bench.upload(InputSpec(o.seed, 0, mode, exact_range(max_n)), n, offset);
+          all.add("input", same_on_device(bench.input(), host.get(), n),
+                  fmt::format("offset {}: the {} input the GPU made differs from the host's", offset, input));
+          ref = reference_sum(host.get(), n);
         }
-        self_test_size(bench, stage, blocks_per_sm, d, t, input, offset, n, ref);
+        std::size_t size_runs = 0, size_failures = 0;
+        for (auto block : blocks) {
+          for (const auto& [regime, grid] : launches) {
+            for (auto combine : stage.combines) {
+              const Config c = make_config(n, regime, block, combine, grid, blocks_per_sm, d);
+              const auto got = bench.run_checked(c);
+              Verdict v;
+              record(v, input, check_sum(got.value, ref, mode, shape_of(c, got.first), n));
+              v.add("canary", got.canary.empty(), got.canary);
+              // A deterministic combine gives the float input's sum the same bits on a second launch.
+              if (mode == InputMode::kFloat && deterministic(combine, got.first)) {
+                const auto again = bench.run_checked(c);
+                v.add("deterministic", std::memcmp(&again.value, &got.value, sizeof(float)) == 0,
+                      fmt::format("a second launch gave {:.9g}, the first {:.9g}: a deterministic combine must give "
+                                  "the same bits",
+                                  again.value, got.value));
+                v.add("canary", again.canary.empty(), again.canary);
+              }
+              all.add_all(v);
+              ++size_runs;
+              if (v.failures().empty()) continue;
+              ++size_failures;
+              fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
+                         to_string(regime), grid ? fmt::format(" (grid {})", grid) : "", input, offset,
+                         to_string(combine), v.failures().front());
+            }
+          }
+        }
+        runs += size_runs;
+        failures += size_failures;
+        fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", input, offset, n, size_runs,
+                   size_failures ? fmt::format("{} FAILED", size_failures) : std::string("all PASS"));
       }
     }
   }
   fmt::print("{} self-test: {} runs ({} float runs not judged, their bound too loose: their exact twins decide), {} "
              "failed: {}\n",
-             stage.name, t.runs, t.unbounded, t.failures, t.all.word());
-  return t.all.pass() ? 0 : 1;
+             stage.name, runs, all.skipped().size(), failures, all.word());
+  return all.pass() ? 0 : 1;
 }
 
 // ---- --error-study N: the float bound against the errors of N random configurations ----------------------------
@@ -768,7 +732,7 @@ std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions
     }
   }
   std::sort(cases.begin(), cases.end(), [](const StudyCase& a, const StudyCase& b) {
-    return std::tie(a.seed, a.offset, a.n) < std::tie(b.seed, b.offset, b.n);  // one upload per input and offset
+    return std::tie(a.seed, a.offset, a.n) < std::tie(b.seed, b.offset, b.n);  // one host input per seed
   });
   return cases;
 }
@@ -787,16 +751,10 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   std::vector<Record> records;
   std::vector<double> ratios;
   double z_sum = 0;  // the signed errors over their sigmas, for the centring test
-  std::uint64_t seed = 0;
-  unsigned offset = 99;
-  for (const auto& sc : cases) {
-    if (sc.seed != seed || sc.offset != offset || records.empty()) {
-      if (sc.seed != seed || records.empty()) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
-      bench.upload(host.get(), InputSpec(sc.seed, 0, InputMode::kFloat), need[sc.seed], sc.offset);
-      seed = sc.seed;
-      offset = sc.offset;
-    }
-    bench.fence(sc.n);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const StudyCase& sc = cases[i];
+    if (i == 0 || sc.seed != cases[i - 1].seed) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
+    bench.upload(InputSpec(sc.seed, 0, InputMode::kFloat), sc.n, sc.offset);
     const Config c = make_config(sc.n, sc.regime, sc.block, sc.combine, sc.grid, blocks_per_sm, d);
     const SumReference ref = reference_sum(host.get(), sc.n);
     const auto got = bench.run_checked(c);

@@ -112,49 +112,28 @@ class ReduceBench {
         partials0_(kGuard + max_partials + kGuard),
         partials1_(kGuard + max_partials + kGuard),
         ticket_(1),
-        timer_(static_cast<std::size_t>(d.l2_bytes), flush) {
+        timer_(d.l2_bytes, flush) {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
   }
-  // Fills the whole buffer with NaN, then makes count floats of the input `spec` at input(), offset floats past its
-  // alignment: on the GPU, bitwise what the host made of it in `host` (the oracle's copy, kept for fence()), so no
-  // copy of the input crosses the bus.
-  void upload(const float* host, const InputSpec& spec, std::uint64_t count, unsigned offset) {
+  // NaN in the whole input buffer, then the first n elements of the input `spec` at input(), offset floats past its
+  // alignment: made on the GPU, bitwise what the host makes of it, so no copy of the input crosses the bus.
+  void upload(const InputSpec& spec, std::uint64_t n, unsigned offset) {
     input_.poison(nullptr);
-    make_input_on_device(spec.key, spec.exact_bits, input_.get() + kGuard + offset, count, nullptr);
+    make_input_on_device(spec.key, spec.exact_bits, input_.get() + kGuard + offset, n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
-    host_ = host;
-    uploaded_ = fenced_ = count;
+    n_ = n;
     offset_ = offset;
   }
-  // Whether the GPU's input is bitwise the host's (their fingerprints agree): what the self-test asks of upload().
-  bool input_is_hosts() const { return host_ != nullptr && same_on_device(input(), host_, uploaded_); }
   // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
   void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
     input_.poison(nullptr);
     CUDA_CHECK(cudaMemset(input_.get() + kGuard + offset, 0, n * sizeof(float)));
     scatter(input_.get() + kGuard + offset, p.positions, p.values, nullptr);
-    host_ = nullptr;
-    uploaded_ = fenced_ = n;
+    n_ = n;
     offset_ = offset;
   }
-  // Makes the kGuard floats after element n - 1 NaN, for a size n below the uploaded count (the uploaded data
-  // continues there), and puts back the data the previous fence covered.
-  void fence(std::uint64_t n) {
-    if (n == fenced_) return;
-    if (host_ == nullptr) throw std::logic_error("fence() after upload_probe(): upload the input first");
-    float* in = input_.get() + kGuard + offset_;
-    if (fenced_ < uploaded_) {
-      const std::uint64_t count = std::min<std::uint64_t>(kGuard, uploaded_ - fenced_);
-      CUDA_CHECK(cudaMemcpy(in + fenced_, host_ + fenced_, count * sizeof(float), cudaMemcpyHostToDevice));
-    }
-    if (n < uploaded_) {
-      CUDA_CHECK(cudaMemset(in + n, 0xFF, std::min<std::uint64_t>(kGuard, uploaded_ - n) * sizeof(float)));
-    }
-    CUDA_CHECK(cudaDeviceSynchronize());
-    fenced_ = n;
-  }
-  const float* input() const { return input_.get() + kGuard + offset_; }  // where upload() put element 0
+  const float* input() const { return input_.get() + kGuard + offset_; }  // where element 0 is
   struct Result {
     float value;
     FirstLaunch first;   // the shape of the first launch, as the stage reported it and the harness saw it
@@ -183,10 +162,10 @@ class ReduceBench {
   // changed, named ("" if none). After a timed series it covers the last launch's writes, and every earlier launch's
   // outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
-    const std::size_t in0 = kGuard + offset_;  // fence()'s NaN follows the input
+    const std::size_t in0 = kGuard + offset_;
     return ladder::changed_poison(
         {{out_.get(), kGuard, 1, out_.count(), "the result (*out)"},
-         {input_.get(), in0, fenced_, in0 + fenced_ + kGuard, "the input"},
+         {input_.get(), in0, n_, in0 + n_ + kGuard, "the input"},
          {partials0_.get(), kGuard, first.grid, partials0_.count(), "launch.partials[0]"},
          {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
         canary_.get(), timer_.stream());
@@ -197,7 +176,7 @@ class ReduceBench {
     const ReduceLaunch l = launch(c);
     const float* in = input();
     const Kept<float> kept(warmup, reps);
-    // Before each launch: the result and the partial sums this configuration can use, with their fences (not the
+    // Before each launch: the result and the partial sums this configuration can use, with their guards (not the
     // whole buffers, which a larger configuration sized: their memset would evict a --flush none input).
     const auto poison_live = [&](cudaStream_t s) {
       out_.poison(s);
@@ -263,8 +242,7 @@ class ReduceBench {
   DeviceBuffer<unsigned> ticket_;
   DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
   GpuTimer timer_;
-  const float* host_ = nullptr;  // what upload() copied, for fence() to put back
-  std::uint64_t uploaded_ = 0, fenced_ = 0;
+  std::uint64_t n_ = 0;  // the input's elements
   unsigned offset_ = 0;
   long long launches_ = 0;
 };

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include <cub/device/device_reduce.cuh>
-#include <cublas_v2.h>
 
 #include "references.hpp"
 
@@ -41,8 +40,6 @@ void cublas_check(cublasStatus_t status, const char* call, int line) {
 }
 #define CUBLAS_CHECK(call) cublas_check((call), #call, __LINE__)
 
-cublasHandle_t as_handle(void* h) { return static_cast<cublasHandle_t>(h); }
-
 }  // namespace
 
 std::size_t CubSum::temp_bytes(const std::vector<std::uint64_t>& sizes) {
@@ -54,8 +51,6 @@ std::size_t CubSum::temp_bytes(const std::vector<std::uint64_t>& sizes) {
   }
   return most;
 }
-
-CubSum::CubSum(const std::vector<std::uint64_t>& sizes) : temp_(temp_bytes(sizes)) {}
 
 void CubSum::run(const float* in, std::size_t n, float* out, cudaStream_t stream) {
   std::size_t bytes = temp_.bytes();
@@ -70,19 +65,16 @@ void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, c
 }
 
 CublasSgemm::CublasSgemm() {
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
-  handle_ = handle;
+  CUBLAS_CHECK(cublasCreate(&handle_));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
 }
-
-CublasSgemm::~CublasSgemm() { cublasDestroy(as_handle(handle_)); }
+CublasSgemm::~CublasSgemm() { cublasDestroy(handle_); }
 
 void CublasSgemm::run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(as_handle(handle_), stream));
+  CUBLAS_CHECK(cublasSetStream(handle_, stream));
   // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
-  CUBLAS_CHECK(cublasSgemm(as_handle(handle_), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+  CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
 }
 
 }  // namespace ladder

@@ -1,21 +1,22 @@
-// The references every stage is timed against in the same run: what a professional would call, and the speed of
-// light of a sum on this GPU.
+// The references every stage is timed against in the same run: what a professional would call (references.cu), and
+// the speed of light of a sum on this GPU (speed_of_light.cu).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "device_fill.hpp"
 
 namespace ladder {
 
-// cub::DeviceReduce::Sum (references.cu), with its temporary storage allocated once, outside any timed region.
+// cub::DeviceReduce::Sum, its temporary storage (room for every size in the list) allocated outside any timed region.
 class CubSum {
  public:
-  explicit CubSum(const std::vector<std::uint64_t>& sizes);  // room for every size in the list
+  explicit CubSum(const std::vector<std::uint64_t>& sizes) : temp_(temp_bytes(sizes)) {}
   void run(const float* in, std::size_t n, float* out, cudaStream_t stream);
   static std::size_t temp_bytes(const std::vector<std::uint64_t>& sizes);
 
@@ -23,11 +24,11 @@ class CubSum {
   DeviceBuffer<unsigned char> temp_;
 };
 
-// The speed of light of a sum (speed_of_light.cu), timed beside every stage: a kernel that only reads the same n
-// floats (16-byte loads, several in flight per thread, as many blocks as the occupancy API fits on the GPU) and a
-// device-to-device cudaMemcpyAsync of them, which reads and writes every byte. Both are references measured in the
-// same process, not ceilings: a sum kernel can match the read-only kernel. At small n, an empty launch and a 4-byte
-// memset give the floor a sum cannot go under.
+// The speed of light of a sum: a kernel that only reads the same n floats (16-byte loads, several in flight per
+// thread, as many blocks as the occupancy API fits on the GPU) and a device-to-device cudaMemcpyAsync of them, which
+// reads and writes every byte. Both are references measured in the same process, not ceilings: a sum kernel can match
+// the read-only kernel. At small n, an empty launch and a 4-byte memset (what an atomic combine spends to zero its
+// result) give the floor a sum cannot go under.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
@@ -35,8 +36,8 @@ class SpeedOfLight {
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
   void empty_launch(cudaStream_t stream);
-  void memset4(cudaStream_t stream);  // what an atomic combine spends to zero its result
-  void poison_sums(cudaStream_t stream);  // NaN in every per-thread sum: a read that writes none cannot pass
+  void memset4(cudaStream_t stream);
+  void poison_sums(cudaStream_t stream) { sums_.poison(stream); }  // a read that writes no sum cannot pass
   // *slot = the per-thread sums of the last read added in double, in a fixed order (one block), on `stream`.
   void keep_sum(double* slot, cudaStream_t stream) const;
   int grid() const { return grid_; }
@@ -51,12 +52,12 @@ class SpeedOfLight {
   float* copy_ = nullptr;
 };
 
-// The naive GEMM (references.cu): one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and
-// stores of C), every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
+// The naive GEMM: one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and stores of C),
+// every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
-// cuBLAS SGEMM in strict FP32 (references.cu): CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen,
-// whatever NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
+// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen, whatever
+// NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
 class CublasSgemm {
  public:
   CublasSgemm();
@@ -67,7 +68,7 @@ class CublasSgemm {
   static const char* math_mode() { return "FP32, CUBLAS_PEDANTIC_MATH (no TF32)"; }
 
  private:
-  void* handle_ = nullptr;  // cublasHandle_t, kept out of this header
+  cublasHandle_t handle_ = nullptr;
 };
 
 }  // namespace ladder

@@ -91,8 +91,6 @@ void SpeedOfLight::keep_sum(double* slot, cudaStream_t stream) const {
   LADDER_CHECK_LAUNCH();
 }
 
-void SpeedOfLight::poison_sums(cudaStream_t stream) { sums_.poison(stream); }
-
 void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
   if (copy_ != nullptr) CUDA_CHECK(cudaMemcpyAsync(copy_, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }

@@ -15,14 +15,14 @@ namespace ladder {
 
 class Verdict {
  public:
-  // One check under a name that tables and result files show ("exact", "probe", "float", "timed", "cub", ...); a
-  // name may be recorded several times (one per launch), and fails if any of them failed.
+  // A check under the name tables and result files show ("exact", "probe", "float", "timed", "cub", ...); a name may
+  // be recorded several times (one per launch), and fails if any of them failed.
   void add(const std::string& name, bool pass, const std::string& reason = "") {
     entries_.push_back({name, pass ? State::kPass : State::kFail, reason});
   }
-  // A check that was made but could not be judged, with the reason the run prints.
   void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
   void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
+
   bool pass() const {
     bool judged = false;
     for (const auto& e : entries_) {
@@ -32,8 +32,8 @@ class Verdict {
     return judged;  // a run that judged nothing has shown nothing
   }
   const char* word() const { return pass() ? "PASS" : "FAIL"; }
-  // The checks recorded under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all were
-  // skipped, "-" if none was made.
+  // The checks under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all were skipped,
+  // "-" if none was made.
   const char* field(std::initializer_list<const char*> names) const {
     bool passed = false, skipped = false;
     for (const auto& e : entries_) {
