@@ -67,8 +67,7 @@ DeviceLookup find_device(int index) {
   if (d.cc_major * 10 + d.cc_minor < kMinMajor * 10 + kMinMinor) {
     out.exit_status = 77;
     out.message = fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs {}.{} "
-                              "or newer",
-                              index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor);
+                              "or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor);
     return out;
   }
   out.ok = true;

@@ -1,7 +1,6 @@
-// Device memory: an owning buffer, and what the harness writes into device memory on the GPU: the inputs, made there
-// with the host's arithmetic instead of copied over the bus; the precision probes' few non-zero values; NaN in the
-// shared memory of every SM before a checked launch; a fingerprint of a result too large to copy back after every
-// timed launch (GEMM's C); and the canary's scan of the NaN guards around every buffer a launch touches.
+// Device memory: an owning buffer, and what the harness does in device memory on the GPU: make the inputs, scatter the
+// probes' few values, fill every SM's shared memory with NaN, fingerprint a result too large to copy back after every
+// timed launch (GEMM's C), and scan the NaN guards around every buffer a launch touches (the canary).
 #pragma once
 
 #include <algorithm>
@@ -36,11 +35,10 @@ class DeviceBuffer {
   std::size_t count_;
 };
 
-// out[0..count) = elements 0..count-1 of the input stream (key, exact_bits) of input.hpp's InputSpec, on `stream`:
-// bitwise what the host makes of it.
+// out[0..count) = elements 0..count-1 of the input (key, exact_bits) (input.hpp), bitwise what the host makes of it.
 void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream);
 
-// Sets dst[at[i]] = values[i] for every i, on `stream`, and waits for it; the rest of dst is left as it is.
+// dst[at[i]] = values[i] for every i, on `stream`, and waits for it.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
 
 // Fills the shared memory of every SM with NaN (all bits set) on `stream`: twice as many blocks as SMs, each taking
@@ -60,8 +58,7 @@ bool same_on_device(const float* device, const float* host, std::size_t n);
 // changes the poison, which the canary (harness.hpp's changed_poison) sees.
 constexpr std::size_t kGuard = 64;
 
-// A stretch of device memory that must still hold the poison (all bits set): p[begin, end).
-struct PoisonSpan {
+struct PoisonSpan {  // device memory p[begin, end) that must still hold the poison (all bits set)
   const float* p;
   std::size_t begin, end;
 };

@@ -166,8 +166,7 @@ class GemmBench {
     std::uint64_t e = 0;  // the first element that differs (memcmp saw one)
     while (std::memcmp(&again[e], &host_c_[e], sizeof(float)) == 0) ++e;
     same.reason = fmt::format("C[{}][{}] = {:.9g} where the checked launch gave {:.9g}: a deterministic kernel must "
-                              "give the same bits",
-                              e / s_.n, e % s_.n, again[e], host_c_[e]);
+                              "give the same bits", e / s_.n, e % s_.n, again[e], host_c_[e]);
     return same;
   }
   Shape s_;
@@ -320,16 +319,14 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
                                           : "",
              timing ? fmt::format(", every warm-up and timed launch (C poisoned before each, its fingerprint equal "
                                   "to the checked C's) and the naive kernel's and cuBLAS's, and none of their GFLOP/s "
-                                  "more than {:g}% above the FP32 peak",
-                                  100 * kRateMargin)
+                                  "more than {:g}% above the FP32 peak", 100 * kRateMargin)
                     : "");
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
   fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
   fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
   fmt::print("  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from device "
-             "attributes\n",
-             d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
+             "attributes\n", d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
 }
 
 // The default run: check, time, compare, report; returns the exit status.

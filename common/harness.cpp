@@ -238,8 +238,7 @@ std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long lo
     std::memcpy(&bits, &value, sizeof bits);
     const long long index = static_cast<long long>(found[k]) - static_cast<long long>(buffers[k / 2].zero);
     return fmt::format("{}[{}] holds {} (bits {:08x}), where the launch may not write: its poison (NaN, all bits "
-                       "set) was overwritten",
-                       buffers[k / 2].name, index, value, bits);
+                       "set) was overwritten", buffers[k / 2].name, index, value, bits);
   }
   return "";
 }

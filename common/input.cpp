@@ -1,13 +1,10 @@
-#include "input.hpp"
-
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "input.hpp"
 
 namespace ladder {
 
@@ -15,7 +12,6 @@ namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
-// SplitMix64's output function: a bijective 64-bit mixer.
 std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
   return mix64(seed ^ 0x6A09E667F3BCC909ull) ^ mix64(stream + 0xBB67AE8584CAA73Bull);
 }
@@ -57,7 +53,6 @@ unsigned exact_range(std::uint64_t n) {
 }
 
 ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
-  ProbeInput p;
   const std::uint64_t spread = std::min<std::uint64_t>(n, kProbeElements - 8);
   std::vector<std::uint64_t> at;
   for (std::uint64_t i = 0; i < std::min<std::uint64_t>(n, 4); ++i) at.push_back(i);      // the head
@@ -65,6 +60,7 @@ ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
   for (std::uint64_t j = 0; j < spread; ++j) at.push_back(std::min(n - 1, j * n / spread + j % 4));  // every lane
   std::sort(at.begin(), at.end());
   at.erase(std::unique(at.begin(), at.end()), at.end());
+  ProbeInput p;
   const std::uint64_t key = stream_key(seed, 3);
   for (std::uint64_t i : at) {
     const auto r = static_cast<unsigned>(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull) >> 57);  // 0..127

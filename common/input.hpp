@@ -1,7 +1,6 @@
-// Deterministic input: element i depends only on (seed, stream, i), so every stage, every size and every thread count
-// sees bitwise the same values, and a size-n input is a prefix of a larger one. An element is host and device code
-// alike: the GPU makes its copy of an input with the arithmetic the host uses for the oracle's, so the two are
-// bitwise the same and no copy of the whole input has to cross the bus.
+// Deterministic input: element i depends only on (seed, stream, i), so every stage, size and thread count sees bitwise
+// the same values, and a size-n input is a prefix of a larger one. input_value() is host and device code alike: the
+// GPU makes its copy of an input with the host's arithmetic, so no copy of the whole input crosses the bus.
 #pragma once
 
 #include <algorithm>
@@ -22,17 +21,16 @@
 
 namespace ladder {
 
-// splitmix64's finaliser: a bijective 64-bit mixer.
-LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {
+LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser, a bijection
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-// Element i of the stream whose key is `key` (InputSpec). exact_bits 0: float mode, uniform in [0, 1) with 24 random
-// bits (exactly representable). Otherwise exact mode with range R = 2^(exact_bits - 1): k / R with k one of -R..-1,
-// 1..R with equal probability: dyadic values in [-1, 1] with fractional parts (from R = 2 on), never zero, so dropping
-// or repeating any element changes the sum, and a sum rounded to an integer on the way is wrong.
+// Element i of the stream whose key is `key`. exact_bits 0: float mode, uniform in [0, 1) with 24 random bits (exact
+// in float). Otherwise exact mode with range R = 2^(exact_bits - 1): k / R, k one of -R..-1, 1..R with equal
+// probability: dyadic values in [-1, 1] with fractional parts (from R = 2 on), never zero, so dropping or repeating
+// any element changes the sum, and a sum rounded to an integer on the way is wrong.
 LADDER_HOST_DEVICE inline float input_value(std::uint64_t key, std::uint64_t i, unsigned exact_bits) {
   const std::uint64_t h = mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull);
   if (exact_bits == 0) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1), exactly
@@ -43,36 +41,31 @@ LADDER_HOST_DEVICE inline float input_value(std::uint64_t key, std::uint64_t i, 
 
 constexpr unsigned kDefaultExactRange = 4;  // the GEMM's exact mode: k/4, products k1*k2/16, exact for K <= 2^20
 
-// An input stream as input_value() takes it: the key of (seed, stream), and 0 for float mode or the bits of an exact
-// one of range R (a power of two from 1 to 4096). The GPU makes an input from it (make_input_on_device).
+// An input stream as input_value() takes it: the key of (seed, stream), and 0 (float mode) or the bits of an exact
+// range R, a power of two from 1 to 4096.
 struct InputSpec {
   InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range = kDefaultExactRange);
   std::uint64_t key;
   unsigned exact_bits;
 };
-
-// Element i of input stream `stream` under `seed`.
 float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i,
                     unsigned range = kDefaultExactRange);
-// Fills out[0..count) with elements 0..count-1, on every core.
+// out[0..count) = elements 0..count-1, on every core.
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range = kDefaultExactRange);
 
-// The widest exact range R for a sum of n elements that stays exact in float: ten standard deviations of the sum of
-// the integers k (and so, with overwhelming probability, of every partial sum in any order fixed independently of the
-// data) stay below 2^24, so every partial sum is a multiple of 1/R that float holds exactly. A wider range makes an
-// element read from the wrong place more likely to change the sum (it goes unseen only when the two values are
-// equal: probability 1/(2R)).
+// The widest exact range R for a sum of n elements that stays exact in float: ten standard deviations of the sum of the
+// k (and so, with overwhelming probability, of every partial sum in an order fixed independently of the data) stay
+// below 2^24. A wider range makes an element read from the wrong place likelier to change the sum (it goes unseen
+// only where the two values are equal: probability 1/(2R)).
 unsigned exact_range(std::uint64_t n);
 
-// The precision probe of a sum of n elements: zeros except at up to kProbeElements positions spread over [0, n) (the
-// first and last four among them, and every residue mod 4, so head, every lane of a float4 body and tail are probed).
-// Each probe value is k / 2^13 with k = 2^12 + 32 r + 1 (r random in [0, 128)): 13 significant bits, positive, and its
-// lowest five bits 00001, so rounding it to any precision of 12 bits or fewer (fp16, TF32: 11; bf16: 8), to nearest
-// or toward zero, makes it smaller. The probe values sum to at most kProbeElements, a multiple of 2^-13 below 2^24
-// units: every partial sum is exact in float, and a kernel that reads its input in a lower precision returns less
-// than `sum`, and one that keeps a partial sum in one returns a sum other than `sum` (rounding a sum of probe values
-// may go either way).
+// The precision probe of a sum of n elements: zeros except at up to kProbeElements positions over [0, n) (the first
+// and last four, and every residue mod 4: head, every lane of a float4 body and tail). Each value is k / 2^13, k =
+// 2^12 + 32 r + 1 (r random in [0, 128)): 13 significant bits ending in 00001, so rounding it to 12 bits or fewer (fp16,
+// TF32: 11; bf16: 8), to nearest or toward zero, makes it smaller. The values sum to at most kProbeElements, a multiple
+// of 2^-13 below 2^24 units, so every partial sum is exact: a kernel that reads its input in a lower precision returns
+// less than `sum`, one that keeps a partial sum in one returns another sum.
 constexpr std::size_t kProbeElements = 1024;
 struct ProbeInput {
   std::vector<std::uint64_t> positions;  // ascending, distinct
@@ -81,14 +74,12 @@ struct ProbeInput {
 };
 ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n);
 
-// A 64-bit hash of the bytes, the same for any thread count; printed as 16 hex digits so a reader can see that two
-// runs saw the same data.
+// A 64-bit hash of the bytes, the same for any thread count, printed as 16 hex digits: two runs saw the same data.
 std::uint64_t fingerprint(const float* data, std::size_t count);
 std::string fingerprint_hex(std::uint64_t fp);
 
-// Calls body(begin, end) over [0, count) in chunks of `chunk`, on every hardware thread (the inputs, the oracles,
-// the fingerprints). Which thread runs which chunk varies; results must not depend on it (callers write per-chunk
-// results).
+// Calls body(begin, end) over [0, count) in chunks of `chunk`, on every hardware thread. Which thread runs which chunk
+// varies; results must not depend on it (callers write per-chunk results).
 template <typename Body>
 void parallel_chunks(std::size_t count, std::size_t chunk, Body body) {
   const std::size_t chunks = (count + chunk - 1) / chunk;

@@ -146,8 +146,7 @@ std::optional<std::string> size_problem(const std::string& text) {
     const auto lo = parse_count(lo_text), hi = parse_count(hi_text);
     if (lo && hi && (!is_power_of_two(*lo) || !is_power_of_two(*hi))) {
       return fmt::format("-n/--size '{}': a range a..b doubles from a to b, so both ends are powers of two "
-                         "(2^10..2^30)",
-                         item);
+                         "(2^10..2^30)", item);
     }
     if (lo && hi && *lo > *hi) {
       return fmt::format("-n/--size '{}' runs backwards: a range goes from the smaller power of two up ({}..{})", item,
@@ -155,8 +154,7 @@ std::optional<std::string> size_problem(const std::string& text) {
     }
   }
   return fmt::format("-n/--size '{}' is not a size: give a whole number from 1 to 2^36 (268435456, 2^28, 1e6), a "
-                     "list, or a range like 2^10..2^30",
-                     text);
+                     "list, or a range like 2^10..2^30", text);
 }
 
 // --block: powers of two from 64 to 1024, one or a list.
@@ -263,8 +261,7 @@ class CommandLine {
   void sizes(std::string& text) {
     this->text("-n,--size", text, size_problem, "N|LIST|RANGE",
                "Number of floats: 268435456, 2^28, 1e6, or a list (1000,2^20) or range of powers of two "
-               "(2^10..2^30), from 1 to 2^36",
-               kWhat);
+               "(2^10..2^30), from 1 to 2^36", kWhat);
   }
   void flag(const std::string& flags, bool& value, const std::string& help, const std::string& group) {
     app_.add_flag(flags, value, help)->group(group);
@@ -384,8 +381,7 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
             "Untimed runs before timing (at least one is made: it loads the kernels)", kTiming);
   cli.choice("--flush", t.flush, words(kFlushes),
              "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; 'write' = only "
-             "overwrite (dirty lines are written back during the timed run); 'none' = no flush",
-             kTiming);
+             "overwrite (dirty lines are written back during the timed run); 'none' = no flush", kTiming);
   cli.flag("--hot", t.hot, "Same as --flush none", kTiming);
   cli.excludes("--hot", "--flush", "--hot and --flush: give one (--hot is --flush none)");
   cli.whole("--device", o.device, 0, 1023, "I", "CUDA device index", kTiming);
@@ -393,15 +389,13 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
            "Only the checks (the exact check, the probe, the measured input); no timing and no references", kModes);
   cli.choice("--self-test", t.self_test, words(kSelfTests, 1),
              "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' (a "
-             "small set for the sanitizers)",
-             kModes);
+             "small set for the sanitizers)", kModes);
   cli.excludes("--self-test", "--check-only",
                "--self-test and --check-only: give one (--self-test checks and never times)");
   cli.flag("--no-shared-poison", t.no_shared_poison,
            "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
            "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
-           "wrote may then pass",
-           kModes);
+           "wrote may then pass", kModes);
   cli.flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)",
            kModes);
   cli.choice("--format", t.format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
@@ -497,8 +491,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   cli.sizes(sizes);
   cli.text("--regime", regime, [&stage](const std::string& s) { return regime_problem(stage, s); }, "MODE|LIST",
            "'stream': a grid that fills the GPU, many elements per thread; 'tree': one element per thread, grid = "
-           "n / block; or both: 'stream,tree'",
-           has_stream ? kWhat : kHidden, regimes);
+           "n / block; or both: 'stream,tree'", has_stream ? kWhat : kHidden, regimes);
   cli.text("--block", blocks, [&stage](const std::string& s) { return block_problem(stage.name, s); }, "B|LIST",
            "Threads per block: a power of two from 64 to 1024, or a list (64,128,256)", kLaunch,
            {"64", "128", "256", "512", "1024"});
@@ -521,8 +514,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
             kModes);
   cli.whole("--error-study", out.error_study, 1, 100000, "N",
             "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
-            "on the float input and report each one's error / bound",
-            kModes);
+            "on the float input and report each one's error / bound", kModes);
   cli.excludes("--self-test", "--determinism", "--self-test and --determinism: give one");
   cli.excludes("--error-study", "--self-test", "--error-study with --self-test or --determinism: give one");
   cli.excludes("--error-study", "--determinism", "--error-study with --self-test or --determinism: give one");
@@ -547,16 +539,14 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   if (described.exit_status) return described;
   if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
-                                       "to the stream regime",
-                                       out.grid));
+                                       "to the stream regime", out.grid));
   }
   return {};
 }
 
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
   CommandLine cli(stage_name, fmt::format("{}: C = A * B in float (row-major), checked against a CPU oracle and timed "
-                                          "beside cuBLAS and a naive kernel",
-                                          stage_name));
+                                          "beside cuBLAS and a naive kernel", stage_name));
   std::string m = "4096", n = "4096", k = "4096", size = "4096", tile = "16", pad = "off";
   const std::string range = fmt::format(", 1 to {}", kMaxGemmDim);
   cli.text("-m", m, gemm_dim("-m"), "M", "Rows of A and C" + range, kWhat);
@@ -601,8 +591,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   cli.whole("--threads", out.threads, 0, 1024, "T", "Threads of the all-cores sum; 0 = every hardware thread", kWhat);
   cli.choice("--input", input, words(kInputs),
              "Input that is timed: 'float' (checked within a derived bound) or 'exact' (checked for equality); every "
-             "run also makes the exact check",
-             kWhat);
+             "run also makes the exact check", kWhat);
   cli.whole("--seed", out.seed, 0, kMaxU64, "S",
             "Input seed, as the stages take it: the same seed is bitwise the same input", kWhat);
   cli.whole("--reps", out.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
@@ -618,8 +607,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   out.format = enum_of<Format>(kFormats, format);
   return cli.described("\"role\": \"cpu\"",
                        fmt::format("\"sizes\": {}, \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, "
-                                   "\"input\": \"{}\"",
-                                   out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
+                                   "\"input\": \"{}\"", out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
 }
 
 ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {

@@ -1,24 +1,21 @@
-// The CPU oracles every stage is checked against, and the bounds that go with them (docs/method.md, "What a PASS
-// proves").
+// The CPU oracles every stage is checked against, and their bounds (docs/method.md, "What a PASS proves").
 //
-// Sum: in double, with Kahan compensation inside fixed chunks and again across them: deterministic for any thread
-// count, and exact for the exact input. A reduce stage's inputs are checked three ways:
-//  - the exact input (dyadic k/R, every partial sum exact in float) for equality: dropping or repeating an element
-//    changes the sum at any n, a misplaced one goes unseen only where the two values are equal (probability 1/(2R),
-//    exact_range), and a partial sum rounded to an integer changes it too;
+// Sum: in double, Kahan-compensated within fixed chunks and across them: the same for any thread count, exact for the
+// exact input. A reduce stage's inputs are checked three ways:
+//  - the exact input (dyadic k/R, every partial sum exact in float), for equality: dropping or repeating an element
+//    changes the sum at any n, a misplaced one goes unseen only where both values are equal (probability 1/(2R)), and
+//    a partial sum rounded to an integer changes it too;
 //  - the precision probe (input.hpp), which any read or partial sum kept in 12 bits or fewer changes;
-//  - the float input against a bound computed from the additions the launch makes. A float addition returns
-//    s (1 + delta), |delta| <= u = 2^-24, so the error is the sum over every addition k of delta_k s_k, s_k the
-//    partial sum it formed. With the deltas independent and of mean zero (round to nearest; Higham and Mary, "A New
-//    Approach to Probabilistic Rounding Error Analysis", SIAM J. Sci. Comput. 41(5), 2019) that sum is sub-Gaussian
-//    with variance proxy u^2 sum s_k^2 (Hoeffding, Azuma): |error| <= lambda u sqrt(sum s_k^2) but with probability
-//    below 2 exp(-lambda^2/2). SumShape models the s_k of the launch the harness saw (each thread's chain, each
-//    block's tree, the combine), every partial sum as (the elements it holds) x mean|x|, within a relative sqrt(j)/j
-//    for the uniform float input; a correct kernel sits at a few hundredths of the bound. A biased rounding moves
-//    every s_k the same way: one sum fails once the bias outgrows the bound; where the combine dominates the bound
-//    and the biased chains are short, only check_centred over many sums (--error-study) sees it. Where the bound
-//    would exceed kMaxRelativeBound of sum|x| it says nothing: a result inside it is not judged (the exact check
-//    carries the verdict), a result outside it still fails.
+//  - the float input, against a bound from the additions the launch makes. An addition returns s (1 + delta),
+//    |delta| <= u = 2^-24, so the error is the sum of delta_k s_k over the partial sums s_k. With the deltas
+//    independent and of mean zero (round to nearest; Higham and Mary, "A New Approach to Probabilistic Rounding Error
+//    Analysis", SIAM J. Sci. Comput. 41(5), 2019) it is sub-Gaussian with variance proxy u^2 sum s_k^2 (Hoeffding,
+//    Azuma): |error| <= lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the
+//    s_k of the launch the harness saw (each thread's chain, each block's tree, the combine), each as (its elements) x
+//    mean|x|; a correct kernel sits at a few hundredths of the bound. A biased rounding moves every s_k one way: one
+//    sum fails once the bias outgrows the bound, and where the combine dominates the bound only check_centred over
+//    many sums (--error-study) sees it. A bound above kMaxRelativeBound of sum|x| says nothing: a result inside it is
+//    not judged (the exact check carries the verdict), one outside it still fails.
 #pragma once
 
 #include <cstddef>
@@ -53,8 +50,8 @@ class SumShape {
   SumShape& chain(std::uint64_t terms, double unit, std::uint64_t copies);
   // `copies` pairwise trees over `leaves` values of `unit` elements each (leaves rounded up to a power of two).
   SumShape& tree(std::uint64_t leaves, double unit, std::uint64_t copies);
-  // `values` values spread over `threads` threads in whole float4s (*per_thread each, over *busy threads): the
-  // chains. Rounding up to float4s covers the scalar stages and the vector ones alike.
+  // `values` values over `threads` threads in whole float4s (*per_thread each, over *busy threads): the chains.
+  // Rounding up to float4s covers the scalar stages and the vector ones alike.
   SumShape& chains(std::uint64_t values, double unit, std::uint64_t threads, std::uint64_t* per_thread,
                    std::uint64_t* busy);
   // One kernel pass: the chains over blocks x block threads, then each busy block's tree over its busy threads.
@@ -65,7 +62,7 @@ class SumShape {
   double sum_squares_ = 0;
 };
 
-// A reduce stage's launch: its first kernel's grid and block over n elements (a pass), then the combine of the block
+// A reduce stage's launch: a pass of its first kernel's grid and block over n elements, then the combine of the block
 // sums: a tree (relaunch), one chain (atomic: they arrive one after another) or one block that walks them and adds its
 // threads' sums in a tree (two-pass, last-block). A first launch of one block has nothing to combine.
 SumShape stage_shape(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine);
@@ -75,21 +72,20 @@ double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n);
 
 struct SumCheck {
   bool pass = false;
-  bool bounded = true;   // float mode: false where the bound would say nothing and the result lies inside it
+  bool bounded = true;   // float mode: false where the bound says nothing and the result lies inside it
   double error = 0;      // |result - reference|
   double tolerance = 0;  // 0 in the exact mode (equality is demanded); float: the probabilistic bound
   std::string reason;    // why it failed (or, unbounded, why it was not judged); empty on pass
 };
-// NaN or Inf never pass. Exact mode: the result must equal the exact sum. Float mode: within sum_bound(shape); a
-// result inside a bound that says nothing is not judged (bounded = false, pass = false), one outside it fails.
+// NaN or Inf never pass. Exact mode: the result must equal the exact sum. Float mode: within sum_bound(shape).
 SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n);
 // Records c in v under `name`: a pass, a failure, or (a float bound too loose to judge) a skipped check.
 void record(Verdict& v, const std::string& name, const SumCheck& c);
 
-// Whether errors lean one way. Each error over its sigma (its bound / lambda) is a sub-Gaussian variable of mean zero
-// under the model above, so the mean of E independent ones stays within kCentringLambda / sqrt(E) but with
-// probability below 2 exp(-kCentringLambda^2 / 2) = 3.9e-22. A rounding that leans one way shifts every one of them,
-// and fails once sqrt(E) times its shift (in sigmas) exceeds kCentringLambda.
+// Whether errors lean one way. Each error over its sigma (its bound / lambda) is sub-Gaussian of mean zero under the
+// model above, so the mean of E independent ones stays within kCentringLambda / sqrt(E) but with probability below
+// 2 exp(-kCentringLambda^2 / 2) = 3.9e-22; a rounding that leans one way fails once sqrt(E) times its shift (in
+// sigmas) exceeds kCentringLambda.
 constexpr double kCentringLambda = 10;
 struct Centring {
   bool pass = true;
@@ -100,14 +96,23 @@ struct Centring {
 Centring check_centred(double z_sum, std::uint64_t count);
 
 // A measured rate above the theoretical peak (bytes over the median time against the DRAM peak; FLOP/s against the
-// FP32 peak) by more than this fraction fails: the launches skipped work their result does not show. The peaks come
-// from device attributes; the margin covers their rounding, not a real kernel.
+// FP32 peak) by more than this fraction fails: the launches skipped work their result does not show. The margin
+// covers the rounding of the peaks (from device attributes), not a real kernel.
 constexpr double kRateMargin = 0.02;
 // "" where `rate` is at most the peak plus kRateMargin (or either is NaN: not judged), else why it fails.
 std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit);
 
-// ---- GEMM: C (M x N) = A (M x K) * B (K x N), all row-major ------------------------------------------------------
-
+// GEMM, C (M x N) = A (M x K) * B (K x N), all row-major. Up to kFullCheckFlops multiply-adds every element is compared
+// with the double oracle. Above: every element is scanned for NaN/Inf, the first and last rows and columns and 1024
+// random elements are compared, and Freivalds' test with kFreivaldsVectors random +-1 vectors x compares C*x with
+// A*(B*x) in double. In the exact mode (values k/4) all of it is exact, so a wrong element in row i makes
+// (C*x)_i - (A*B*x)_i = sum_j e_ij x_j: never 0 for one wrong element, for several 0 with probability at most 1/2 per
+// vector (2^-16 for all). In the float mode Freivalds' tolerance sums the element bounds along a row: it catches gross
+// errors (a wrong tile, a lost row), not one slightly wrong element (the exact check's job). An element's float bound:
+// kGemmLambda sigma, sigma = u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2) (a chain of K fused multiply-adds,
+// modelled as for the sum); the elements compared one by one must also be centred, which round toward zero fails at
+// K = 64, E = 4096 many times over with every element inside its bound. Exact mode: equality, and every element a
+// multiple of kGemmExactUnit (exact in float for K <= 2^20).
 struct GemmCheck {
   bool pass = false;
   std::string method;          // what was checked, in words
@@ -116,30 +121,17 @@ struct GemmCheck {
   double mean_z = 0;           // float mode: the mean signed error / sigma over the elements compared one by one
   std::string reason;          // why it failed, empty on pass
 };
-
-// Up to kFullCheckFlops multiply-adds every element is compared with the double oracle. Above that: every element is
-// scanned for NaN/Inf; the first and last rows and columns and 1024 random elements are compared; and Freivalds' test
-// with kFreivaldsVectors random +-1 vectors x compares C*x with A*(B*x) in double. In the exact mode (values k/4) all
-// of this is exact (products are multiples of 1/16, sums far below 2^53 of them), so a wrong element in row i makes
-// (C*x)_i - (A*B*x)_i = sum_j e_ij x_j: never 0 for one wrong element, 0 for several with probability at most 1/2 per
-// vector, so all vectors miss with probability at most 2^-16. In the float mode Freivalds' tolerance sums the element
-// bounds along a row: it catches gross errors (a wrong tile, a lost row), not one slightly wrong element, which is the
-// exact check's job. An element's float bound: a chain of K fused multiply-adds with partial sums of 1..K products,
-// modelled as for the sum: sigma = u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2), bound kGemmLambda sigma. The
-// errors of the elements compared one by one must also be centred (check_centred): round toward zero fails that at
-// K = 64 and E = 4096 many times over, while every element stays inside its own bound. Exact mode: equality, and
-// every element a multiple of kGemmExactUnit (exact in float for K <= 2^20).
 constexpr int kFreivaldsVectors = 16;
 constexpr std::uint64_t kFullCheckFlops = std::uint64_t{1} << 30;
 constexpr double kGemmExactUnit = 1.0 / 16;  // the products of two exact-mode values k/4
 GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
                      std::uint64_t K, InputMode mode, std::uint64_t seed);
 
-// The operand-precision probes. A selection matrix S has one 1 in every column (probe of A: S is K x N) or in every
-// row (probe of B: S is M x K), zeros elsewhere, at k = (s index + 3) mod K, s the first odd number from 7 on prime to
-// K (so every k is selected once the matrix is at least as wide, or tall, as K is deep). A * S is then A's selected
-// columns and S * B B's selected rows, exactly, in any order of the additions: with a full-mantissa float operand, a
-// kernel that reads A or B in a lower precision (TF32, bf16, fp16) or keeps its sum in one changes C's bits.
+// The operand-precision probes. A selection matrix S has one 1 in every column (probe of A: S is K x N) or every row
+// (probe of B: S is M x K), at k = (s index + 3) mod K, s the first odd number from 7 on prime to K (every k selected
+// once the matrix is at least as wide, or tall, as K is deep). A * S is A's selected columns and S * B B's selected
+// rows, exactly, in any order of the additions: with a full-mantissa float operand, a kernel that reads A or B in a
+// lower precision (TF32, bf16, fp16) or keeps its sum in one changes C's bits.
 enum class GemmProbe { kA, kB };  // which operand the probe checks (the other one is the selection matrix)
 // Where S has its ones (flat row-major indices): N of them for kA (S is K x N), M for kB (S is M x K).
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K);

@@ -1,17 +1,16 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query.
-//
-// A default run, for every configuration (size, regime, block, combine):
+// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. A
+// default run, for every configuration (size, regime, block, combine):
 //   1. the exact check: the exact input (dyadic values whose every partial sum is exact in float), launched
 //      kCheckedLaunches times, each result compared with the exact sum;
 //   2. the precision probe: zeros and kProbeElements 13-bit values, summed exactly (input.hpp);
 //   3. the measured input (float by default): one checked launch, then the warm-ups and the timed repetitions, each
-//      started from a poisoned result and partial sums and each result kept and checked; CUB and the speed of light
-//      beside it, every launch of theirs checked the same way.
-// Before every checked launch the result, both partials buffers and the shared memory of every SM are filled with NaN;
-// the launch is captured into a graph, so the harness sees the grid and block of the kernel that reads the input
-// instead of taking the stage's word, and computes the float bound from that shape. A configuration's verdict is a
-// Verdict (verdict.hpp) holding every one of those checks. --self-test, --determinism and --error-study make the same
-// checked launches over other configurations.
+//      from a poisoned result and partial sums, each result kept and checked; CUB and the speed of light beside it,
+//      every launch of theirs checked the same way.
+// Before every checked launch the result, both partials buffers and every SM's shared memory are filled with NaN; the
+// launch is captured into a graph, so the harness sees the grid and block of the kernel that reads the input instead
+// of taking the stage's word, and computes the float bound from that shape. A configuration's Verdict holds every one
+// of those checks. --self-test, --determinism and --error-study make the same checked launches over other
+// configurations.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -84,8 +83,8 @@ bool deterministic(Combine combine, const FirstLaunch& first) { return combine !
 std::uint64_t largest(const std::vector<std::uint64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
 
-// A bench for inputs up to max_n at offsets up to max_offset and partial sums of up to max_partials blocks; refuses
-// what does not fit, naming `option`, before any allocation.
+// A bench for inputs up to max_n at offsets up to max_offset, partial sums of up to max_partials blocks; what does not
+// fit is refused, naming `option`, before any allocation.
 ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
                        std::uint64_t max_partials, unsigned max_offset, bool timing, const std::string& option) {
   const Flush flush = timing ? o.flush : Flush::kNone;
@@ -105,8 +104,7 @@ ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo
 
 // ---- the checks every run makes ---------------------------------------------------------------------------------
 
-// What one configuration's run found and measured.
-struct Run {
+struct Run {  // what one configuration's run found and measured
   Config c;
   FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
   Verdict inputs;                    // the checks every mode makes first: the exact input's launches and the probe
@@ -123,7 +121,6 @@ struct Run {
   long long launches = 0;            // launches of the stage this configuration made
   long long checked = 0;             // of them, launches whose result was judged
   std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
-  // Keeps the first canary that failed, with the launch it followed.
   void keep_canary(const std::string& found, const std::string& launch) {
     if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
   }
@@ -142,8 +139,8 @@ struct References {
 // What a check of the measured input is called: "float", or "exact" when the measured input is the exact one.
 const char* measured_name(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
 
-// The one verdict of a run: every check it made, by name; the timed rates (the stage's, CUB's, the read-only
-// kernel's) against peak_gbps.
+// The one verdict of a run: every check it made; the timed rates (the stage's, CUB's, the read-only kernel's) judged
+// against peak_gbps.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
   Verdict v = r.inputs;
   record(v, measured_name(mode), r.measured);
@@ -181,8 +178,7 @@ SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministi
       c.error = std::fabs(static_cast<double>(kept[i]) - ref.sum);
       if (!c.pass) {
         c.reason = fmt::format("gave {:.9g}, the checked launch {:.9g}: a deterministic launch must give the same "
-                               "bits",
-                               static_cast<double>(kept[i]), static_cast<double>(checked));
+                               "bits", static_cast<double>(kept[i]), static_cast<double>(checked));
       }
     } else {
       c = check_sum(kept[i], ref, mode, shape, n);
@@ -338,7 +334,6 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
 
 // ---- the report of the default run: the header, the table, the notes, one record per configuration -------------
 
-// What the measured input's check says, in a table cell: error / bound, or that it was not judged.
 std::string float_cell(const SumCheck& c, InputMode mode) {
   if (mode == InputMode::kExact) return "exact";
   if (!c.bounded) return "skipped";  // record() skipped it
@@ -346,8 +341,8 @@ std::string float_cell(const SumCheck& c, InputMode mode) {
   return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
 }
 
-// The notes under the table: every failed check, every check not judged, and, for a single configuration that
-// passed, what each check found.
+// The notes under the table: every check failed or not judged, and, for a single configuration that passed, what each
+// check found.
 void add_notes(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o, bool single,
                std::vector<std::string>& notes) {
   for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
@@ -457,8 +452,7 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
         r.c.regime == Regime::kTree ? "one element per thread, grid = n / block"
         : o.grid                    ? fmt::format("grid = min(n / block, --grid {})", o.grid)
                                     : fmt::format("grid = min(n / block, {} SMs x {} blocks per SM from the occupancy "
-                                                  "API)",
-                                                  d.sm_count, r.c.blocks_per_sm);
+                                                  "API)", d.sm_count, r.c.blocks_per_sm);
     const std::string line = fmt::format("{} regime, block {}: {}", to_string(r.c.regime), r.c.block, words);
     if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
   }
@@ -466,13 +460,11 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              "partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits among "
              "zeros: a read or partial sum kept in 12 bits or fewer changes the sum){}{}; before every checked "
              "launch the result, the partial sums{} are NaN, and the harness takes the launch's grid from the launch "
-             "itself (a captured graph)\n",
-             kCheckedLaunches, range, kProbeElements,
+             "itself (a captured graph)\n", kCheckedLaunches, range, kProbeElements,
              o.input == InputMode::kFloat
                  ? fmt::format(", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial "
                                "sums the launch forms): under the rounding model a correct kernel exceeds it with "
-                               "probability below 3e-8)",
-                               kSumLambda)
+                               "probability below 3e-8)", kSumLambda)
                  : "",
              timing ? fmt::format(", every warm-up and timed launch (each started from a poisoned result; bit for "
                                   "bit the checked launch where the combine is deterministic, else within the bound) "
@@ -489,8 +481,7 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
   fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
              "(above 1: faster than CUB)\n");
   fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, four "
-             "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n",
-             read_grid);
+             "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n", read_grid);
 }
 
 // ---- --determinism R: the same reduction R times, compared bit for bit ------------------------------------------
@@ -672,8 +663,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
                 const auto again = bench.run_checked(c);
                 v.add("deterministic", std::memcmp(&again.value, &got.value, sizeof(float)) == 0,
                       fmt::format("a second launch gave {:.9g}, the first {:.9g}: a deterministic combine must give "
-                                  "the same bits",
-                                  again.value, got.value));
+                                  "the same bits", again.value, got.value));
                 v.add("canary", again.canary.empty(), again.canary);
               }
               all.add_all(v);
@@ -694,15 +684,13 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
     }
   }
   fmt::print("{} self-test: {} runs ({} float runs not judged, their bound too loose: their exact twins decide), {} "
-             "failed: {}\n",
-             stage.name, runs, all.skipped().size(), failures, all.word());
+             "failed: {}\n", stage.name, runs, all.skipped().size(), failures, all.word());
   return all.pass() ? 0 : 1;
 }
 
 // ---- --error-study N: the float bound against the errors of N random configurations ----------------------------
 
-// One random configuration of the study.
-struct StudyCase {
+struct StudyCase {  // one random configuration
   std::uint64_t seed, n;
   unsigned offset, block, grid;  // grid: 0 = from the occupancy API
   Regime regime;

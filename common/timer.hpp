@@ -1,7 +1,6 @@
-// Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-up runs, then repetitions each
-// timed on its own, the L2 flushed before each one (L2Flush) unless asked not to, each enqueued behind a stream hold
-// (StreamHold), so the interval between its events holds only the GPU's work, never the host's time to submit it; and
-// the clocks it ran at, from NVML.
+// Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-ups, then repetitions each timed
+// on its own, the L2 flushed before each (L2Flush) unless asked not to, each enqueued behind a stream hold (StreamHold)
+// so that the interval holds only the GPU's work, never the host's time to submit it; and the clocks, from NVML.
 #pragma once
 
 #include <cstddef>
@@ -25,12 +24,11 @@ struct ClockSample {
   unsigned sm_mhz = 0, mem_mhz = 0;
   std::uint64_t reasons = 0;  // NVML's clocks event (throttle) reasons, a bit mask
 };
-// Whether the reasons hold the clocks down during work: power cap, thermal or hardware slowdown (not "the GPU is
-// idle" or "clocks set by the application").
+// Whether the reasons hold the clocks down during work: power cap, thermal or hardware slowdown (not an idle GPU).
 bool throttled(std::uint64_t reasons);
 std::string reason_names(std::uint64_t reasons);  // joined with '+', or "none"
-// Starts opening NVML for CUDA device `device` on a thread of its own: that takes a noticeable part of a second on
-// some machines, which the program spends on its input meanwhile.
+// Starts opening NVML for CUDA device `device` on a thread of its own: that can take a noticeable part of a second,
+// which the program spends on its input meanwhile.
 void open_clocks(int device);
 ClockSample read_clocks();  // of the device open_clocks() opened (waiting for it); nothing known without it
 
@@ -39,8 +37,7 @@ struct TimingStats {
   ClockSample clocks_start, clocks_end;  // at the first and the last timed repetition
   int hold_timeouts = 0;                 // repetitions not held to the end (a hold timed out; see GpuTimer::time)
 };
-// Median (the mean of the two middle samples for an even count), minimum and maximum. Empty -> zeros.
-TimingStats summarize(std::vector<double> samples_ms);
+TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle two for an even count), min, max
 
 // The L2 flush (l2_flush.cu): overwrite 4x the L2 size, then, for a clean flush, read 2x the L2 size of other data.
 class L2Flush {
@@ -72,9 +69,7 @@ class StreamHold {
   StreamHold& operator=(const StreamHold&) = delete;
   void hold(cudaStream_t stream);
   void release();
-  // Whether the last hold ended by its timeout instead of release(): the host took too long to enqueue the work, and
-  // the interval may hold host time after all.
-  bool timed_out() const;
+  bool timed_out() const;  // the last hold ended by its timeout: the interval may hold host time after all
 
  private:
   int* flags_ = nullptr;         // [0]: released, [1]: timed out; mapped host memory
@@ -128,7 +123,7 @@ class Kept {
       CUDA_CHECK(cudaMemcpyAsync(slot(launch), value, sizeof(T), cudaMemcpyDeviceToDevice, s));
     };
   }
-  std::vector<T> read(cudaStream_t stream) const {  // waits for `stream`
+  std::vector<T> read(cudaStream_t stream) const {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<T> host(slots_.count());
     CUDA_CHECK(cudaMemcpy(host.data(), slots_.get(), slots_.bytes(), cudaMemcpyDeviceToHost));
