@@ -7,9 +7,7 @@
 #include "harness.hpp"
 
 namespace ladder {
-
 namespace {
-
 constexpr int kMinMajor = 7, kMinMinor = 5;  // CUDA 13 builds for compute capability 7.5 and newer
 
 std::string no_gpu_reason(cudaError_t err, int driver_version) {
@@ -32,7 +30,6 @@ int attribute(cudaDeviceAttr attr, int device) {
   CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
   return value;
 }
-
 }  // namespace
 
 std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
@@ -101,5 +98,4 @@ int list_devices(const char* program) {
   }
   return 0;
 }
-
 }  // namespace ladder

@@ -1,13 +1,12 @@
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "device_fill.hpp"
 #include "input.hpp"
 
 namespace ladder {
-
 namespace {
-
 // The grid-stride loops below: each thread starts at its index in the grid and steps by the grid's threads.
 __device__ std::size_t thread_index() { return blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; }
 __device__ std::size_t grid_threads() { return std::size_t{gridDim.x} * blockDim.x; }
@@ -55,7 +54,6 @@ __global__ void first_unpoisoned_kernel(PoisonSpans spans, unsigned long long* f
     if (words[i] != 0xFFFFFFFFu) atomicMin(&first[blockIdx.y], static_cast<unsigned long long>(i));
   }
 }
-
 }  // namespace
 
 void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream) {
@@ -114,21 +112,24 @@ bool same_on_device(const float* device, const float* host, std::size_t n) {
   return on_host == on_device;
 }
 
-void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
-                      cudaStream_t stream) {
+std::vector<unsigned long long> first_unpoisoned(const std::vector<PoisonSpan>& spans, cudaStream_t stream) {
+  if (spans.size() > kMaxPoisonSpans) throw std::logic_error("first_unpoisoned(): more spans than one scan covers");
+  static const auto* answers = new DeviceBuffer<unsigned long long>(kMaxPoisonSpans);  // for the whole run
   PoisonSpans all{};
+  std::vector<unsigned long long> found(spans.size());
   std::size_t longest = 1;
-  for (int k = 0; k < count; ++k) {
+  for (std::size_t k = 0; k < spans.size(); ++k) {
     all.span[k] = spans[k];
     found[k] = spans[k].end;
     longest = std::max(longest, spans[k].end > spans[k].begin ? spans[k].end - spans[k].begin : 0);
   }
-  CUDA_CHECK(cudaMemcpyAsync(scratch, found, count * sizeof *found, cudaMemcpyHostToDevice, stream));
-  const dim3 grid(blocks_for(longest, 256), count);
-  first_unpoisoned_kernel<<<grid, 256, 0, stream>>>(all, scratch);
+  const std::size_t bytes = spans.size() * sizeof(unsigned long long);
+  CUDA_CHECK(cudaMemcpyAsync(answers->get(), found.data(), bytes, cudaMemcpyHostToDevice, stream));
+  const dim3 grid(blocks_for(longest, 256), static_cast<unsigned>(spans.size()));
+  first_unpoisoned_kernel<<<grid, 256, 0, stream>>>(all, answers->get());
   LADDER_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpyAsync(found, scratch, count * sizeof *found, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(found.data(), answers->get(), bytes, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  return found;
 }
-
 }  // namespace ladder

@@ -13,7 +13,6 @@
 #include "cuda_check.hpp"
 
 namespace ladder {
-
 // An owning device allocation (cudaMalloc, so 256-byte aligned), freed when it goes out of scope.
 template <typename T>
 class DeviceBuffer {
@@ -62,11 +61,8 @@ struct PoisonSpan {  // device memory p[begin, end) that must still hold the poi
   const float* p;
   std::size_t begin, end;
 };
-constexpr int kMaxPoisonSpans = 8;
-// For each of spans[0, count) (count <= kMaxPoisonSpans), the index of its first word that no longer holds the
-// poison, or its end where every one does: one kernel over all of them, its answers in `scratch` (count words of
-// device memory), copied to found[0, count). Runs on `stream` and waits for it.
-void first_unpoisoned(const PoisonSpan* spans, int count, unsigned long long* scratch, unsigned long long* found,
-                      cudaStream_t stream);
-
+constexpr std::size_t kMaxPoisonSpans = 8;
+// For each span (at most kMaxPoisonSpans), the index of its first word that no longer holds the poison, or its end
+// where every one does: one kernel scans them all. Runs on `stream` and waits for it.
+std::vector<unsigned long long> first_unpoisoned(const std::vector<PoisonSpan>& spans, cudaStream_t stream);
 }  // namespace ladder

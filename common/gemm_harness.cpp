@@ -1,17 +1,12 @@
-// run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher.
-//
-// A default run, for every variant of the tiled kernel (and, for the references, the naive kernel and cuBLAS):
-//   1. the exact check: the exact inputs (k/4, oracle.hpp), launched twice, each C compared exactly;
-//   2. the operand-precision probes: A times a selection matrix, and a selection matrix times B, with the
-//      full-mantissa float A and B: C must be the selected elements bit for bit;
-//   3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed launch
-//      and a fingerprint of C kept after each (on the device, outside the interval), every one of them equal to the
-//      checked C's: each kernel here (cuBLAS too: its documentation promises bitwise the same results run to run on
-//      one GPU) gives the same bits every launch; the C of the last launch is also copied back and compared.
-// A, B, C and the probes' selection matrices sit between NaN guards (kGuard floats each side): a read past one makes
-// a NaN in C, and after every checked launch and each timed series the canary demands that every guard still holds
-// its NaN (a store past C, or into an operand, fails it, naming the buffer and the index). The verdict of a variant
-// is a Verdict (verdict.hpp) holding every one of those checks and the references'.
+// run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher. A default run, for every variant of
+// the tiled kernel (and, for the references, the naive kernel and cuBLAS): 1. the exact check: the exact inputs (k/4,
+// oracle.hpp), launched twice, each C compared exactly; 2. the operand-precision probes: A times a selection matrix,
+// and a selection matrix times B, with full-mantissa float A and B: C must be the selected elements bit for bit;
+// 3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed launch and
+// its fingerprint kept after each, every one equal to the checked C's (each kernel here, cuBLAS too by its
+// documentation, gives the same bits every launch); the last launch's C is also copied back and compared. A, B, C and
+// the selection matrices sit between NaN guards: a read past one makes a NaN in C, and after every checked launch and
+// timed series the canary demands that every guard still holds its NaN. A variant's Verdict holds every check.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -28,9 +23,7 @@
 #include "references.hpp"
 
 namespace ladder {
-
 namespace {
-
 constexpr int kCheckedLaunches = 2;  // of the exact inputs: a kernel whose result changes between launches fails
 
 struct Shape {
@@ -89,15 +82,12 @@ class GemmBench {
   // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
   GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
     const bool of_a = probe == GemmProbe::kA;
-    if (!selection_ || selection_probe_ != probe) {
-      const std::uint64_t count = of_a ? s_.k * s_.n : s_.m * s_.k;
-      selection_ = std::make_unique<DeviceBuffer<float>>(kGuard + count + kGuard);
-      selection_->poison(stream);  // the guards; in stream order before the zeros and the scatter
-      CUDA_CHECK(cudaMemsetAsync(selection(), 0, count * sizeof(float), stream));
-      const auto ones = selection_ones(probe, s_.m, s_.n, s_.k);
-      scatter(selection(), ones, std::vector<float>(ones.size(), 1.0f), stream);
-      selection_probe_ = probe;
-    }
+    const std::uint64_t count = of_a ? s_.k * s_.n : s_.m * s_.k;
+    selection_ = std::make_unique<DeviceBuffer<float>>(kGuard + count + kGuard);
+    selection_->poison(stream);  // the guards; in stream order before the zeros and the scatter
+    CUDA_CHECK(cudaMemsetAsync(selection(), 0, count * sizeof(float), stream));
+    const auto ones = selection_ones(probe, s_.m, s_.n, s_.k);
+    scatter(selection(), ones, std::vector<float>(ones.size(), 1.0f), stream);
     launch_into(run, of_a ? a() : selection(), of_a ? selection() : b(), host_again_.get(), stream);
     return check_gemm_probe(probe, of_a ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m, s_.n, s_.k);
   }
@@ -109,7 +99,6 @@ class GemmBench {
         [&](cudaStream_t st) { run(a(), b(), c(), st); }, warmup, reps,
         {[&](cudaStream_t st) { c_.poison(st); },
          [&](cudaStream_t st, int l) { fingerprint_on_device(c(), s_.m * s_.n, kept.slot(l), st); }});
-    timed_launches_ = kept.launches();
     const std::vector<unsigned long long> prints = kept.read(timer.stream());
     keep_canary(timer.stream());
     CUDA_CHECK(cudaMemcpy(host_again_.get(), c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
@@ -123,7 +112,6 @@ class GemmBench {
     }
     return t;
   }
-  int timed_launches() const { return timed_launches_; }
   // The first change to the guards since the last call, and forgets it: "" if none.
   std::string take_canary() { return std::exchange(canary_found_, ""); }
   std::uint64_t fingerprint_ab() const {
@@ -148,7 +136,7 @@ class GemmBench {
       buffers.push_back({selection_->get(), kGuard, selection_->count() - 2 * kGuard, selection_->count(),
                          "the probe's selection matrix"});
     }
-    const std::string changed = changed_poison(buffers, canary_.get(), stream);  // waits for the stream
+    const std::string changed = changed_poison(buffers, stream);  // waits for the stream
     if (canary_found_.empty()) canary_found_ = changed;
   }
   float* a() const { return a_.get() + kGuard; }
@@ -175,18 +163,15 @@ class GemmBench {
   std::unique_ptr<float[]> host_a_, host_b_, host_c_, host_again_;
   DeviceBuffer<float> a_, b_, c_;
   std::unique_ptr<DeviceBuffer<float>> selection_;
-  GemmProbe selection_probe_ = GemmProbe::kA;
   bool poison_shared_;                    // NaN in every SM's shared memory before each checked launch
   unsigned long long checked_print_ = 0;  // the fingerprint of the last checked C
-  int timed_launches_ = 0;                // of the last timed series
-  DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
-  std::string canary_found_;                                  // the first changed guard not yet taken
+  std::string canary_found_;              // the first changed guard not yet taken
 };
 
 // One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
 struct Kernel {
-  Kernel(std::string name_, GemmRun run_, bool is_stage_ = false, bool pad_ = false)
-      : name(std::move(name_)), run(std::move(run_)), is_stage(is_stage_), pad(pad_) {}
+  Kernel(std::string n, GemmRun r, bool stage = false, bool p = false)
+      : name(std::move(n)), run(std::move(r)), is_stage(stage), pad(p) {}
   std::string name;
   GemmRun run;
   bool is_stage;  // a tiled variant (the stage's own kernel)
@@ -202,28 +187,19 @@ struct Kernel {
   }
 };
 
-// The kernels of a run: the tiled variants, then the naive kernel (with_naive) and cuBLAS (where given).
+// The kernels of a run: the tiled variants, then the naive kernel (with_naive) and cuBLAS (where `blas` is given).
 std::vector<Kernel> kernels_for(const Shape& s, GemmFn gemm, const std::vector<GemmLaunch>& variants, bool with_naive,
-                                CublasSgemm* cublas) {
+                                CublasSgemm* blas) {
   const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
   std::vector<Kernel> kernels;
   for (const GemmLaunch& l : variants) {
     kernels.emplace_back(fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : ""),
-                         [=](const float* A, const float* B, float* C, cudaStream_t st) {
-                           gemm(A, B, C, m, n, k, l, st);
-                         },
-                         true, l.pad);
+                         [=](auto A, auto B, auto C, auto st) { gemm(A, B, C, m, n, k, l, st); }, true, l.pad);
   }
   if (with_naive) {
-    kernels.emplace_back("naive", [=](const float* A, const float* B, float* C, cudaStream_t st) {
-      gemm_naive(A, B, C, m, n, k, st);
-    });
+    kernels.emplace_back("naive", [=](auto A, auto B, auto C, auto st) { gemm_naive(A, B, C, m, n, k, st); });
   }
-  if (cublas) {
-    kernels.emplace_back("cuBLAS", [=](const float* A, const float* B, float* C, cudaStream_t st) {
-      cublas->run(A, B, C, m, n, k, st);
-    });
-  }
+  if (blas) kernels.emplace_back("cuBLAS", [=](auto A, auto B, auto C, auto st) { blas->run(A, B, C, m, n, k, st); });
   return kernels;
 }
 
@@ -265,7 +241,7 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     k.add_canary(bench, "the warm-up and timed launches");
     const std::string why = rate_above_peak(k.name, gflops(s, k.t.median_ms), peak_gflops, "GFLOP/s");
     k.v.add("rate", why.empty(), why);
-    k.timed_launches = bench.timed_launches();
+    k.timed_launches = GpuTimer::warmups(o.warmup) + o.reps;
   }
 }
 
@@ -291,8 +267,9 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   r.add("gflops", if_timed(gflops(s, ms))).add("gbps", if_timed(gbps(s, ms)));
   add_clock_fields(r, k.t, timing);
   r.add("naive_ms_median", naive_ms).add("naive_gflops", gflops(s, naive_ms)).add("naive_check", v.field("naive"));
-  r.add("cublas_ms_median", cublas_ms).add("cublas_gflops", gflops(s, cublas_ms)).add("cublas_check", v.field("cublas"));
-  r.add("cublas_math", CublasSgemm::math_mode()).add("pct_cublas", 100 * cublas_ms / ms, 4);
+  r.add("cublas_ms_median", cublas_ms).add("cublas_gflops", gflops(s, cublas_ms));
+  r.add("cublas_check", v.field("cublas")).add("cublas_math", CublasSgemm::math_mode());
+  r.add("pct_cublas", 100 * cublas_ms / ms, 4);
   r.add("x_naive", naive_ms / ms, 4).add("pct_fp32_peak", if_timed(100 * gflops(s, ms) / peak), 4);
   return r.add("cublas_pct_fp32_peak", 100 * gflops(s, cublas_ms) / peak, 4);
 }
@@ -312,8 +289,8 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              "sums are exact in float: a wrong element of C fails it, and several in one row of a sampled check slip "
              "through with probability at most 2^-16), probes (A times a selection matrix and a selection matrix "
              "times B, with full-mantissa float A and B: C must be their selected elements bit for bit, so a TF32, "
-             "bf16 or fp16 read fails), the canary (the NaN guards around A, B and C unchanged after every launch){}{}\n",
-             kCheckedLaunches,
+             "bf16 or fp16 read fails), the canary (the NaN guards around A, B and C unchanged after every launch)"
+             "{}{}\n", kCheckedLaunches,
              o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound, and their "
                                             "mean error centred: a rounding that leans one way fails)"
                                           : "",
@@ -340,9 +317,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   const std::size_t operands = benches * GemmBench::device_bytes(s);
   require_device_memory(d, operands + flush,
                         fmt::format("A, B, C and the probes' selection matrices, for {} inputs {}, L2 flush buffer {}",
-                                    benches, human_bytes(operands),
-                                    human_bytes(flush)),
-                        dims);
+                                    benches, human_bytes(operands), human_bytes(flush)), dims);
   GpuTimer timer(d.l2_bytes, flush_mode);
   std::unique_ptr<CublasSgemm> cublas = timing ? std::make_unique<CublasSgemm>() : nullptr;
   std::vector<GemmLaunch> variants;
@@ -350,12 +325,10 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   std::vector<Kernel> kernels = kernels_for(s, gemm, variants, timing, cublas.get());
   progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
   GemmBench bench(s, o.input, o.seed, dims, o.shared_poison);
-  {
-    // The probes need full-mantissa operands: the measured input's, or float ones made for them.
-    std::unique_ptr<GemmBench> floats;
-    if (o.input != InputMode::kFloat) {
-      floats = std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims, o.shared_poison);
-    }
+  {  // The probes need full-mantissa operands: the measured input's, or float ones made for them.
+    const auto floats = o.input == InputMode::kFloat ? nullptr
+                                                     : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims,
+                                                                                   o.shared_poison);
     progress(fmt::format("{}: exact check and precision probes", stage.name));
     check_exact_and_probes(kernels, s, o, floats ? *floats : bench, timer.stream(), dims);
   }
@@ -412,9 +385,9 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
 // --self-test: awkward shapes, both tiles, padded and not, every input and probe.
 int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
-  std::vector<Shape> shapes = {{1, 1, 1}, {17, 33, 65}, {40, 70, 33}};
-  if (full) shapes = {{1, 1, 1}, {17, 33, 65}, {255, 257, 129}, {1000, 17, 300}, {17, 1000, 300}, {1024, 1024, 1024},
-                      {o.m, o.n, o.k}};
+  const std::vector<Shape> shapes = full ? std::vector<Shape>{{1, 1, 1}, {17, 33, 65}, {255, 257, 129}, {1000, 17, 300},
+                                                             {17, 1000, 300}, {1024, 1024, 1024}, {o.m, o.n, o.k}}
+                                         : std::vector<Shape>{{1, 1, 1}, {17, 33, 65}, {40, 70, 33}};
   std::size_t largest = 0;
   for (const auto& s : shapes) largest = std::max(largest, 2 * GemmBench::device_bytes(s));  // exact and float
   require_device_memory(d, largest, "A, B, C and the selection matrices of the largest shape, twice", "--self-test");
@@ -441,16 +414,13 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
       all.add_all(k.v);
       if (k.v.pass()) continue;
       ++failures;
-      for (const auto& failure : k.v.failures()) {
-        fmt::print("  FAIL {} x {} x {}, {}: {}\n", s.m, s.n, s.k, k.name, failure);
-      }
+      for (const auto& why : k.v.failures()) fmt::print("  FAIL {} x {} x {}, {}: {}\n", s.m, s.n, s.k, k.name, why);
     }
     fmt::print("  {} x {} x {}: done\n", s.m, s.n, s.k);
   }
   fmt::print("{} self-test: {} kernels x shapes, {} failed: {}\n", stage.name, runs, failures, all.word());
   return all.pass() ? 0 : 1;
 }
-
 }  // namespace
 
 int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
@@ -461,5 +431,4 @@ int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
     return o.self_test != SelfTest::kNone ? self_test(stage, gemm, o, d) : bench(stage, gemm, o, d);
   });
 }
-
 }  // namespace ladder

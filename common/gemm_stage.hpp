@@ -10,7 +10,6 @@
 #include "cuda_check.hpp"
 
 namespace ladder {
-
 struct GemmLaunch {
   int tile;  // shared-memory tile edge: 16 or 32 (threads per block = tile x tile)
   bool pad;  // pad each tile row by one float
@@ -26,5 +25,4 @@ struct GemmStage {
 
 // Runs the stage as a program; returns 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU.
 int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm);
-
 }  // namespace ladder

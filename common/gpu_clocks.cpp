@@ -6,9 +6,7 @@
 #include "timer.hpp"
 
 namespace ladder {
-
 namespace {
-
 // The few NVML declarations used here, as the NVML API reference gives them. The library is opened at run time rather
 // than linked: linking would make every stage binary fail to start where the driver (and so libnvidia-ml.so.1) is
 // missing, and some CUDA Toolkit installs ship no nvml.h to compile against.
@@ -54,7 +52,6 @@ Nvml open_nvml(int index) {
 }
 
 std::shared_future<Nvml> opened;  // open_clocks()'s
-
 }  // namespace
 
 bool throttled(std::uint64_t reasons) {
@@ -84,5 +81,4 @@ ClockSample read_clocks() {
   s.reasons = reasons;
   return s;
 }
-
 }  // namespace ladder

@@ -14,7 +14,6 @@
 #include "harness.hpp"
 
 namespace ladder {
-
 void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
   // "common/timer.cpp" rather than the absolute path the compiler saw: the last two path components.
   const std::string_view path(file);
@@ -154,13 +153,13 @@ std::string device_line(const DeviceInfo& d) {
 }
 
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d) {
-  const auto written = human_bytes(L2Flush::write_bytes(d.l2_bytes));
+  const auto written = human_bytes(l2_write_bytes(d.l2_bytes));
   const std::string flush =
       o.flush == Flush::kNone ? "L2 not flushed (--flush none)"
       : o.flush == Flush::kWrite
           ? fmt::format("L2 flushed before each rep ({} overwritten; --flush write)", written)
           : fmt::format("L2 flushed before each rep ({} overwritten, then {} of other data read)", written,
-                        human_bytes(L2Flush::read_bytes(d.l2_bytes)));
+                        human_bytes(l2_read_bytes(d.l2_bytes)));
   return fmt::format("median of {} reps after {} warm-up runs, CUDA events around the whole device-side work, "
                      "enqueued behind a stream hold so the interval holds no host time; {}",
                      o.reps, GpuTimer::warmups(o.warmup), flush);
@@ -220,17 +219,11 @@ void progress(const std::string& line) {
   if (tty) fmt::print(stderr, "{}\n", line);
 }
 
-std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long long* scratch, cudaStream_t stream) {
-  PoisonSpan spans[kMaxPoisonSpans] = {};
-  const int count = 2 * static_cast<int>(buffers.size());  // before and after what each may hold
-  if (count > kMaxPoisonSpans) throw std::logic_error("changed_poison(): more buffers than one scan covers");
-  for (int k = 0; k < count; ++k) {
-    const Guarded& b = buffers[k / 2];
-    spans[k] = k % 2 == 0 ? PoisonSpan{b.p, 0, b.zero} : PoisonSpan{b.p, b.zero + b.live, b.end};
-  }
-  unsigned long long found[kMaxPoisonSpans];
-  first_unpoisoned(spans, count, scratch, found, stream);
-  for (int k = 0; k < count; ++k) {
+std::string changed_poison(const std::vector<Guarded>& buffers, cudaStream_t stream) {
+  std::vector<PoisonSpan> spans;  // before and after what each buffer may hold
+  for (const Guarded& b : buffers) spans.insert(spans.end(), {{b.p, 0, b.zero}, {b.p, b.zero + b.live, b.end}});
+  const std::vector<unsigned long long> found = first_unpoisoned(spans, stream);
+  for (std::size_t k = 0; k < spans.size(); ++k) {
     if (found[k] >= spans[k].end) continue;
     float value = 0;
     std::uint32_t bits = 0;
@@ -242,5 +235,4 @@ std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long lo
   }
   return "";
 }
-
 }  // namespace ladder

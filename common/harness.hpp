@@ -18,7 +18,6 @@
 #include "verdict.hpp"
 
 namespace ladder {
-
 struct DeviceInfo {
   int index = 0;
   std::string name;
@@ -32,8 +31,7 @@ struct DeviceInfo {
   int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
   // Theoretical DRAM bandwidth: 2 (double data rate) x clock x bus width / 8, in GB/s.
   double peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9; }
-  // FP32 fused multiply-adds one SM completes per clock, by compute capability (CUDA C++ Programming Guide,
-  // "Arithmetic Instructions", throughput of 32-bit floating-point multiply-add); 0 where the guide gives none.
+  // FP32 fused multiply-adds per SM per clock (CUDA C++ Programming Guide, "Arithmetic Instructions"); 0 if unknown.
   int fp32_lanes_per_sm() const;
   double fp32_peak_gflops() const;  // SMs x lanes x 2 FLOP x clock, in GFLOP/s (NaN if the lanes are unknown)
 };
@@ -53,8 +51,7 @@ std::string version_string(int cuda_version);  // "13.0" from 13000
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// A stage that broke its contract with the harness (say, a first launch larger than the partial sums it was given):
-// a failed check, exit status 1, one line.
+// A stage that broke its contract with the harness (say, a first launch larger than its partial sums): exit status 1.
 struct StageFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -66,8 +63,7 @@ void require_device_memory(const DeviceInfo& device, std::size_t needed, const s
                            const std::string& option);
 std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option);
 
-// Finds the device (or lists them) and runs body(); a StageFailure ends it with exit status 1, a UsageError or
-// bad_alloc with 2.
+// Finds the device (or lists them) and runs body(); a StageFailure ends it with status 1, a UsageError or bad_alloc 2.
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
 
 // One result row as ordered (key, value) fields; CSV and JSON both print exactly these.
@@ -133,9 +129,7 @@ struct Guarded {
   std::size_t zero, live, end;
   const char* name;
 };
-// The canary: the first word of the poison around buffers (at most kMaxPoisonSpans / 2 of them) that a launch
-// changed, named with its index from element 0 and its value; "" if every one still holds the poison. One kernel
-// scans them all, its answers in `scratch` (kMaxPoisonSpans words of device memory); waits for `stream`.
-std::string changed_poison(const std::vector<Guarded>& buffers, unsigned long long* scratch, cudaStream_t stream);
-
+// The canary: the first word of the poison around the buffers (at most kMaxPoisonSpans / 2) that a launch changed,
+// named with its index from element 0 and its value; "" if every one still holds the poison. Waits for `stream`.
+std::string changed_poison(const std::vector<Guarded>& buffers, cudaStream_t stream);
 }  // namespace ladder

@@ -7,9 +7,7 @@
 #include "input.hpp"
 
 namespace ladder {
-
 namespace {
-
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
@@ -24,7 +22,6 @@ unsigned bits_for(unsigned range) {
   while ((1u << (bits - 1)) < range) ++bits;
   return bits;
 }
-
 }  // namespace
 
 InputSpec::InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range)
@@ -90,5 +87,4 @@ std::uint64_t fingerprint(const float* data, std::size_t count) {
 }
 
 std::string fingerprint_hex(std::uint64_t fp) { return fmt::format("{:016x}", fp); }
-
 }  // namespace ladder

@@ -20,7 +20,6 @@
 #endif
 
 namespace ladder {
-
 LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser, a bijection
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -93,5 +92,4 @@ void parallel_chunks(std::size_t count, std::size_t chunk, Body body) {
   worker();
   for (auto& t : pool) t.join();
 }
-
 }  // namespace ladder

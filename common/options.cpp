@@ -27,9 +27,7 @@ extern "C" const char* ladder_program_name() __attribute__((weak));
 extern "C" const char* ladder_program_note() __attribute__((weak));
 
 namespace ladder {
-
 namespace {
-
 // Each enum's words, in the enum's order: what to_string() prints, what an option accepts, what --describe lists.
 constexpr const char* kInputs[] = {"float", "exact"};
 constexpr const char* kFormats[] = {"table", "csv", "json"};
@@ -66,10 +64,8 @@ bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::optional<std::uint64_t> digits(const std::string& s) {  // at most 20 of them, and what 64 bits hold
   std::uint64_t v = 0;
-  if (!all_digits(s) || s.size() > 20 || std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc()) {
-    return std::nullopt;
-  }
-  return v;
+  const bool ok = all_digits(s) && s.size() <= 20 && std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc();
+  return ok ? std::optional<std::uint64_t>(v) : std::nullopt;
 }
 
 std::vector<std::string> split_list(const std::string& text) {  // "a, b,c" -> {"a", "b", "c"}
@@ -103,12 +99,9 @@ std::vector<std::string> names_of(const std::vector<E>& values) {
   return out;
 }
 
-// How a limit reads in a message: 2^36, 2^31-1, 2^64-1, or the number.
+// How a limit reads in a message: 2^64-1, 2^31-1, or the number.
 std::string limit_words(std::uint64_t v) {
-  if (v == kMaxU64) return "2^64-1";
-  if (v == 2147483647u) return "2^31-1";
-  if (v >= (1u << 20) && is_power_of_two(v)) return fmt::format("2^{}", 63 - __builtin_clzll(v));
-  return std::to_string(v);
+  return v == kMaxU64 ? "2^64-1" : v == 2147483647u ? "2^31-1" : std::to_string(v);
 }
 
 // What is wrong with an option's text, in one line; nullopt if nothing is.
@@ -253,8 +246,7 @@ class CommandLine {
       if (std::find(words.begin(), words.end(), s) != words.end()) return std::nullopt;
       return fmt::format("{} '{}' is not one of {}", name, s, fmt::join(words, ", "));
     };
-    const bool numbers = std::all_of(words.begin(), words.end(), all_digits);
-    const std::string type = words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : numbers ? "N" : "MODE";
+    const std::string type = words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : "N";  // N: --max-log2
     this->text(flags, text, check, type, help, group, words);
   }
   // -n/--size as the stages and cpu_baseline take it.
@@ -411,7 +403,6 @@ std::string resolve(CommonOptions& o, const CommonText& t) {
   return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": \"{}\", \"flush\": \"{}\", \"device\": {}",
                      o.reps, o.warmup, o.seed, to_string(o.input), to_string(o.flush), o.device);
 }
-
 }  // namespace
 
 const char* to_string(InputMode mode) { return kInputs[static_cast<int>(mode)]; }
@@ -622,5 +613,4 @@ ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint
   max_log2 = std::stoi(log2);
   return cli.described("\"role\": \"test helper\"", "");
 }
-
 }  // namespace ladder

@@ -11,7 +11,6 @@
 #include "reduce_stage.hpp"
 
 namespace ladder {
-
 enum class InputMode {
   kFloat,  // uniform random floats in [0, 1): realistic; the error is measured against a derived bound
   kExact,  // random dyadic values k/R, k a non-zero integer in [-R, R]: every sum is exact in float, so checks
@@ -98,5 +97,4 @@ std::optional<std::uint64_t> parse_count(const std::string& text);
 std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text);
 // A JSON string literal.
 std::string json_quote(const std::string& text);
-
 }  // namespace ladder

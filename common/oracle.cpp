@@ -12,9 +12,7 @@
 #include "input.hpp"
 
 namespace ladder {
-
 namespace {
-
 constexpr std::size_t kSumChunk = std::size_t{1} << 16;
 
 struct Kahan {
@@ -28,7 +26,6 @@ struct Kahan {
 };
 
 double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }  // 1^2 + 2^2 + ... + t^2
-
 }  // namespace
 
 SumReference reference_sum(const float* x, std::size_t n) {
@@ -162,7 +159,6 @@ std::string rate_above_peak(const std::string& who, double rate, double peak, co
 // ---- GEMM -------------------------------------------------------------------------------------------------------
 
 namespace {
-
 // sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
 double element_sigma(double abs_dot, std::uint64_t K) {
   const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));
@@ -286,7 +282,6 @@ struct Selection {
   }
   std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
 };
-
 }  // namespace
 
 GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
@@ -382,5 +377,4 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
   out.pass = out.reason.empty();
   return out;
 }
-
 }  // namespace ladder

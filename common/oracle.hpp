@@ -1,21 +1,17 @@
 // The CPU oracles every stage is checked against, and their bounds (docs/method.md, "What a PASS proves").
 //
 // Sum: in double, Kahan-compensated within fixed chunks and across them: the same for any thread count, exact for the
-// exact input. A reduce stage's inputs are checked three ways:
-//  - the exact input (dyadic k/R, every partial sum exact in float), for equality: dropping or repeating an element
-//    changes the sum at any n, a misplaced one goes unseen only where both values are equal (probability 1/(2R)), and
-//    a partial sum rounded to an integer changes it too;
-//  - the precision probe (input.hpp), which any read or partial sum kept in 12 bits or fewer changes;
-//  - the float input, against a bound from the additions the launch makes. An addition returns s (1 + delta),
-//    |delta| <= u = 2^-24, so the error is the sum of delta_k s_k over the partial sums s_k. With the deltas
-//    independent and of mean zero (round to nearest; Higham and Mary, "A New Approach to Probabilistic Rounding Error
-//    Analysis", SIAM J. Sci. Comput. 41(5), 2019) it is sub-Gaussian with variance proxy u^2 sum s_k^2 (Hoeffding,
-//    Azuma): |error| <= lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the
-//    s_k of the launch the harness saw (each thread's chain, each block's tree, the combine), each as (its elements) x
-//    mean|x|; a correct kernel sits at a few hundredths of the bound. A biased rounding moves every s_k one way: one
-//    sum fails once the bias outgrows the bound, and where the combine dominates the bound only check_centred over
-//    many sums (--error-study) sees it. A bound above kMaxRelativeBound of sum|x| says nothing: a result inside it is
-//    not judged (the exact check carries the verdict), one outside it still fails.
+// exact input. A reduce stage is checked on the exact input (dyadic k/R, every partial sum exact in float), for
+// equality: an element dropped, repeated or rounded to an integer changes the sum, a misplaced one goes unseen only
+// where both values are equal (probability 1/(2R)); on the precision probe (input.hpp); and on the float input against
+// a bound from the additions the launch makes. An addition returns s (1 + delta), |delta| <= u = 2^-24, so the error
+// is sum delta_k s_k over the partial sums s_k; with the deltas independent and of mean zero (round to nearest; Higham
+// and Mary, SIAM J. Sci. Comput. 41(5), 2019) it is sub-Gaussian with variance proxy u^2 sum s_k^2 (Hoeffding, Azuma):
+// |error| <= lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the s_k of the
+// launch the harness saw, each as (its elements) x mean|x|; a correct kernel sits at a few hundredths of the bound. A
+// biased rounding fails one sum once the bias outgrows the bound, and where the combine dominates the bound only
+// check_centred over many sums (--error-study) sees it. A bound above kMaxRelativeBound of sum|x| says nothing: a
+// result inside it is not judged (the exact check decides), one outside it still fails.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +24,6 @@
 #include "verdict.hpp"
 
 namespace ladder {
-
 constexpr double kFloatUnitRoundoff = 0x1.0p-24;
 // lambda of the sum's bound: a correct round-to-nearest sum exceeds it with probability below 2 exp(-18) = 3.0e-8.
 constexpr double kSumLambda = 6;
@@ -50,8 +45,8 @@ class SumShape {
   SumShape& chain(std::uint64_t terms, double unit, std::uint64_t copies);
   // `copies` pairwise trees over `leaves` values of `unit` elements each (leaves rounded up to a power of two).
   SumShape& tree(std::uint64_t leaves, double unit, std::uint64_t copies);
-  // `values` values over `threads` threads in whole float4s (*per_thread each, over *busy threads): the chains.
-  // Rounding up to float4s covers the scalar stages and the vector ones alike.
+  // The chains of `values` values over `threads` threads, in whole float4s (so scalar and vector stages alike):
+  // *per_thread each, over *busy threads.
   SumShape& chains(std::uint64_t values, double unit, std::uint64_t threads, std::uint64_t* per_thread,
                    std::uint64_t* busy);
   // One kernel pass: the chains over blocks x block threads, then each busy block's tree over its busy threads.
@@ -82,10 +77,9 @@ SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const
 // Records c in v under `name`: a pass, a failure, or (a float bound too loose to judge) a skipped check.
 void record(Verdict& v, const std::string& name, const SumCheck& c);
 
-// Whether errors lean one way. Each error over its sigma (its bound / lambda) is sub-Gaussian of mean zero under the
-// model above, so the mean of E independent ones stays within kCentringLambda / sqrt(E) but with probability below
-// 2 exp(-kCentringLambda^2 / 2) = 3.9e-22; a rounding that leans one way fails once sqrt(E) times its shift (in
-// sigmas) exceeds kCentringLambda.
+// Whether errors lean one way. Each error over its sigma (bound / lambda) is sub-Gaussian of mean zero under the model
+// above, so the mean of E of them stays within kCentringLambda / sqrt(E) but with probability below 3.9e-22; a rounding
+// that leans one way fails once sqrt(E) times its shift (in sigmas) exceeds kCentringLambda.
 constexpr double kCentringLambda = 10;
 struct Centring {
   bool pass = true;
@@ -95,24 +89,22 @@ struct Centring {
 };
 Centring check_centred(double z_sum, std::uint64_t count);
 
-// A measured rate above the theoretical peak (bytes over the median time against the DRAM peak; FLOP/s against the
-// FP32 peak) by more than this fraction fails: the launches skipped work their result does not show. The margin
-// covers the rounding of the peaks (from device attributes), not a real kernel.
+// A rate (GB/s against the DRAM peak, FLOP/s against the FP32 peak) above the peak by more than this fraction fails:
+// the launches skipped work their result does not show. The margin covers the rounding of the peaks, not a kernel.
 constexpr double kRateMargin = 0.02;
 // "" where `rate` is at most the peak plus kRateMargin (or either is NaN: not judged), else why it fails.
 std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit);
 
-// GEMM, C (M x N) = A (M x K) * B (K x N), all row-major. Up to kFullCheckFlops multiply-adds every element is compared
-// with the double oracle. Above: every element is scanned for NaN/Inf, the first and last rows and columns and 1024
-// random elements are compared, and Freivalds' test with kFreivaldsVectors random +-1 vectors x compares C*x with
-// A*(B*x) in double. In the exact mode (values k/4) all of it is exact, so a wrong element in row i makes
-// (C*x)_i - (A*B*x)_i = sum_j e_ij x_j: never 0 for one wrong element, for several 0 with probability at most 1/2 per
-// vector (2^-16 for all). In the float mode Freivalds' tolerance sums the element bounds along a row: it catches gross
-// errors (a wrong tile, a lost row), not one slightly wrong element (the exact check's job). An element's float bound:
-// kGemmLambda sigma, sigma = u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2) (a chain of K fused multiply-adds,
-// modelled as for the sum); the elements compared one by one must also be centred, which round toward zero fails at
-// K = 64, E = 4096 many times over with every element inside its bound. Exact mode: equality, and every element a
-// multiple of kGemmExactUnit (exact in float for K <= 2^20).
+// GEMM, C (M x N) = A (M x K) * B (K x N), row-major. Up to kFullCheckFlops multiply-adds every element is compared
+// with the double oracle; above, every element is scanned for NaN/Inf, the first and last rows and columns and 1024 random
+// elements are compared, and Freivalds' test with kFreivaldsVectors random +-1 vectors x compares C*x with A*(B*x) in
+// double. In the exact mode (values k/4) all of it is exact: one wrong element in row i makes (C*x)_i - (A*B*x)_i
+// nonzero, several cancel with probability at most 1/2 per vector. In the float mode Freivalds' tolerance sums the
+// element bounds along a row (it catches a wrong tile or a lost row, not one slightly wrong element: the exact check
+// does). An element's float bound is kGemmLambda sigma, sigma = u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2) (a
+// chain of K fused multiply-adds, modelled as for the sum); the elements compared one by one must also be centred
+// (round toward zero fails that at K = 64 with every element inside its bound). Exact mode: equality, and every
+// element a multiple of kGemmExactUnit (exact in float for K <= 2^20).
 struct GemmCheck {
   bool pass = false;
   std::string method;          // what was checked, in words
@@ -138,5 +130,4 @@ std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std:
 // C (M x N) against the selected elements of X, the full-mantissa operand (A for kA, B for kB), bit for bit.
 GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std::uint64_t M, std::uint64_t N,
                            std::uint64_t K);
-
 }  // namespace ladder

@@ -1,16 +1,12 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. A
-// default run, for every configuration (size, regime, block, combine):
-//   1. the exact check: the exact input (dyadic values whose every partial sum is exact in float), launched
-//      kCheckedLaunches times, each result compared with the exact sum;
-//   2. the precision probe: zeros and kProbeElements 13-bit values, summed exactly (input.hpp);
-//   3. the measured input (float by default): one checked launch, then the warm-ups and the timed repetitions, each
-//      from a poisoned result and partial sums, each result kept and checked; CUB and the speed of light beside it,
-//      every launch of theirs checked the same way.
-// Before every checked launch the result, both partials buffers and every SM's shared memory are filled with NaN; the
-// launch is captured into a graph, so the harness sees the grid and block of the kernel that reads the input instead
-// of taking the stage's word, and computes the float bound from that shape. A configuration's Verdict holds every one
-// of those checks. --self-test, --determinism and --error-study make the same checked launches over other
-// configurations.
+// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. The
+// default run checks every configuration (size, regime, block, combine): 1. the exact input (dyadic values whose every
+// partial sum is exact in float), kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe
+// (input.hpp); 3. the measured input (float by default): one checked launch, then the warm-ups and timed repetitions,
+// each from a poisoned result and partial sums, each result kept and checked; CUB and the read-only kernel beside it,
+// every launch of theirs checked alike. Before every checked launch the result, both partials buffers and every SM's
+// shared memory are NaN, and the launch is captured into a graph, so the harness takes the grid and block of the kernel
+// that reads the input from the launch itself and computes the float bound from that shape. A configuration's Verdict
+// holds every check; --self-test, --determinism and --error-study make the same checked launches elsewhere.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -33,16 +29,12 @@
 namespace ladder {
 namespace reduce_run {
 namespace {
-
-// ---- the device side: a launch configuration, the captured launch, the bench ----------------------------------
-
 // The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most the limit.
-inline std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
+std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
   return std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, block), limit);
 }
 
-// One launch configuration of a stage.
-struct Config {
+struct Config {  // one launch configuration of a stage
   std::uint64_t n;
   Regime regime;
   unsigned block;
@@ -51,16 +43,20 @@ struct Config {
   int blocks_per_sm;  // stream regime without --grid: what the stage's blocks_per_sm() said; else 0
 };
 
-// What a launcher enqueued, seen by the harness rather than taken on the launcher's word: its work is captured into a
-// CUDA graph, whose kernel nodes tell the grid and block of the kernel that reads the input. The checked launches run
-// the graph, so the error bound and the reported launch shape both rest on what was launched; the timed launches call
-// the launcher directly (a graph launch would time differently), and their results are judged against the checked
-// launch's.
+std::string where(const Config& c) {
+  return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
+}
+SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
+
+// What a launcher enqueued, seen by the harness rather than taken on the launcher's word: captured into a CUDA graph,
+// whose kernel nodes give the grid and block of the kernel that reads the input. The checked launches run the graph;
+// the timed launches call the launcher directly (a graph launch would time differently) and are judged against a
+// checked launch's result.
 class CapturedLaunch {
  public:
-  // Captures what enqueue() puts on `stream` without running it; a launcher only enqueues on `stream`
-  // (reduce_stage.hpp). Relaxed, as verified on a GPU with every stage: a first launch may load its module (lazy
-  // loading) inside the capture. If enqueue() throws, the capture is ended, so the stream can report the error.
+  // A launcher only enqueues on `stream` (reduce_stage.hpp). Relaxed, as verified on a GPU with every stage: a first
+  // launch may load its module (lazy loading) inside the capture. If enqueue() throws, the capture is ended, so the
+  // stream can report the error.
   CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue) {
     CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
     try {
@@ -124,33 +120,29 @@ class ReduceBench {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
   }
-  // NaN in the whole input buffer, then the first n elements of the input `spec` at input(), offset floats past its
-  // alignment: made on the GPU, bitwise what the host makes of it, so no copy of the input crosses the bus.
+  // The first n elements of the input `spec` at input(), `offset` floats past its alignment, NaN around them: made on
+  // the GPU, bitwise what the host makes of it, so no copy of the input crosses the bus.
   void upload(const InputSpec& spec, std::uint64_t n, unsigned offset) {
-    input_.poison(nullptr);
-    make_input_on_device(spec.key, spec.exact_bits, input_.get() + kGuard + offset, n, nullptr);
+    make_input_on_device(spec.key, spec.exact_bits, place(n, offset), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
-    n_ = n;
-    offset_ = offset;
   }
-  // The precision probe of size n at `offset`: NaN everywhere, zeros in [0, n), the probe's values scattered.
+  // The precision probe of size n at `offset`: zeros in [0, n), the probe's values scattered, NaN around them.
   void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
-    input_.poison(nullptr);
-    CUDA_CHECK(cudaMemset(input_.get() + kGuard + offset, 0, n * sizeof(float)));
-    scatter(input_.get() + kGuard + offset, p.positions, p.values, nullptr);
-    n_ = n;
-    offset_ = offset;
+    float* in = place(n, offset);
+    CUDA_CHECK(cudaMemset(in, 0, n * sizeof(float)));
+    scatter(in, p.positions, p.values, nullptr);
   }
   const float* input() const { return input_.get() + kGuard + offset_; }  // where element 0 is
   struct Result {
     float value;
     FirstLaunch first;   // the shape of the first launch, as the stage reported it and the harness saw it
     std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
+    SumCheck check;      // the value against `ref`, within the bound of that shape
   };
   // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage enqueues
   // for one reduction of input(), checks the shape of the kernel that reads the input against what the stage
-  // reported, runs the captured work and returns its result and that shape.
-  Result run_checked(const Config& c) {
+  // reported, runs the captured work and checks its result against `ref`.
+  Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
     out_.poison(s);
     partials0_.poison(s);
@@ -162,13 +154,12 @@ class ReduceBench {
     const FirstLaunch first = seen_first_launch(captured, c, reported);
     captured.launch(s);
     const float value = read_out(s);
-    return {value, first, changed_poison(c, first)};
+    return {value, first, changed_poison(c, first), check_sum(value, ref, mode, shape_of(c, first), c.n)};
   }
   // The canary: every poisoned word a launch of c (whose first kernel had first.grid blocks) may not write, still
-  // poisoned: the NaN guards around the result and around the input, and the partial sums past those its grids write
-  // (first.grid in the first buffer; in the second, the blocks of a launch over first.grid values). The first word
-  // changed, named ("" if none). After a timed series it covers the last launch's writes, and every earlier launch's
-  // outside what each one's poisoning refills.
+  // poisoned: the guards around the result and the input, and the partial sums past those its grids write (first.grid
+  // in the first buffer; in the second, the blocks of a launch over first.grid values). After a timed series it covers
+  // the last launch's writes, and every earlier launch's outside what each one's poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
     const std::size_t in0 = kGuard + offset_;
     return ladder::changed_poison(
@@ -176,7 +167,7 @@ class ReduceBench {
          {input_.get(), in0, n_, in0 + n_ + kGuard, "the input"},
          {partials0_.get(), kGuard, first.grid, partials0_.count(), "launch.partials[0]"},
          {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
-        canary_.get(), timer_.stream());
+        timer_.stream());
   }
   // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums
   // (outside its interval); each launch's result is kept, and all of them are returned in *results.
@@ -184,8 +175,8 @@ class ReduceBench {
     const ReduceLaunch l = launch(c);
     const float* in = input();
     const Kept<float> kept(warmup, reps);
-    // Before each launch: the result and the partial sums this configuration can use, with their guards (not the
-    // whole buffers, which a larger configuration sized: their memset would evict a --flush none input).
+    // The result and the partial sums this configuration can use, with their guards (not the whole buffers, which a
+    // larger configuration sized: their memset would evict a --flush none input).
     const auto poison_live = [&](cudaStream_t s) {
       out_.poison(s);
       const std::size_t live = (max_grid(c.n, c.block, c.limit) + 2 * kGuard) * sizeof(float);
@@ -202,8 +193,7 @@ class ReduceBench {
   long long launches() const { return launches_; }  // of the stage so far, checked and timed
   GpuTimer& timer() { return timer_; }
   float* out() const { return out_.get() + kGuard; }  // the result, between NaN guards
-  // Waits for `stream` and returns *out.
-  float read_out(cudaStream_t stream) const {
+  float read_out(cudaStream_t stream) const {         // waits for `stream`
     CUDA_CHECK(cudaStreamSynchronize(stream));
     float result = 0;
     CUDA_CHECK(cudaMemcpy(&result, out(), sizeof(float), cudaMemcpyDeviceToHost));
@@ -211,8 +201,13 @@ class ReduceBench {
   }
 
  private:
-  // The partials a stage sees start kGuard floats into their buffers, so that reading one before the first or past
-  // the last finds NaN too.
+  float* place(std::uint64_t n, unsigned offset) {  // poisons the whole input buffer; where element 0 goes
+    input_.poison(nullptr);
+    n_ = n;
+    offset_ = offset;
+    return input_.get() + kGuard + offset;
+  }
+  // The partials a stage sees start kGuard floats into their buffers: reading before the first finds NaN too.
   ReduceLaunch launch(const Config& c) const {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
                         ticket_.get()};
@@ -248,19 +243,20 @@ class ReduceBench {
   bool poison_shared_;
   DeviceBuffer<float> input_, out_, partials0_, partials1_;
   DeviceBuffer<unsigned> ticket_;
-  DeviceBuffer<unsigned long long> canary_{kMaxPoisonSpans};  // changed_poison()'s answers
   GpuTimer timer_;
   std::uint64_t n_ = 0;  // the input's elements
   unsigned offset_ = 0;
   long long launches_ = 0;
 };
 
-
-// ---- launch configurations ------------------------------------------------------------------------------------
-
 Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combine, unsigned requested_grid,
                    BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
   Config c{n, regime, block, combine, kMaxGrid, 0};
+  if (regime == Regime::kTree && ceil_div<std::uint64_t>(n, block) > kMaxGrid) {
+    throw UsageError(fmt::format("-n {}: the tree regime would launch {} blocks of {} threads; a grid holds at most "
+                                 "2^31-1 blocks (use a larger --block or the stream regime)",
+                                 n, ceil_div<std::uint64_t>(n, block), block));
+  }
   if (regime == Regime::kTree) return c;
   if (requested_grid) {
     c.limit = requested_grid;
@@ -268,8 +264,8 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
   }
   c.blocks_per_sm = blocks_per_sm(ReduceLaunch{block, 0, combine, {nullptr, nullptr}, nullptr});
   if (c.blocks_per_sm < 1) {
-    throw UsageError(
-        fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on an SM", block, block));
+    throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on an "
+                                 "SM", block, block));
   }
   c.limit = static_cast<unsigned>(std::min<long long>(static_cast<long long>(d.sm_count) * c.blocks_per_sm, kMaxGrid));
   return c;
@@ -277,32 +273,16 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
 
 // Every configuration the options ask for, in the order of the table: size, regime, block, combine.
 std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
-  const bool tree = std::count(o.regimes.begin(), o.regimes.end(), Regime::kTree) > 0;
   std::vector<Config> configs;
-  for (auto n : o.sizes) {
-    for (auto b : o.blocks) {
-      if (!tree || ceil_div<std::uint64_t>(n, b) <= kMaxGrid) continue;
-      throw UsageError(fmt::format("-n {}: the tree regime would launch {} blocks of {} threads; a grid holds at most "
-                                   "2^31-1 blocks (use a larger --block or the stream regime)",
-                                   n, ceil_div<std::uint64_t>(n, b), b));
-    }
-  }
   for (auto n : o.sizes) {
     for (auto regime : o.regimes) {
       for (auto block : o.blocks) {
-        for (auto combine : o.combines) {
-          configs.push_back(make_config(n, regime, block, combine, o.grid, blocks_per_sm, d));
-        }
+        for (auto combine : o.combines) configs.push_back(make_config(n, regime, block, combine, o.grid, blocks_per_sm, d));
       }
     }
   }
   return configs;
 }
-
-std::string where(const Config& c) {
-  return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
-}
-SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
 
 // Whether a configuration gives the same bits on every launch of the same input: every combine but atomic, whose
 // block sums arrive in any order, and atomic too where one block does all the work.
@@ -327,8 +307,6 @@ ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo
   return ReduceBench(reduce, d, max_n, max_partials, max_offset, flush, o.shared_poison);
 }
 
-// ---- the checks every run makes ---------------------------------------------------------------------------------
-
 struct Run {  // what one configuration's run found and measured
   Config c;
   FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
@@ -339,7 +317,6 @@ struct Run {  // what one configuration's run found and measured
   float probe_result = NAN;
   SumReference ref;                  // the measured input's
   float result = NAN;
-  std::vector<float> timed_results;  // every warm-up and timed launch's, in order
   SumCheck measured, timed;          // the measured input: its checked launch, every warm-up and timed launch
   TimingStats t;
   bool timing = false;
@@ -361,14 +338,11 @@ struct References {
   int cub_launches = 0, read_launches = 0;
 };
 
-// What a check of the measured input is called: "float", or "exact" when the measured input is the exact one.
-const char* measured_name(InputMode mode) { return mode == InputMode::kFloat ? "float" : "exact"; }
-
 // The one verdict of a run: every check it made; the timed rates (the stage's, CUB's, the read-only kernel's) judged
 // against peak_gbps.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
   Verdict v = r.inputs;
-  record(v, measured_name(mode), r.measured);
+  record(v, to_string(mode), r.measured);
   if (r.timing) record(v, "timed", r.timed);
   v.add("canary", r.canary.empty(), r.canary);
   v.add("launches", r.checked == r.launches,
@@ -425,7 +399,7 @@ SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministi
   return all;
 }
 
-// 1. and 2.: the exact input at every configuration, kCheckedLaunches launches each, then the precision probe.
+// 1. and 2.: at every configuration, the exact input (kCheckedLaunches launches), then the precision probe.
 void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
   const std::uint64_t max_n = largest(o.sizes);
   const unsigned range = exact_range(max_n);
@@ -437,34 +411,23 @@ void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::
     r.exact_ref = refs.at(r.c.n);
     bench.upload(InputSpec(o.seed, 0, InputMode::kExact, range), r.c.n, o.offset);
     const long long before = bench.launches();
-    for (int l = 1; l <= kCheckedLaunches; ++l, ++r.checked) {
-      const auto got = bench.run_checked(r.c);
+    for (int l = 1; l <= kCheckedLaunches; ++l) {
+      const auto got = bench.run_checked(r.c, r.exact_ref, InputMode::kExact);
       r.first = got.first;
       if (l == 1) r.exact_result = got.value;
       r.keep_canary(got.canary, fmt::format("exact input, launch {} of {}", l, kCheckedLaunches));
-      const SumCheck check = check_sum(got.value, r.exact_ref, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
-      r.inputs.add("exact", check.pass, check.pass ? "" : fmt::format("launch {} of {}: {}", l, kCheckedLaunches,
-                                                                       check.reason));
+      r.inputs.add("exact", got.check.pass,
+                   got.check.pass ? "" : fmt::format("launch {} of {}: {}", l, kCheckedLaunches, got.check.reason));
     }
-    r.launches += bench.launches() - before;
-  }
-  std::uint64_t probed = 0;
-  ProbeInput p;
-  for (auto& r : runs) {
-    if (probed != r.c.n) {
-      p = precision_probe(o.seed, r.c.n);
-      bench.upload_probe(p, r.c.n, o.offset);
-      probed = r.c.n;
-    }
-    const long long before = bench.launches();
-    const auto got = bench.run_checked(r.c);
-    r.launches += bench.launches() - before;
-    ++r.checked;
+    const ProbeInput p = precision_probe(o.seed, r.c.n);
+    bench.upload_probe(p, r.c.n, o.offset);
+    const auto got = bench.run_checked(r.c, {p.sum, p.sum}, InputMode::kExact);
     r.probe_sum = p.sum;
     r.probe_result = got.value;
     r.keep_canary(got.canary, "precision probe");
-    const SumCheck check = check_sum(got.value, {p.sum, p.sum}, InputMode::kExact, shape_of(r.c, got.first), r.c.n);
-    r.inputs.add("probe", check.pass, check.reason);
+    r.inputs.add("probe", got.check.pass, got.check.reason);
+    r.checked += kCheckedLaunches + 1;
+    r.launches += bench.launches() - before;
   }
 }
 
@@ -539,25 +502,24 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
     progress(fmt::format("{}: {}: checking{}", stage, where(r.c), timing ? " and timing" : ""));
     const long long before = bench.launches();
-    const auto got = bench.run_checked(r.c);
+    const auto got = bench.run_checked(r.c, r.ref, o.input);
     r.result = got.value;
-    r.measured = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
+    r.measured = got.check;
     r.keep_canary(got.canary, fmt::format("{} input", to_string(o.input)));
     ++r.checked;
     if (timing) {
       r.timing = true;
-      r.t = bench.time_stage(r.c, o.warmup, o.reps, &r.timed_results);
+      std::vector<float> kept;  // every warm-up and timed launch's result, in order
+      r.t = bench.time_stage(r.c, o.warmup, o.reps, &kept);
       r.keep_canary(bench.changed_poison(r.c, r.first), "after the warm-up and timed launches");
-      r.timed = check_launches(r.timed_results, r.result, deterministic(r.c.combine, r.first), r.ref, o.input,
+      r.timed = check_launches(kept, r.result, deterministic(r.c.combine, r.first), r.ref, o.input,
                                shape_of(r.c, r.first), r.c.n, o.warmup, o.reps);
-      r.checked += static_cast<long long>(r.timed_results.size());
+      r.checked += static_cast<long long>(kept.size());
     }
     r.launches += bench.launches() - before;
     if (timing && !refs.count(r.c.n)) refs.emplace(r.c.n, time_references(bench, *cub, *sol, r.c.n, r.ref, o, d));
   }
 }
-
-// ---- the report of the default run: the header, the table, the notes, one record per configuration -------------
 
 std::string float_cell(const SumCheck& c, InputMode mode) {
   if (mode == InputMode::kExact) return "exact";
@@ -586,7 +548,7 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
   // "60 of 60 (3 exact, 1 probe, 1 float, 5 warm-up, 50 timed)": the stage's launches and how many were checked.
   notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches,
                               r.timing ? fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
-                                                     kCheckedLaunches, measured_name(o.input),
+                                                     kCheckedLaunches, to_string(o.input),
                                                      GpuTimer::warmups(o.warmup), o.reps)
                                        : "",
                               refs ? fmt::format("; CUB's {} and the read-only kernel's {} too", refs->cub_launches,
@@ -709,17 +671,13 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n", read_grid);
 }
 
-// ---- --determinism R: the same reduction R times, compared bit for bit ------------------------------------------
-
-// How many floats lie between a and b: their distance in units in the last place, across zero too (-0 and +0 are 0
-// apart); NaN if either is not finite.
+// How many floats lie between a and b, across zero too (-0 and +0 are 0 apart); NaN if either is not finite.
 double ulps_between(float a, float b) {
   if (!std::isfinite(a) || !std::isfinite(b)) return NAN;
-  const auto key = [](float x) {  // the bits, mapped so that the order of the keys is the order of the floats
-    std::uint32_t u;
-    std::memcpy(&u, &x, sizeof u);
-    return (u & 0x80000000u) ? static_cast<long long>(0x80000000u) - static_cast<long long>(u & 0x7fffffffu)
-                             : static_cast<long long>(0x80000000u) + static_cast<long long>(u);
+  const auto key = [](float x) {  // the bits as a sign and a magnitude: ordered as the floats are
+    std::int32_t i;
+    std::memcpy(&i, &x, sizeof i);
+    return i < 0 ? -static_cast<long long>(i & 0x7fffffff) : static_cast<long long>(i);
   };
   return static_cast<double>(std::llabs(key(b) - key(a)));
 }
@@ -739,15 +697,14 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
     std::set<std::uint32_t> distinct;
     float lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < o.determinism; ++i) {
-      const auto got = bench.run_checked(r.c);
+      auto got = bench.run_checked(r.c, r.ref, o.input);
       std::uint32_t bits;
       std::memcpy(&bits, &got.value, sizeof bits);
       distinct.insert(bits);
       lo = std::min(lo, got.value);
       hi = std::max(hi, got.value);
-      SumCheck check = check_sum(got.value, r.ref, o.input, shape_of(r.c, got.first), r.c.n);
-      if (!check.pass && check.bounded) check.reason = fmt::format("run {}: {}", i + 1, check.reason);
-      record(v, measured_name(o.input), check);
+      if (!got.check.pass && got.check.bounded) got.check.reason = fmt::format("run {}: {}", i + 1, got.check.reason);
+      record(v, to_string(o.input), got.check);
       v.add("canary", got.canary.empty(), got.canary);
     }
     const bool by_design = deterministic(r.c.combine, r.first);  // atomics add partial sums in arrival order
@@ -780,15 +737,16 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
 // measured input checked, timed and reported, or (--determinism) the same reduction repeated. Returns the exit status.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
-  const std::vector<Config> configs = all_configs(o, blocks_per_sm, d);
-  const std::uint64_t max_n = largest(o.sizes);
+  std::vector<Run> runs;
   std::uint64_t max_partials = 1;
-  for (const auto& c : configs) max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+  for (const Config& c : all_configs(o, blocks_per_sm, d)) {
+    runs.emplace_back().c = c;
+    max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+  }
+  const std::uint64_t max_n = largest(o.sizes);
   const bool timing = !o.check_only && o.determinism == 0;
   ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, timing, fmt::format("-n {}", max_n));
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  std::vector<Run> runs(configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) runs[i].c = configs[i];
   check_inputs(bench, o, host.get(), runs, stage.name);
   if (o.determinism > 0) return repeat(stage, o, d, bench, host.get(), runs);
   std::map<std::uint64_t, References> refs;
@@ -828,20 +786,19 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   return all_pass ? 0 : 1;
 }
 
-// ---- --self-test: every awkward size, block, input, launch, alignment and combine --------------------------------
-
 int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
               const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
-  const std::vector<std::uint64_t> sizes = full ? std::vector<std::uint64_t>{1, 2, 31, 32, 33, 255, 256, 257, 4097,
-                                                                             1000003, (1u << 24) + 1}
-                                                : std::vector<std::uint64_t>{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};
-  const std::vector<unsigned> blocks = full ? std::vector<unsigned>{64, 128, 256, 512, 1024} : std::vector<unsigned>{64, 1024};
+  using Sizes = std::vector<std::uint64_t>;
+  using Counts = std::vector<unsigned>;
+  const Sizes sizes = full ? Sizes{1, 2, 31, 32, 33, 255, 256, 257, 4097, 1000003, (1u << 24) + 1}
+                           : Sizes{1, 2, 3, 4, 33, 4097, 4098, 4099, 4100};
+  const Counts blocks = full ? Counts{64, 128, 256, 512, 1024} : Counts{64, 1024};
   // Stream-regime grids from the occupancy API (0), and small ones that make each thread walk far.
-  const std::vector<unsigned> stream_grids = full ? std::vector<unsigned>{0, 1, 7} : std::vector<unsigned>{0, 3};
+  const Counts stream_grids = full ? Counts{0, 1, 7} : Counts{0, 3};
   std::vector<std::pair<Regime, unsigned>> launches;  // regime, --grid
   for (auto regime : stage.regimes) {
-    for (auto grid : regime == Regime::kTree ? std::vector<unsigned>{0} : stream_grids) launches.push_back({regime, grid});
+    for (auto grid : regime == Regime::kTree ? Counts{0} : stream_grids) launches.push_back({regime, grid});
   }
   // The exact input, the precision probe and the float input. The quick self-test runs under compute-sanitizer, whose
   // tools judge accesses, not values: the exact input alone.
@@ -874,36 +831,35 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
                   fmt::format("offset {}: the {} input the GPU made differs from the host's", offset, input));
           ref = reference_sum(host.get(), n);
         }
-        std::size_t size_runs = 0, size_failures = 0;
+        const std::size_t runs_before = runs, failures_before = failures;
         for (auto block : blocks) {
           for (const auto& [regime, grid] : launches) {
             for (auto combine : stage.combines) {
               const Config c = make_config(n, regime, block, combine, grid, blocks_per_sm, d);
-              const auto got = bench.run_checked(c);
+              const auto got = bench.run_checked(c, ref, mode);
               Verdict v;
-              record(v, input, check_sum(got.value, ref, mode, shape_of(c, got.first), n));
+              record(v, input, got.check);
               v.add("canary", got.canary.empty(), got.canary);
               // A deterministic combine gives the float input's sum the same bits on a second launch.
               if (mode == InputMode::kFloat && deterministic(combine, got.first)) {
-                const auto again = bench.run_checked(c);
+                const auto again = bench.run_checked(c, ref, mode);
                 v.add("deterministic", std::memcmp(&again.value, &got.value, sizeof(float)) == 0,
                       fmt::format("a second launch gave {:.9g}, the first {:.9g}: a deterministic combine must give "
                                   "the same bits", again.value, got.value));
                 v.add("canary", again.canary.empty(), again.canary);
               }
               all.add_all(v);
-              ++size_runs;
+              ++runs;
               if (v.failures().empty()) continue;
-              ++size_failures;
+              ++failures;
               fmt::print("  FAIL n = {}, block {}, {} regime{}, input {}, offset {}, combine {}: {}\n", n, block,
                          to_string(regime), grid ? fmt::format(" (grid {})", grid) : "", input, offset,
                          to_string(combine), v.failures().front());
             }
           }
         }
-        runs += size_runs;
-        failures += size_failures;
-        fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", input, offset, n, size_runs,
+        const std::size_t size_failures = failures - failures_before;
+        fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", input, offset, n, runs - runs_before,
                    size_failures ? fmt::format("{} FAILED", size_failures) : std::string("all PASS"));
       }
     }
@@ -912,8 +868,6 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
              "failed: {}\n", stage.name, runs, all.skipped().size(), failures, all.word());
   return all.pass() ? 0 : 1;
 }
-
-// ---- --error-study N: the float bound against the errors of N random configurations ----------------------------
 
 struct StudyCase {  // one random configuration
   std::uint64_t seed, n;
@@ -970,8 +924,8 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
     bench.upload(InputSpec(sc.seed, 0, InputMode::kFloat), sc.n, sc.offset);
     const Config c = make_config(sc.n, sc.regime, sc.block, sc.combine, sc.grid, blocks_per_sm, d);
     const SumReference ref = reference_sum(host.get(), sc.n);
-    const auto got = bench.run_checked(c);
-    const SumCheck check = check_sum(got.value, ref, InputMode::kFloat, shape_of(c, got.first), sc.n);
+    const auto got = bench.run_checked(c, ref, InputMode::kFloat);
+    const SumCheck& check = got.check;
     Verdict v;
     record(v, "float", check);
     v.add("canary", got.canary.empty(), got.canary);
@@ -1007,7 +961,6 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   }
   return all.pass() ? 0 : 1;
 }
-
 }  // namespace
 }  // namespace reduce_run
 
@@ -1021,5 +974,4 @@ int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn r
     return reduce_run::bench(stage, reduce, blocks_per_sm, o, d);
   });
 }
-
 }  // namespace ladder

@@ -15,5 +15,4 @@ constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' 
 // behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the third launch
 // on; every warm-up and timed launch is checked too.
 constexpr int kCheckedLaunches = 3;
-
 }  // namespace ladder::reduce_run

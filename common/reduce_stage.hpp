@@ -15,7 +15,6 @@
 #include "cuda_check.hpp"
 
 namespace ladder {
-
 template <typename T>
 __host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
 
@@ -60,7 +59,7 @@ struct FirstLaunch {
 // Reduces in[0..n) into *out on `stream`, and returns the shape of its first launch. Every launch it makes is
 // checked with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers,
 // whole, with NaN: a launch must not depend on what an earlier launch left there. The checked launches are
-// captured into a CUDA graph (captured_launch.hpp), so a launcher only enqueues work on `stream` (no
+// captured into a CUDA graph (reduce_harness.cpp), so a launcher only enqueues work on `stream` (no
 // synchronisation, no legacy-stream calls); every kernel it launches takes a pointer as its first argument, and
 // exactly one of them takes `in` itself: the harness reads that kernel's grid and block from the graph and refuses
 // a returned shape that differs.
@@ -77,5 +76,4 @@ using BlocksPerSmFn = int (*)(const ReduceLaunch& launch);
 // (01) passes no blocks_per_sm.
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce,
                      BlocksPerSmFn blocks_per_sm = nullptr);
-
 }  // namespace ladder

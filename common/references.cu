@@ -11,9 +11,7 @@
 #include "references.hpp"
 
 namespace ladder {
-
 namespace {
-
 // A 32-bit item count where it fits, as a caller with an int count would pass; 64-bit otherwise.
 cudaError_t cub_sum(void* temp, std::size_t& bytes, const float* in, std::size_t n, float* out, cudaStream_t stream) {
   if (n <= static_cast<std::size_t>(std::numeric_limits<int>::max())) {
@@ -39,7 +37,6 @@ void cublas_check(cublasStatus_t status, const char* call, int line) {
   std::exit(2);
 }
 #define CUBLAS_CHECK(call) cublas_check((call), #call, __LINE__)
-
 }  // namespace
 
 std::size_t CubSum::temp_bytes(const std::vector<std::uint64_t>& sizes) {
@@ -76,5 +73,4 @@ void CublasSgemm::run(const float* A, const float* B, float* C, int M, int N, in
   // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
   CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
 }
-
 }  // namespace ladder

@@ -12,7 +12,6 @@
 #include "device_fill.hpp"
 
 namespace ladder {
-
 // cub::DeviceReduce::Sum, its temporary storage (room for every size in the list) allocated outside any timed region.
 class CubSum {
  public:
@@ -70,5 +69,4 @@ class CublasSgemm {
  private:
   cublasHandle_t handle_ = nullptr;
 };
-
 }  // namespace ladder

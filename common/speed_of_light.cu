@@ -5,7 +5,6 @@
 #include "references.hpp"
 
 namespace ladder {
-
 namespace {
 constexpr int kBlock = 512;
 constexpr int kUnroll = 4;  // float4 loads issued per thread before the first is used
@@ -103,5 +102,4 @@ void SpeedOfLight::empty_launch(cudaStream_t stream) {
 void SpeedOfLight::memset4(cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(memset_target_.get(), 0, sizeof(float), stream));
 }
-
 }  // namespace ladder

@@ -4,9 +4,7 @@
 #include "timer.hpp"
 
 namespace ladder {
-
 namespace {
-
 constexpr unsigned long long kTimeoutNs = 1000000000ull;
 
 using SystemFlag = cuda::atomic_ref<int, cuda::thread_scope_system>;
@@ -28,7 +26,6 @@ __global__ void hold_kernel(int* flags) {
     __nanosleep(256);
   }
 }
-
 }  // namespace
 
 StreamHold::StreamHold() {
@@ -46,5 +43,4 @@ void StreamHold::hold(cudaStream_t stream) {
 }
 void StreamHold::release() { SystemFlag(flags_[0]).store(1, cuda::memory_order_release); }
 bool StreamHold::timed_out() const { return SystemFlag(flags_[1]).load(cuda::memory_order_acquire) != 0; }
-
 }  // namespace ladder

@@ -3,7 +3,6 @@
 #include "timer.hpp"
 
 namespace ladder {
-
 TimingStats summarize(std::vector<double> samples_ms) {
   TimingStats s;
   if (samples_ms.empty()) return s;
@@ -15,11 +14,12 @@ TimingStats summarize(std::vector<double> samples_ms) {
   return s;
 }
 
-GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush) {
+GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush)
+    : l2_bytes_(l2_bytes), flush_(flush), flush_buffer_(flush_bytes(l2_bytes, flush)) {
+  CUDA_CHECK(cudaMemset(flush_buffer_.get(), 0, flush_buffer_.bytes()));
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));
-  if (flush != Flush::kNone) flush_ = std::make_unique<L2Flush>(l2_bytes, flush == Flush::kClean);
 }
 
 GpuTimer::~GpuTimer() {
@@ -32,27 +32,23 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
   // At least one untimed round of everything a repetition enqueues: with lazy module loading (the CUDA default) a
   // kernel's first launch loads its module, which waits for the GPU, so behind the hold it would wait for the timeout.
   const int untimed = warmups(warmup);
-  for (int i = 0; i < untimed; ++i) {
-    if (each.poison) each.poison(stream_);
-    if (flush_) flush_->run(stream_);
-    work(stream_);
-    if (each.keep) each.keep(stream_, i);
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
   std::vector<double> samples;
   ClockSample first, last;
   int timeouts = 0;
-  for (int i = 0; i < reps; ++i) {
-    if (holding_) hold_.hold(stream_);
+  for (int i = 0; i < untimed + reps; ++i) {
+    const bool timed = i >= untimed;
+    if (i == untimed) CUDA_CHECK(cudaStreamSynchronize(stream_));  // the warm-ups done before the first hold
+    if (timed && holding_) hold_.hold(stream_);
     if (each.poison) each.poison(stream_);
-    if (flush_) flush_->run(stream_);
-    CUDA_CHECK(cudaEventRecord(start_, stream_));
+    flush(stream_);
+    if (timed) CUDA_CHECK(cudaEventRecord(start_, stream_));
     work(stream_);
-    CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    if (each.keep) each.keep(stream_, untimed + i);
+    if (timed) CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    if (each.keep) each.keep(stream_, i);
+    if (!timed) continue;
     if (holding_) hold_.release();
-    if (i == 0) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny repetition
-    if (i == reps - 1) last = read_clocks();
+    if (i == untimed) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny rep
+    if (i == untimed + reps - 1) last = read_clocks();
     CUDA_CHECK(cudaEventSynchronize(stop_));
     // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying them):
     // every later hold would cost its full timeout too, so the timer stops holding, and counts each such repetition,
@@ -69,5 +65,4 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
   s.hold_timeouts = timeouts;
   return s;
 }
-
 }  // namespace ladder

@@ -1,12 +1,11 @@
 // Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-ups, then repetitions each timed
-// on its own, the L2 flushed before each (L2Flush) unless asked not to, each enqueued behind a stream hold (StreamHold)
+// on its own, the L2 flushed before each unless asked not to, each enqueued behind a stream hold (StreamHold)
 // so that the interval holds only the GPU's work, never the host's time to submit it; and the clocks, from NVML.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +15,6 @@
 #include "options.hpp"
 
 namespace ladder {
-
 // The clocks at the start and the end of a timed series (gpu_clocks.cpp). NVML is loaded at run time (dlopen), so a
 // program starts, and reports "no usable GPU", on a machine without the driver, and nvml.h is not needed either.
 struct ClockSample {
@@ -27,9 +25,7 @@ struct ClockSample {
 // Whether the reasons hold the clocks down during work: power cap, thermal or hardware slowdown (not an idle GPU).
 bool throttled(std::uint64_t reasons);
 std::string reason_names(std::uint64_t reasons);  // joined with '+', or "none"
-// Starts opening NVML for CUDA device `device` on a thread of its own: that can take a noticeable part of a second,
-// which the program spends on its input meanwhile.
-void open_clocks(int device);
+void open_clocks(int device);  // opens NVML on a thread of its own (it can take a while) while the input is made
 ClockSample read_clocks();  // of the device open_clocks() opened (waiting for it); nothing known without it
 
 struct TimingStats {
@@ -39,28 +35,15 @@ struct TimingStats {
 };
 TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle two for an even count), min, max
 
-// The L2 flush (l2_flush.cu): overwrite 4x the L2 size, then, for a clean flush, read 2x the L2 size of other data.
-class L2Flush {
- public:
-  L2Flush(std::size_t l2_bytes, bool clean);
-  void run(cudaStream_t stream) const;
-  static std::size_t write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
-  static std::size_t read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
-  static std::size_t device_bytes(std::size_t l2_bytes) {
-    return write_bytes(l2_bytes) + read_bytes(l2_bytes) + sizeof(float4);
-  }
-
- private:
-  DeviceBuffer<unsigned char> buffer_;
-  std::size_t write_bytes_, read_bytes_;
-  bool clean_;
-};
+// The L2 flush before each timed repetition (GpuTimer::flush, l2_flush.cu): overwrite 4x the L2 size, then, for a
+// clean flush, read 2x the L2 size of other data.
+inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
+inline std::size_t l2_read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
 
 // The stream hold (stream_hold.cu): without it the start event is recorded on an idle GPU as soon as the host enqueues
-// it, and the interval also holds the host's time to submit what follows (microseconds, with jitter). hold() enqueues
-// a one-thread kernel that spins until release(); meanwhile the host enqueues the flush, the start event, the work and
-// the stop event, which the GPU then finds all queued. nvbench's blocking kernel (nvbench/blocking_kernel.cuh), in a
-// few lines: the project takes no dependency beyond the CUDA Toolkit, CLI11 and fmt.
+// it, and the interval also holds the host's time to submit what follows. hold() enqueues a one-thread kernel that
+// spins until release(); meanwhile the host enqueues the flush, the start event, the work and the stop event, which
+// the GPU then finds all queued. nvbench's blocking kernel (nvbench/blocking_kernel.cuh), in a few lines.
 class StreamHold {
  public:
   StreamHold();
@@ -84,28 +67,30 @@ class GpuTimer {
   GpuTimer& operator=(const GpuTimer&) = delete;
   cudaStream_t stream() const { return stream_; }
   static std::size_t flush_bytes(std::size_t l2_bytes, Flush flush) {
-    return flush == Flush::kNone ? 0 : L2Flush::device_bytes(l2_bytes);
+    return flush == Flush::kNone ? 0 : l2_write_bytes(l2_bytes) + l2_read_bytes(l2_bytes) + sizeof(float4);
   }
   static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
   using Work = std::function<void(cudaStream_t)>;
   // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval: poison
   // before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep after the stop
-  // event (the launch's result, or a value computed from it on the device such as a fingerprint of C, into slot
-  // `launch`: warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so that every launch is
-  // checked afterwards.
+  // event (the launch's result, or a value computed from it such as a fingerprint of C, into slot `launch`: the
+  // warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so that every launch is checked.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;
   };
   // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each between two events. Per repetition the
-  // stream is held, then the poison, the flush, the start event, the work, the stop event and the keep are enqueued,
-  // then released: the events bracket only the work. The clocks are read at the first and the last repetition.
+  // stream is held, the poison, the flush, the start event, the work, the stop event and the keep are enqueued, then
+  // the stream is released: the events bracket only the work. The clocks are read at the first and last repetition.
   TimingStats time(const Work& work, int warmup, int reps, const EachLaunch& each = {});
 
  private:
+  void flush(cudaStream_t stream) const;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  std::unique_ptr<L2Flush> flush_;
+  std::size_t l2_bytes_;
+  Flush flush_;
+  DeviceBuffer<unsigned char> flush_buffer_;
   StreamHold hold_;
   bool holding_ = true;  // false once a hold has timed out
 };
@@ -140,5 +125,4 @@ inline std::string launch_name(int launch, int warmup, int reps) {
   return launch < w ? "warm-up " + std::to_string(launch + 1) + " of " + std::to_string(w)
                     : "timed repetition " + std::to_string(launch - w + 1) + " of " + std::to_string(reps);
 }
-
 }  // namespace ladder

@@ -1,9 +1,7 @@
-// The one place that decides PASS. A run collects every check it made (the exact input on each checked launch, the
-// precision probe, the float input, every warm-up and timed launch, the references timed beside it) in a Verdict, and
-// PASS means every check passed and at least one was made. A check that could not be judged (a float bound too loose
-// to say anything) is recorded as skipped: it never counts as a pass, the run shows it, and the other checks carry the
-// verdict. Every mode, the table cells and the records' *_check fields (which ./ladder and the docs read, never
-// deciding again) take their words from here.
+// The one place that decides PASS. A run collects every check it made in a Verdict: PASS means every check passed and
+// at least one was made. A check that could not be judged (a float bound too loose to say anything) is skipped: never
+// a pass, shown by the run, the other checks carry the verdict. The table cells and the records' *_check fields
+// (which ./ladder and the docs read, never deciding again) take their words from here.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +10,6 @@
 #include <vector>
 
 namespace ladder {
-
 class Verdict {
  public:
   // A check under the name tables and result files show ("exact", "probe", "float", "timed", "cub", ...); a name may
@@ -22,7 +19,6 @@ class Verdict {
   }
   void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
   void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
-
   bool pass() const {
     bool judged = false;
     for (const auto& e : entries_) {
@@ -65,5 +61,4 @@ class Verdict {
   }
   std::vector<Entry> entries_;
 };
-
 }  // namespace ladder
