@@ -42,17 +42,10 @@ using GemmRun = std::function<void(const float* A, const float* B, float* C, cud
 class GemmBench {
  public:
   GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option, bool poison_shared)
-      : s_(s),
-        mode_(mode),
-        seed_(seed),
-        host_a_(host_floats(s.m * s.k, option)),
-        host_b_(host_floats(s.k * s.n, option)),
-        host_c_(host_floats(s.m * s.n, option)),
-        host_again_(host_floats(s.m * s.n, option)),
-        a_(kGuard + s.m * s.k + kGuard),
-        b_(kGuard + s.k * s.n + kGuard),
-        c_(kGuard + s.m * s.n + kGuard),
-        poison_shared_(poison_shared) {
+      : s_(s), mode_(mode), seed_(seed), host_a_(host_floats(s.m * s.k, option)),
+        host_b_(host_floats(s.k * s.n, option)), host_c_(host_floats(s.m * s.n, option)),
+        host_again_(host_floats(s.m * s.n, option)), a_(kGuard + s.m * s.k + kGuard), b_(kGuard + s.k * s.n + kGuard),
+        c_(kGuard + s.m * s.n + kGuard), poison_shared_(poison_shared) {
     generate_input(seed, 1, mode, host_a_.get(), s.m * s.k);
     generate_input(seed, 2, mode, host_b_.get(), s.k * s.n);
     a_.poison(nullptr);  // the guards
@@ -262,7 +255,7 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   r.add("timing_check", !timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
   r.add("check_method", k.measured.method).add("checked_elements", k.measured.elements);
   r.add("worst_error_ratio", k.measured.worst, 3).add("mean_error_sigma", k.measured.mean_z, 3);
-  r.add("launches_checked", static_cast<std::uint64_t>(kCheckedLaunches + 2 + 1 + k.timed_launches));
+  r.add("launches_checked", kCheckedLaunches + 2 + 1 + k.timed_launches);
   r.add("ms_median", if_timed(ms)).add("ms_min", if_timed(k.t.min_ms)).add("ms_max", if_timed(k.t.max_ms));
   r.add("gflops", if_timed(gflops(s, ms))).add("gbps", if_timed(gbps(s, ms)));
   add_clock_fields(r, k.t, timing);
@@ -285,19 +278,17 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
   fmt::print("  input    {}, seed {}, fingerprint {}\n",
              o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "exact: random values k/4, k in [-4,4], not 0",
              o.seed, fp);
+  const char* floats = o.input != InputMode::kFloat ? "" : ", float (every element checked within its probabilistic "
+      "bound, and their mean error centred: a rounding that leans one way fails)";
+  const std::string timed = !timing ? "" : fmt::format(", every warm-up and timed launch (C poisoned before each, its "
+      "fingerprint equal to the checked C's) and the naive kernel's and cuBLAS's, and none of their GFLOP/s more than "
+      "{:g}% above the FP32 peak", 100 * kRateMargin);
   fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on values k/4 whose products and "
              "sums are exact in float: a wrong element of C fails it, and several in one row of a sampled check slip "
              "through with probability at most 2^-16), probes (A times a selection matrix and a selection matrix "
              "times B, with full-mantissa float A and B: C must be their selected elements bit for bit, so a TF32, "
              "bf16 or fp16 read fails), the canary (the NaN guards around A, B and C unchanged after every launch)"
-             "{}{}\n", kCheckedLaunches,
-             o.input == InputMode::kFloat ? ", float (every element checked within its probabilistic bound, and their "
-                                            "mean error centred: a rounding that leans one way fails)"
-                                          : "",
-             timing ? fmt::format(", every warm-up and timed launch (C poisoned before each, its fingerprint equal "
-                                  "to the checked C's) and the naive kernel's and cuBLAS's, and none of their GFLOP/s "
-                                  "more than {:g}% above the FP32 peak", 100 * kRateMargin)
-                    : "");
+             "{}{}\n", kCheckedLaunches, floats, timed);
   if (!timing) return;
   fmt::print("  timing   {}\n", timing_line(o, d));
   fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
@@ -337,8 +328,8 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   const Kernel* naive = timing ? &kernels[kernels.size() - 2] : nullptr;
   const Kernel* cublas_kernel = timing ? &kernels.back() : nullptr;
   const auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
-  TextTable table({"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS",
-                   "x naive"});
+  Table table = {{"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS",
+                  "x naive"}};
   std::vector<Record> records;
   std::vector<std::string> notes;
   std::vector<TimingStats> series;
@@ -352,12 +343,12 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
     }
     all_pass = all_pass && v.pass();
     const double t = k.t.median_ms;
-    table.add_row({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
-                   o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(t), ms(k.t.min_ms),
-                   ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, t)) : "-",
-                   timing ? fmt::format("{:.1f}", gbps(s, t)) : "-",
-                   timing ? fmt::format("{:.1f}", 100 * cublas_kernel->t.median_ms / t) : "-",
-                   timing ? fmt::format("{:.2f}", naive->t.median_ms / t) : "-"});
+    table.push_back({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
+                     o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(t), ms(k.t.min_ms),
+                     ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, t)) : "-",
+                     timing ? fmt::format("{:.1f}", gbps(s, t)) : "-",
+                     timing ? fmt::format("{:.1f}", 100 * cublas_kernel->t.median_ms / t) : "-",
+                     timing ? fmt::format("{:.2f}", naive->t.median_ms / t) : "-"});
     for (const auto& failure : k.v.failures()) notes.push_back(fmt::format("FAIL {}: {}", k.name, failure));
     if (timing) series.push_back(k.t);
     if (!k.is_stage) continue;
@@ -376,7 +367,7 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
     print_records(o.format, records);
   } else {
     print_header(stage, s, o, d, fp, timing);
-    fmt::print("\n{}", table.str());
+    fmt::print("\n{}", text_table(table));
     for (const auto& note : notes) fmt::print("  {}\n", note);
   }
   return all_pass ? 0 : 1;

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include <future>
+#include <iterator>
 
 #include "timer.hpp"
 
@@ -14,17 +15,11 @@ using NvmlDevice = struct NvmlDeviceOpaque*;
 using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 constexpr int kNvmlClockSm = 1, kNvmlClockMem = 2;  // NVML_CLOCK_SM, NVML_CLOCK_MEM
 
-// nvmlClocksEventReason* bits (formerly nvmlClocksThrottleReason*), and whether each holds the clocks down.
-struct Reason {
-  std::uint64_t bit;
-  const char* name;
-  bool throttle;
-};
-constexpr Reason kReasons[] = {
-    {0x1, "gpu_idle", false},   {0x2, "applications_clocks", false}, {0x4, "sw_power_cap", true},
-    {0x8, "hw_slowdown", true}, {0x10, "sync_boost", false},         {0x20, "sw_thermal", true},
-    {0x40, "hw_thermal", true}, {0x80, "hw_power_brake", true},      {0x100, "display_clocks", false},
-};
+// nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*): bit k is kReasons[k]; those in kThrottling hold the
+// clocks down during work (power cap, thermal or hardware slowdown).
+constexpr const char* kReasons[] = {"gpu_idle",   "applications_clocks", "sw_power_cap",   "hw_slowdown", "sync_boost",
+                                    "sw_thermal", "hw_thermal",          "hw_power_brake", "display_clocks"};
+constexpr std::uint64_t kThrottling = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
 struct Nvml {
   NvmlReturn (*clock)(NvmlDevice, int, unsigned*) = nullptr;
@@ -54,17 +49,12 @@ Nvml open_nvml(int index) {
 std::shared_future<Nvml> opened;  // open_clocks()'s
 }  // namespace
 
-bool throttled(std::uint64_t reasons) {
-  for (const auto& r : kReasons) {
-    if (r.throttle && (reasons & r.bit)) return true;
-  }
-  return false;
-}
+bool throttled(std::uint64_t reasons) { return (reasons & kThrottling) != 0; }
 
 std::string reason_names(std::uint64_t reasons) {
   std::string out;
-  for (const auto& r : kReasons) {
-    if (reasons & r.bit) out += (out.empty() ? "" : "+") + std::string(r.name);
+  for (std::size_t k = 0; k < std::size(kReasons); ++k) {
+    if (reasons & (std::uint64_t{1} << k)) out += (out.empty() ? "" : "+") + std::string(kReasons[k]);
   }
   return out.empty() ? "none" : out;
 }

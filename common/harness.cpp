@@ -80,18 +80,18 @@ Record& Record::add(const std::string& key, double value, int significant) {
 }
 
 std::string Record::field(const std::string& key) const {
-  const auto f = std::find_if(fields_.begin(), fields_.end(), [&](const Field& x) { return x.key == key; });
-  return f == fields_.end() ? "-" : f->value;
+  const auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.key == key; });
+  return f == fields.end() ? "-" : f->value;
 }
 
 std::string to_csv(const std::vector<Record>& rows) {
   if (rows.empty()) return "";
   std::vector<std::string> keys;
-  for (const auto& f : rows.front().fields()) keys.push_back(f.key);
+  for (const auto& f : rows.front().fields) keys.push_back(f.key);
   std::string out = fmt::format("{}\n", fmt::join(keys, ","));
   for (const auto& row : rows) {
     std::vector<std::string> cells;
-    for (const auto& f : row.fields()) {
+    for (const auto& f : row.fields) {
       if (f.value.find_first_of(",\"\n") == std::string::npos) {
         cells.push_back(f.value);
         continue;
@@ -109,7 +109,7 @@ std::string to_json(const std::vector<Record>& rows) {
   std::vector<std::string> objects;
   for (const auto& row : rows) {
     std::vector<std::string> fields;
-    for (const auto& f : row.fields()) {
+    for (const auto& f : row.fields) {
       fields.push_back(fmt::format("{}: {}", json_quote(f.key), f.quoted ? json_quote(f.value) : f.value));
     }
     objects.push_back(fmt::format("  {{{}}}", fmt::join(fields, ", ")));
@@ -121,21 +121,19 @@ void print_records(Format format, const std::vector<Record>& rows) {
   std::fputs((format == Format::kJson ? to_json(rows) : to_csv(rows)).c_str(), stdout);
 }
 
-std::string TextTable::str(const std::string& indent) const {
-  std::vector<std::size_t> width(headers_.size());
-  for (std::size_t c = 0; c < width.size(); ++c) width[c] = headers_[c].size();
-  for (const auto& row : rows_) {
+std::string text_table(const Table& rows, const std::string& indent) {
+  std::vector<std::size_t> width(rows.front().size());
+  for (const auto& row : rows) {
     for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
   }
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string out = indent;
+  std::string out;
+  for (const auto& row : rows) {
+    out += indent;
     for (std::size_t c = 0; c < width.size(); ++c) {
-      out += fmt::format("{}{:>{}}", c ? "  " : "", c < cells.size() ? cells[c] : "", width[c]);
+      out += fmt::format("{}{:>{}}", c ? "  " : "", c < row.size() ? row[c] : "", width[c]);
     }
-    return out + "\n";
-  };
-  std::string out = line(headers_);
-  for (const auto& row : rows_) out += line(row);
+    out += "\n";
+  }
   return out;
 }
 
@@ -182,7 +180,7 @@ void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
   r.add("sm_clock_start_mhz", mhz(t.clocks_start.sm_mhz)).add("sm_clock_end_mhz", mhz(t.clocks_end.sm_mhz));
   r.add("mem_clock_start_mhz", mhz(t.clocks_start.mem_mhz)).add("mem_clock_end_mhz", mhz(t.clocks_end.mem_mhz));
   r.add("clock_reasons", known ? reason_names(reasons) : std::string());
-  r.add("throttled", known ? (throttled(reasons) ? "yes" : "no") : "").add("hold_timeouts", timed ? t.hold_timeouts : 0);
+  r.add("throttled", !known ? "" : throttled(reasons) ? "yes" : "no").add("hold_timeouts", timed ? t.hold_timeouts : 0);
 }
 
 Verdict held_verdict(int unheld_repetitions) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -67,44 +68,32 @@ std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& optio
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
 
 // One result row as ordered (key, value) fields; CSV and JSON both print exactly these.
-class Record {
- public:
-  Record& add(const std::string& key, const std::string& text) { return put(key, text, true); }
-  Record& add(const std::string& key, const char* text) { return put(key, text, true); }
-  Record& add(const std::string& key, double value, int significant = 6);  // null where not finite
-  Record& add(const std::string& key, std::uint64_t value) { return put(key, std::to_string(value), false); }
-  Record& add(const std::string& key, int value) { return add(key, static_cast<std::uint64_t>(value)); }
-  Record& add(const std::string& key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
-  Record& add(const std::string& key, bool value) { return put(key, value ? "true" : "false", false); }
+struct Record {
   struct Field {
     std::string key, value;
     bool quoted;  // a string in JSON
   };
-  const std::vector<Field>& fields() const { return fields_; }
+  std::vector<Field> fields;
+  Record& add(const std::string& key, const std::string& text) { return put(key, text, true); }
+  Record& add(const std::string& key, const char* text) { return put(key, text, true); }
+  Record& add(const std::string& key, double value, int significant = 6);  // null where not finite
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>  // whole numbers, and bool
+  Record& add(const std::string& key, T value) {
+    return put(key, std::is_same_v<T, bool> ? (value ? "true" : "false") : std::to_string(value), false);
+  }
   std::string field(const std::string& key) const;  // its value, or "-" where it has none
-
- private:
   Record& put(const std::string& key, const std::string& value, bool quoted) {
-    fields_.push_back({key, value, quoted});
+    fields.push_back({key, value, quoted});
     return *this;
   }
-  std::vector<Field> fields_;
 };
 std::string to_csv(const std::vector<Record>& rows);   // header line + one line per row
 std::string to_json(const std::vector<Record>& rows);  // an array of objects
 void print_records(Format format, const std::vector<Record>& rows);
 
-// A plain text table: right-aligned columns sized to their content.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> headers) : headers_(std::move(headers)) {}
-  void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  std::string str(const std::string& indent = "  ") const;
-
- private:
-  std::vector<std::string> headers_;
-  std::vector<std::vector<std::string>> rows_;
-};
+using Table = std::vector<std::vector<std::string>>;  // a header row, then the rows
+// The table as plain text: right-aligned columns sized to their content, each line indented.
+std::string text_table(const Table& rows, const std::string& indent = "  ");
 
 std::string human_bytes(double bytes);  // "1.07 GB", "240 MB", "4.0 kB" (decimal units)
 
@@ -118,7 +107,7 @@ void add_clock_fields(Record& r, const TimingStats& t, bool timed);
 // Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
 // result, so a Verdict of its own (the record's timing_check), never part of the run's.
 Verdict held_verdict(int unheld_repetitions);
-// One warning line on stderr if, over a run's timed series, a clock moved, the GPU throttled or a stream hold timed out.
+// One warning line on stderr if, over the timed series, a clock moved, the GPU throttled or a stream hold timed out.
 void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
 void progress(const std::string& line);  // on stderr, only when it is a terminal (a person is waiting)
 

@@ -27,11 +27,6 @@ unsigned bits_for(unsigned range) {
 InputSpec::InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range)
     : key(stream_key(seed, stream)), exact_bits(mode == InputMode::kFloat ? 0 : bits_for(range)) {}
 
-float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i, unsigned range) {
-  const InputSpec spec(seed, stream, mode, range);
-  return input_value(spec.key, i, spec.exact_bits);
-}
-
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range) {
   const InputSpec spec(seed, stream, mode, range);

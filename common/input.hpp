@@ -47,24 +47,20 @@ struct InputSpec {
   std::uint64_t key;
   unsigned exact_bits;
 };
-float input_element(std::uint64_t seed, std::uint64_t stream, InputMode mode, std::uint64_t i,
-                    unsigned range = kDefaultExactRange);
 // out[0..count) = elements 0..count-1, on every core.
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range = kDefaultExactRange);
 
 // The widest exact range R for a sum of n elements that stays exact in float: ten standard deviations of the sum of the
-// k (and so, with overwhelming probability, of every partial sum in an order fixed independently of the data) stay
-// below 2^24. A wider range makes an element read from the wrong place likelier to change the sum (it goes unseen
-// only where the two values are equal: probability 1/(2R)).
+// k (and so, almost surely, of every partial sum in a data-independent order) stay below 2^24. The wider the range,
+// the likelier an element read from the wrong place changes the sum (unseen with probability 1/(2R)).
 unsigned exact_range(std::uint64_t n);
 
-// The precision probe of a sum of n elements: zeros except at up to kProbeElements positions over [0, n) (the first
-// and last four, and every residue mod 4: head, every lane of a float4 body and tail). Each value is k / 2^13, k =
-// 2^12 + 32 r + 1 (r random in [0, 128)): 13 significant bits ending in 00001, so rounding it to 12 bits or fewer (fp16,
-// TF32: 11; bf16: 8), to nearest or toward zero, makes it smaller. The values sum to at most kProbeElements, a multiple
-// of 2^-13 below 2^24 units, so every partial sum is exact: a kernel that reads its input in a lower precision returns
-// less than `sum`, one that keeps a partial sum in one returns another sum.
+// The precision probe of a sum of n elements: zeros except at up to kProbeElements positions (the first and last four,
+// and every residue mod 4 across [0, n)). Each value is k / 2^13, k = 2^12 + 32 r + 1 (r random in [0, 128)): 13
+// significant bits ending in 00001, so rounding it to 12 bits or fewer (fp16, TF32: 11; bf16: 8), to nearest or toward
+// zero, makes it smaller. Every partial sum is exact (a multiple of 2^-13 below kProbeElements): a kernel that reads
+// its input, or keeps a partial sum, in a lower precision returns another sum.
 constexpr std::size_t kProbeElements = 1024;
 struct ProbeInput {
   std::vector<std::uint64_t> positions;  // ascending, distinct

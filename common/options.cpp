@@ -64,7 +64,7 @@ bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::optional<std::uint64_t> digits(const std::string& s) {  // at most 20 of them, and what 64 bits hold
   std::uint64_t v = 0;
-  const bool ok = all_digits(s) && s.size() <= 20 && std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc();
+  const bool ok = all_digits(s) && s.size() <= 20 && std::from_chars(&s[0], &s[0] + s.size(), v).ec == std::errc();
   return ok ? std::optional<std::uint64_t>(v) : std::nullopt;
 }
 
@@ -294,10 +294,10 @@ class CommandLine {
       for (const auto& s : o->get_snames()) flags.push_back("-" + s);
       for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
       const auto accepted = values_.find(o);
-      options.push_back(fmt::format("{{\"flags\": {}, \"group\": {}, \"default\": {}{}}}", flags,
+      const std::string words = accepted == values_.end() ? "" : fmt::format(R"(, "values": {})", accepted->second);
+      options.push_back(fmt::format(R"({{"flags": {}, "group": {}, "default": {}{}}})", flags,
                                     json_quote(o->get_group()),
-                                    json_quote(o->get_expected_max() == 0 ? "false" : o->get_default_str()),
-                                    accepted == values_.end() ? "" : fmt::format(", \"values\": {}", accepted->second)));
+                                    json_quote(o->get_expected_max() == 0 ? "false" : o->get_default_str()), words));
     }
     return {0, fmt::format("{{\n  \"program\": {},\n  \"version\": {},\n  {},\n  \"options\": [\n    {}\n  ],\n  "
                            "\"values\": {{{}}}\n}}",
@@ -472,8 +472,8 @@ int print_outcome(const ParseOutcome& outcome) {
 }
 
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out) {
-  CommandLine cli(stage.name,
-                  fmt::format("{}: float sum reduction, checked against a CPU oracle and timed beside CUB", stage.name));
+  const std::string what = "float sum reduction, checked against a CPU oracle and timed beside CUB";
+  CommandLine cli(stage.name, fmt::format("{}: {}", stage.name, what));
   const bool has_stream = std::count(stage.regimes.begin(), stage.regimes.end(), Regime::kStream) > 0;
   const auto regimes = names_of(stage.regimes), combines = names_of(stage.combines);
   std::string sizes = "2^28", blocks = "1024", regime = regimes.front(), combine = combines.front();

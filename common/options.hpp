@@ -1,6 +1,6 @@
-// The command line of every program, declared once per option in options.cpp on CLI11 (a host-only file, so CLI11
-// never goes through nvcc): that declaration is the parse, the check with its one-line message, the help and the
-// --describe entry (the JSON that ./ladder, the docs and the tests read instead of restating any option or default).
+// The command line of every program, declared once per option in options.cpp on CLI11 (host-only: CLI11 never goes
+// through nvcc): the parse, the check with its one-line message, the help and the --describe entry (the JSON that
+// ./ladder, the docs and the tests read instead of restating any option or default).
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,12 @@
 
 namespace ladder {
 enum class InputMode {
-  kFloat,  // uniform random floats in [0, 1): realistic; the error is measured against a derived bound
-  kExact,  // random dyadic values k/R, k a non-zero integer in [-R, R]: every sum is exact in float, so checks
-           // demand equality
+  kFloat,  // uniform random floats in [0, 1): the error is judged against a derived bound
+  kExact,  // random dyadic values k/R, k a non-zero integer in [-R, R]: every sum exact in float, checked for equality
 };
 enum class Format { kTable, kCsv, kJson };
 enum class SelfTest { kNone, kQuick, kFull };
-// What runs before each timed repetition to evict the input from L2 (see docs/method.md).
-enum class Flush {
+enum class Flush {  // what runs before each timed repetition to evict the input from L2 (docs/method.md)
   kClean,  // overwrite 4x the L2, then read 2x the L2 of other data: L2 holds no input and no dirty lines
   kWrite,  // only overwrite 4x the L2: the timed region then pays for writing the dirty lines back
   kNone,   // nothing (--hot): inputs smaller than the L2 are read from it
@@ -77,7 +75,7 @@ struct CpuOptions {
 };
 
 // Either run (no exit status), or stop with an exit status and the text to print: the help, the version or the
-// description on stdout for status 0, one error line on stderr for status 2.
+// description (status 0, stdout), or one error line (status 2, stderr).
 struct ParseOutcome {
   std::optional<int> exit_status;
   std::string text;
@@ -88,13 +86,11 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
 // The maintainers' helper maint/tests/cpu_sums.cpp: --seed and --max-log2.
 ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2);
-// Prints the outcome's text (stdout for status 0, else stderr) and returns its exit status.
-int print_outcome(const ParseOutcome& outcome);
+int print_outcome(const ParseOutcome& outcome);  // prints its text, returns its exit status
 
 // A count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0 that 64 bits hold.
 std::optional<std::uint64_t> parse_count(const std::string& text);
 // A comma-separated list of counts, where "a..b" (powers of two a and b) means a, 2a, 4a, ..., b.
 std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& text);
-// A JSON string literal.
-std::string json_quote(const std::string& text);
+std::string json_quote(const std::string& text);  // a JSON string literal
 }  // namespace ladder

@@ -29,8 +29,7 @@ double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }  // 1^2 + 
 }  // namespace
 
 SumReference reference_sum(const float* x, std::size_t n) {
-  const std::size_t chunks = (n + kSumChunk - 1) / kSumChunk;
-  std::vector<double> sums(chunks), abs_sums(chunks);
+  std::vector<SumReference> chunks((n + kSumChunk - 1) / kSumChunk);
   parallel_chunks(n, kSumChunk, [&](std::size_t begin, std::size_t end) {
     Kahan s;
     double a = 0;
@@ -38,13 +37,12 @@ SumReference reference_sum(const float* x, std::size_t n) {
       s.add(x[i]);
       a += std::fabs(static_cast<double>(x[i]));
     }
-    sums[begin / kSumChunk] = s.sum;
-    abs_sums[begin / kSumChunk] = a;
+    chunks[begin / kSumChunk] = {s.sum, a};
   });
   Kahan total, abs_total;
-  for (std::size_t c = 0; c < chunks; ++c) {
-    total.add(sums[c]);
-    abs_total.add(abs_sums[c]);
+  for (const SumReference& c : chunks) {
+    total.add(c.sum);
+    abs_total.add(c.abs_sum);
   }
   return {total.sum, abs_total.sum};
 }

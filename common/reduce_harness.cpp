@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -47,76 +47,16 @@ std::string where(const Config& c) {
   return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
 }
 SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
-
-// What a launcher enqueued, seen by the harness rather than taken on the launcher's word: captured into a CUDA graph,
-// whose kernel nodes give the grid and block of the kernel that reads the input. The checked launches run the graph;
-// the timed launches call the launcher directly (a graph launch would time differently) and are judged against a
-// checked launch's result.
-class CapturedLaunch {
- public:
-  // A launcher only enqueues on `stream` (reduce_stage.hpp). Relaxed, as verified on a GPU with every stage: a first
-  // launch may load its module (lazy loading) inside the capture. If enqueue() throws, the capture is ended, so the
-  // stream can report the error.
-  CapturedLaunch(cudaStream_t stream, const std::function<void()>& enqueue) {
-    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-    try {
-      enqueue();
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
-      (void)cudaGetLastError();
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~CapturedLaunch() {
-    cudaGraphExecDestroy(exec_);
-    cudaGraphDestroy(graph_);
-  }
-  CapturedLaunch(const CapturedLaunch&) = delete;
-  CapturedLaunch& operator=(const CapturedLaunch&) = delete;
-  // The kernels whose first argument is the pointer `input`, and the grid and block of the first of them found.
-  int kernels_reading(const void* input, dim3* grid, dim3* block) const {
-    std::size_t count = 0;
-    CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &count));
-    std::vector<cudaGraphNode_t> nodes(count);
-    CUDA_CHECK(cudaGraphGetNodes(graph_, nodes.data(), &count));
-    int found = 0;
-    for (auto node : nodes) {
-      cudaGraphNodeType type;
-      CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-      if (type != cudaGraphNodeTypeKernel) continue;
-      cudaKernelNodeParams p{};
-      CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
-      // Every kernel of a stage takes a pointer first (reduce_stage.hpp): the input, or the partial sums it reduces.
-      if (p.kernelParams == nullptr || *static_cast<const void* const*>(p.kernelParams[0]) != input) continue;
-      if (found++ == 0) {
-        *grid = p.gridDim;
-        *block = p.blockDim;
-      }
-    }
-    return found;
-  }
-  void launch(cudaStream_t stream) const { CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
+template <typename Handle>  // a CUDA graph handle, destroyed at the end of its scope
+using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, cudaError_t (*)(Handle)>;
 
 class ReduceBench {
  public:
   ReduceBench(ReduceFn reduce, const DeviceInfo& d, std::uint64_t max_n, std::uint64_t max_partials,
               unsigned max_offset, Flush flush, bool poison_shared)
-      : reduce_(reduce),
-        poison_shared_(poison_shared),
-        input_(kGuard + max_offset + max_n + kGuard),
-        out_(kGuard + 1 + kGuard),
-        partials0_(kGuard + max_partials + kGuard),
-        partials1_(kGuard + max_partials + kGuard),
-        ticket_(1),
-        timer_(d.l2_bytes, flush) {
+      : reduce_(reduce), poison_shared_(poison_shared), input_(kGuard + max_offset + max_n + kGuard),
+        out_(kGuard + 1 + kGuard), partials0_(kGuard + max_partials + kGuard),
+        partials1_(kGuard + max_partials + kGuard), ticket_(1), timer_(d.l2_bytes, flush) {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
   }
@@ -139,9 +79,10 @@ class ReduceBench {
     std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
     SumCheck check;      // the value against `ref`, within the bound of that shape
   };
-  // Poisons the result, both partials buffers and the shared memory of every SM, captures what the stage enqueues
-  // for one reduction of input(), checks the shape of the kernel that reads the input against what the stage
-  // reported, runs the captured work and checks its result against `ref`.
+  // Poisons the result, both partials buffers and every SM's shared memory; captures what the stage enqueues for one
+  // reduction of input() into a CUDA graph, so that the harness sees the grid and block of the kernel that reads the
+  // input instead of taking the stage's word (the timed launches call the launcher: a graph times differently); checks
+  // that shape, runs the graph and checks its result. Relaxed capture: a first launch may load its module inside it.
   Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
     out_.poison(s);
@@ -149,17 +90,30 @@ class ReduceBench {
     partials1_.poison(s);
     if (poison_shared_) poison_shared_memory(s);
     FirstLaunch reported{0, 0};
-    const CapturedLaunch captured(s, [&] { reported = reduce_(input(), c.n, out(), launch(c), s); });
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    try {
+      reported = reduce_(input(), c.n, out(), launch(c), s);  // a launcher only enqueues on s (reduce_stage.hpp)
+    } catch (...) {  // the capture ended, so the stream can report the error
+      if (cudaStreamEndCapture(s, &graph) == cudaSuccess && graph != nullptr) cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    const Owned<cudaGraph_t> owned(graph, cudaGraphDestroy);
     ++launches_;
-    const FirstLaunch first = seen_first_launch(captured, c, reported);
-    captured.launch(s);
+    const FirstLaunch first = seen_first_launch(graph, c, reported);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const Owned<cudaGraphExec_t> owned_exec(exec, cudaGraphExecDestroy);
+    CUDA_CHECK(cudaGraphLaunch(exec, s));
     const float value = read_out(s);
     return {value, first, changed_poison(c, first), check_sum(value, ref, mode, shape_of(c, first), c.n)};
   }
-  // The canary: every poisoned word a launch of c (whose first kernel had first.grid blocks) may not write, still
-  // poisoned: the guards around the result and the input, and the partial sums past those its grids write (first.grid
-  // in the first buffer; in the second, the blocks of a launch over first.grid values). After a timed series it covers
-  // the last launch's writes, and every earlier launch's outside what each one's poisoning refills.
+  // The canary: every poisoned word a launch of c may not write, still poisoned: the guards around the result and the
+  // input, and the partial sums past those its grids write (first.grid in the first buffer; in the second, the blocks
+  // of a launch over first.grid values). After a timed series: the last launch's, and the earlier ones' outside what
+  // each poisoning refills.
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
     const std::size_t in0 = kGuard + offset_;
     return ladder::changed_poison(
@@ -169,8 +123,7 @@ class ReduceBench {
          {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
         timer_.stream());
   }
-  // Times the stage on input(). Every launch, warm-ups included, starts from a poisoned result and partial sums
-  // (outside its interval); each launch's result is kept, and all of them are returned in *results.
+  // Times the stage on input(), every launch from a poisoned result and partial sums; each result kept in *results.
   TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
     const ReduceLaunch l = launch(c);
     const float* in = input();
@@ -212,11 +165,24 @@ class ReduceBench {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
                         ticket_.get()};
   }
-  // The grid and block of the one kernel that reads the input, from the captured graph; the stage's report must
-  // agree, and the grid must fit the partial sums it was given.
-  FirstLaunch seen_first_launch(const CapturedLaunch& captured, const Config& c, const FirstLaunch& reported) const {
+  // The grid and block of the one kernel in the graph that reads the input (every kernel of a stage takes a pointer
+  // first: the input, or the partial sums it reduces): the stage's report must agree, and the grid fit the partials.
+  FirstLaunch seen_first_launch(cudaGraph_t graph, const Config& c, const FirstLaunch& reported) const {
+    std::size_t count = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
     dim3 grid, block;
-    const int readers = captured.kernels_reading(input(), &grid, &block);
+    int readers = 0;
+    for (auto node : nodes) {
+      cudaGraphNodeType type;
+      cudaKernelNodeParams p{};
+      CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+      if (type != cudaGraphNodeTypeKernel) continue;
+      CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+      if (p.kernelParams == nullptr || *static_cast<const void* const*>(p.kernelParams[0]) != input()) continue;
+      if (readers++ == 0) std::tie(grid, block) = std::tie(p.gridDim, p.blockDim);
+    }
     const std::string where = fmt::format("n = {}, block {}, {} regime, {}", c.n, c.block, to_string(c.regime),
                                           to_string(c.combine));
     if (readers != 1) {
@@ -277,7 +243,7 @@ std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per
   for (auto n : o.sizes) {
     for (auto regime : o.regimes) {
       for (auto block : o.blocks) {
-        for (auto combine : o.combines) configs.push_back(make_config(n, regime, block, combine, o.grid, blocks_per_sm, d));
+        for (auto c : o.combines) configs.push_back(make_config(n, regime, block, c, o.grid, blocks_per_sm, d));
       }
     }
   }
@@ -290,8 +256,7 @@ bool deterministic(Combine combine, const FirstLaunch& first) { return combine !
 std::uint64_t largest(const std::vector<std::uint64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
 
-// A bench for inputs up to max_n at offsets up to max_offset, partial sums of up to max_partials blocks; what does not
-// fit is refused, naming `option`, before any allocation.
+// A bench for n <= max_n, offsets <= max_offset, grids <= max_partials; refused, naming `option`, unless it fits.
 ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo& d, std::uint64_t max_n,
                        std::uint64_t max_partials, unsigned max_offset, bool timing, const std::string& option) {
   const Flush flush = timing ? o.flush : Flush::kNone;
@@ -338,8 +303,7 @@ struct References {
   int cub_launches = 0, read_launches = 0;
 };
 
-// The one verdict of a run: every check it made; the timed rates (the stage's, CUB's, the read-only kernel's) judged
-// against peak_gbps.
+// A run's one verdict: every check it made, and the rates (the stage's, CUB's, the read-only kernel's) against peak.
 Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double peak_gbps) {
   Verdict v = r.inputs;
   record(v, to_string(mode), r.measured);
@@ -362,9 +326,8 @@ Verdict verdict_of(const Run& r, const References* refs, InputMode mode, double 
   return v;
 }
 
-// Every kept launch of a series (warm-ups, then timed repetitions): bit for bit `checked` (the checked launch's
-// result) where the series is deterministic, so a launch that loses even one element's worth fails; else each within
-// the float bound (or exact) like the checked one. The reason names the first launch that failed.
+// Every kept launch of a series: bit for bit the checked launch's result where the series is deterministic, else each
+// within the float bound (or exact) like the checked one. The reason names the first launch that failed.
 template <typename T>
 SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministic, const SumReference& ref,
                         InputMode mode, const SumShape& shape, std::uint64_t n, int warmup, int reps) {
@@ -438,9 +401,8 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   r.read_grid = sol.grid();
   const cudaStream_t s = bench.timer().stream();
   const float* in = bench.input();
-  // CUB's shape (for checking the reference itself): 256-thread blocks of 16 items per thread per tile, and a second
-  // pass of one block over the partial sums. Modelled with at most one block per SM, the fewest CUB runs with enough
-  // work: the fewer the blocks, the longer each thread's chain and the looser the bound.
+  // CUB's shape: 256-thread blocks of 16 items per thread per tile, then one block over the partial sums; at most one
+  // block per SM, the fewest CUB runs with enough work (the fewer the blocks, the looser the bound).
   const SumShape cub_shape = stage_shape(n, std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, 4096), d.sm_count),
                                          256, Combine::kTwoPass);
   // The read-only kernel's: each thread's chain of floats; the kept per-thread sums are then added in double.
@@ -455,8 +417,7 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps,
                              {poison_out, cub_kept.copy_of(bench.out())});
   r.cub_launches = cub_kept.launches() + 1;
-  // Each launch within the bound. (CUB documents run-to-run determinism on one GPU, so bit for bit its checked launch
-  // would be stricter; not yet run on a GPU here, so not yet the check.)
+  // Each launch within the bound (CUB documents run-to-run determinism: bit for bit would be stricter, not yet tried).
   r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, false, ref, o.input, cub_shape, n, o.warmup, o.reps);
   const Kept<double> read_kept(o.warmup, o.reps);
   r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps,
@@ -475,12 +436,11 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
     r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
   }
   r.empty = bench.timer().time([&](cudaStream_t st) { sol.empty_launch(st); }, o.warmup, o.reps);
-  r.memset = bench.timer().time([&](cudaStream_t st) { sol.memset4(st); }, o.warmup, o.reps);
+  r.memset = bench.timer().time(poison_out, o.warmup, o.reps);  // a 4-byte memset
   return r;
 }
 
-// 3. The measured input: each configuration checked once, then timed, every warm-up and timed launch checked; CUB and
-// the speed of light once per size.
+// 3. The measured input: each configuration checked, then timed, every launch checked; CUB and the rest once per size.
 void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
              std::map<std::uint64_t, References>& refs, const char* stage) {
   const bool timing = !o.check_only;
@@ -489,15 +449,11 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
     generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
   }
-  std::unique_ptr<CubSum> cub;
-  std::unique_ptr<SpeedOfLight> sol;
-  if (timing) {
-    cub = std::make_unique<CubSum>(o.sizes);
-    sol = std::make_unique<SpeedOfLight>(d.sm_count, max_n);
-  }
+  const auto cub = timing ? std::make_unique<CubSum>(o.sizes) : nullptr;
+  const auto sol = timing ? std::make_unique<SpeedOfLight>(d.sm_count, max_n) : nullptr;
   std::map<std::uint64_t, SumReference> sums;
   for (auto& r : runs) {
-    if (!sums.count(r.c.n)) sums.emplace(r.c.n, o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref);
+    if (!sums.count(r.c.n)) sums[r.c.n] = o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref;
     r.ref = sums.at(r.c.n);
     bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
     progress(fmt::format("{}: {}: checking{}", stage, where(r.c), timing ? " and timing" : ""));
@@ -528,8 +484,7 @@ std::string float_cell(const SumCheck& c, InputMode mode) {
   return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
 }
 
-// The notes under the table: every check failed or not judged, and, for a single configuration that passed, what each
-// check found.
+// The notes under the table: every check failed or not judged; for a single passing configuration, what each found.
 void add_notes(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o, bool single,
                std::vector<std::string>& notes) {
   for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
@@ -537,7 +492,8 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
   if (!single || !v.pass()) return;
   notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
                               kCheckedLaunches, r.exact_result));
-  notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
+  notes.push_back(
+      fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
   if (o.input == InputMode::kFloat && r.measured.bounded) {
     notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
                                 "{:.3g} ({:g} u mean|x| sqrt(sum of the squared partial sums this launch of {} x {} "
@@ -583,9 +539,8 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   const double cub_gbps = of_refs(gbps(r.c.n, f.cub.median_ms));
   const double read_gbps = of_refs(gbps(r.c.n, f.read.median_ms));
   const double copy_gbps = of_refs(2 * gbps(r.c.n, f.copy.median_ms));  // every byte read and written
-  // Repetitions of the stage's and its references' timed series not held to the end: their intervals may hold host
-  // time (GpuTimer::time). Not a check of the result, so not in the verdict: the row's timing_check says it, the run
-  // warns, and ./ladder saves no such row.
+  // Repetitions not held to the end (GpuTimer::time), here and in the references': not a check of the result, so not
+  // in the verdict, but the row's timing_check, and ./ladder saves no such row.
   int unheld = r.t.hold_timeouts;
   for (const auto* t : {&f.cub, &f.read, &f.copy, &f.empty, &f.memset}) unheld += t->hold_timeouts;
   const auto if_timed = [&](double value) { return r.timing ? value : NAN; };
@@ -601,8 +556,8 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("result", static_cast<double>(r.result), 9).add("reference", r.ref.sum, 17);
   rec.add("abs_error", r.measured.error, 3).add("bound", bounded ? r.measured.tolerance : NAN, 3);
   rec.add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3);
-  rec.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float")).add("timed_check", v.field("timed"));
-  rec.add("launches", static_cast<std::uint64_t>(r.launches)).add("launches_checked", static_cast<std::uint64_t>(r.checked));
+  rec.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"));
+  rec.add("timed_check", v.field("timed")).add("launches", r.launches).add("launches_checked", r.checked);
   rec.add("timing_check", !r.timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
   rec.add("ms_median", if_timed(r.t.median_ms)).add("ms_min", if_timed(r.t.min_ms)).add("ms_max", if_timed(r.t.max_ms));
   rec.add("gbps", stage_gbps).add("pct_peak", 100 * stage_gbps / peak, 4);
@@ -643,23 +598,19 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
     const std::string line = fmt::format("{} regime, block {}: {}", to_string(r.c.regime), r.c.block, words);
     if (launches.insert(line).second) fmt::print("  launch   {}\n", line);
   }
-  fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on dyadic values k/{} whose every "
-             "partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits among "
-             "zeros: a read or partial sum kept in 12 bits or fewer changes the sum){}{}; before every checked "
+  const std::string floats = o.input != InputMode::kFloat ? "" : fmt::format(
+      ", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial sums the launch forms): "
+      "under the rounding model a correct kernel exceeds it with probability below 3e-8)", kSumLambda);
+  const std::string rates = o.flush == Flush::kNone ? "" : fmt::format(
+      ", and none of their GB/s more than {:g}% above the theoretical peak", 100 * kRateMargin);
+  const std::string timed = !timing ? "" : ", every warm-up and timed launch (each started from a poisoned result; "
+      "bit for bit the checked launch where the combine is deterministic, else within the bound) and every launch of "
+      "CUB and of the read-only kernel" + rates;
+  fmt::print("  check    PASS = every check passed: exact (the same launch, {} times, on dyadic values k/{} whose "
+             "every partial sum is exact in float, equals the exact sum), probe ({} values of 13 significant bits "
+             "among zeros: a read or partial sum kept in 12 bits or fewer changes the sum){}{}; before every checked "
              "launch the result, the partial sums{} are NaN, and the harness takes the launch's grid from the launch "
-             "itself (a captured graph)\n", kCheckedLaunches, range, kProbeElements,
-             o.input == InputMode::kFloat
-                 ? fmt::format(", float (error/bound <= 1, the bound {:g} u mean|x| sqrt(sum of the squared partial "
-                               "sums the launch forms): under the rounding model a correct kernel exceeds it with "
-                               "probability below 3e-8)", kSumLambda)
-                 : "",
-             timing ? fmt::format(", every warm-up and timed launch (each started from a poisoned result; bit for "
-                                  "bit the checked launch where the combine is deterministic, else within the bound) "
-                                  "and every launch of CUB and of the read-only kernel{}",
-                                  o.flush == Flush::kNone ? "" : fmt::format(", and none of their GB/s more than {:g}% "
-                                                                             "above the theoretical peak",
-                                                                             100 * kRateMargin))
-                    : "",
+             "itself (a captured graph)\n", kCheckedLaunches, range, kProbeElements, floats, timed,
              o.shared_poison ? " and the shared memory of every SM" : " (not the shared memory: --no-shared-poison)");
   fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
              "wrote, a block-scope atomic): the machine-code test (scripts/sass.py) reads them\n");
@@ -682,8 +633,7 @@ double ulps_between(float a, float b) {
   return static_cast<double>(std::llabs(key(b) - key(a)));
 }
 
-// The runs (their exact check and probe made first, as in the default run: a float result without them proves little)
-// repeated o.determinism times on the measured input.
+// The runs (their exact check and probe made first) repeated o.determinism times on the measured input.
 int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, ReduceBench& bench, float* host,
            std::vector<Run>& runs) {
   const std::uint64_t max_n = largest(o.sizes);
@@ -715,7 +665,7 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
     add_context_fields(rec, stage.name, d, o);
     rec.add("regime", to_string(r.c.regime)).add("n", r.c.n).add("block", r.c.block).add("grid", r.first.grid);
     rec.add("threads", r.first.block).add("combine", to_string(r.c.combine)).add("runs", o.determinism);
-    rec.add("distinct_results", static_cast<std::uint64_t>(distinct.size()));
+    rec.add("distinct_results", distinct.size());
     rec.add("min_result", static_cast<double>(lo), 9).add("max_result", static_cast<double>(hi), 9);
     rec.add("reference", r.ref.sum, 17);
     rec.add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3);
@@ -733,8 +683,8 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
   return ok ? 0 : 1;
 }
 
-// The default run and --determinism: every configuration the options ask for, its exact check and probe, then the
-// measured input checked, timed and reported, or (--determinism) the same reduction repeated. Returns the exit status.
+// The default run (and --determinism): every configuration's exact check and probe, then the measured input checked,
+// timed and reported (or repeated). Returns the exit status.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
   std::vector<Run> runs;
@@ -752,11 +702,10 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   std::map<std::uint64_t, References> refs;
   measure(bench, o, d, host.get(), runs, refs, stage.name);
   const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
-  // The DRAM peak the timed rates are judged against: NaN (not judged) under --flush none, where an input smaller
-  // than the L2 is read from it, faster than DRAM.
+  // The DRAM peak the rates are judged against; not under --flush none, where an input in L2 is read faster.
   const double judged_peak = o.flush == Flush::kNone ? NAN : d.peak_gbps();
-  TextTable table({"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches", "check",
-                   "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
+  Table table = {{"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches", "check",
+                  "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"}};
   std::vector<Record> records;
   std::vector<std::string> notes;
   std::map<std::uint64_t, std::string> fingerprints;
@@ -767,7 +716,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
     const Verdict v = verdict_of(r, ref, o.input, judged_peak);
     all_pass = all_pass && v.pass();
     if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host.get(), r.c.n)));
-    table.add_row(table_row(r, ref, v, o, d.peak_gbps()));
+    table.push_back(table_row(r, ref, v, o, d.peak_gbps()));
     add_notes(r, ref, v, o, runs.size() == 1, notes);
     records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
     if (r.timing) series.push_back(r.t);
@@ -780,7 +729,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
     print_records(o.format, records);
   } else {
     print_header(stage, o, d, runs, read_grid);
-    fmt::print("\n{}", table.str());
+    fmt::print("\n{}", text_table(table));
     for (const auto& note : notes) fmt::print("  {}\n", note);
   }
   return all_pass ? 0 : 1;
@@ -800,8 +749,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
   for (auto regime : stage.regimes) {
     for (auto grid : regime == Regime::kTree ? Counts{0} : stream_grids) launches.push_back({regime, grid});
   }
-  // The exact input, the precision probe and the float input. The quick self-test runs under compute-sanitizer, whose
-  // tools judge accesses, not values: the exact input alone.
+  // The quick self-test runs under compute-sanitizer, whose tools judge accesses, not values: the exact input alone.
   const std::vector<std::string> inputs = full ? std::vector<std::string>{"exact", "probe", "float"}
                                                : std::vector<std::string>{"exact"};
   const std::vector<unsigned> offsets = {0, 1, 2, 3};  // every alignment of a float pointer to 16 bytes
@@ -920,7 +868,9 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   double z_sum = 0;  // the signed errors over their sigmas, for the centring test
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const StudyCase& sc = cases[i];
-    if (i == 0 || sc.seed != cases[i - 1].seed) generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
+    if (i == 0 || sc.seed != cases[i - 1].seed) {
+      generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
+    }
     bench.upload(InputSpec(sc.seed, 0, InputMode::kFloat), sc.n, sc.offset);
     const Config c = make_config(sc.n, sc.regime, sc.block, sc.combine, sc.grid, blocks_per_sm, d);
     const SumReference ref = reference_sum(host.get(), sc.n);

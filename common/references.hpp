@@ -27,7 +27,7 @@ class CubSum {
 // thread, as many blocks as the occupancy API fits on the GPU) and a device-to-device cudaMemcpyAsync of them, which
 // reads and writes every byte. Both are references measured in the same process, not ceilings: a sum kernel can match
 // the read-only kernel. At small n, an empty launch and a 4-byte memset (what an atomic combine spends to zero its
-// result) give the floor a sum cannot go under.
+// result, timed by the harness) give the floor a sum cannot go under.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
@@ -35,7 +35,6 @@ class SpeedOfLight {
   void read(const float* in, std::size_t n, cudaStream_t stream);
   void copy(const float* in, std::size_t n, cudaStream_t stream);
   void empty_launch(cudaStream_t stream);
-  void memset4(cudaStream_t stream);
   void poison_sums(cudaStream_t stream) { sums_.poison(stream); }  // a read that writes no sum cannot pass
   // *slot = the per-thread sums of the last read added in double, in a fixed order (one block), on `stream`.
   void keep_sum(double* slot, cudaStream_t stream) const;
@@ -47,7 +46,7 @@ class SpeedOfLight {
  private:
   static int grid_for(int sm_count);
   int grid_;
-  DeviceBuffer<float> sums_, memset_target_;
+  DeviceBuffer<float> sums_;
   float* copy_ = nullptr;
 };
 

@@ -64,7 +64,7 @@ int SpeedOfLight::grid_for(int sm_count) {
 }
 
 SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n)
-    : grid_(grid_for(sm_count)), sums_(threads()), memset_target_(1) {
+    : grid_(grid_for(sm_count)), sums_(threads()) {
   // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
   if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -77,7 +77,7 @@ SpeedOfLight::~SpeedOfLight() { cudaFree(copy_); }
 std::size_t SpeedOfLight::threads() const { return static_cast<std::size_t>(grid_) * kBlock; }
 
 std::size_t SpeedOfLight::bytes(int sm_count) {
-  return std::size_t{2048} * sm_count * sizeof(float) + 256;  // the sums, the memset's target; the copy is optional
+  return std::size_t{2048} * sm_count * sizeof(float) + 256;  // the sums; the copy is optional
 }
 
 void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
@@ -97,9 +97,5 @@ void SpeedOfLight::copy(const float* in, std::size_t n, cudaStream_t stream) {
 void SpeedOfLight::empty_launch(cudaStream_t stream) {
   empty_kernel<<<1, 32, 0, stream>>>();
   LADDER_CHECK_LAUNCH();
-}
-
-void SpeedOfLight::memset4(cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(memset_target_.get(), 0, sizeof(float), stream));
 }
 }  // namespace ladder

@@ -152,7 +152,7 @@ Record copy_row(const CpuOptions& o, const DeviceInfo& d, const float* host, std
 void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
   fmt::print("cpu_baseline on {}, {} hardware threads: input '{}', seed {}; median of {} reps after {} warm-up(s)\n",
              cpu_name(), std::thread::hardware_concurrency(), to_string(o.input), o.seed, o.reps, o.warmup);
-  TextTable table({"row", "n", "threads", "check", "ms", "GB/s", "result", "error / bound"});
+  Table table = {{"row", "n", "threads", "check", "ms", "GB/s", "result", "error / bound"}};
   for (const auto& r : rows) {
     const std::string row = r.field("row");
     const bool copy = row.rfind("copy", 0) == 0;
@@ -160,12 +160,12 @@ void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
                              : row == "copy" ? "copy to the GPU (pageable)" : "copy to the GPU (pinned)";
     const std::string error = fmt::format("{} / {}{}", r.field("abs_error"), r.field("bound"),
                                           r.field("float_check") == "skipped" ? " (not judged)" : "");
-    table.add_row({name, r.field("n"), r.field("threads"), r.field("check"),
-                   fmt::format("{:.3f}", std::stod(r.field("ms_median"))),
-                   fmt::format("{:.1f}", std::stod(r.field("gbps"))), copy ? "-" : r.field("result"),
-                   copy ? "-" : error});
+    table.push_back({name, r.field("n"), r.field("threads"), r.field("check"),
+                     fmt::format("{:.3f}", std::stod(r.field("ms_median"))),
+                     fmt::format("{:.1f}", std::stod(r.field("gbps"))), copy ? "-" : r.field("result"),
+                     copy ? "-" : error});
   }
-  fmt::print("{}", table.str());
+  fmt::print("{}", text_table(table));
   fmt::print("  check: PASS = the exact input summed exactly, the float input within the bound of the sum's shape, and "
              "every repetition the checked result; the copy: the GPU's bytes equal the host's\n");
 }

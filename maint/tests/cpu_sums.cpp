@@ -25,8 +25,9 @@ bool sums(std::uint64_t seed, int max_log2) {
   std::uint64_t next = std::uint64_t{1} << 10;
   bool ok = true;
   const std::uint64_t n_max = std::uint64_t{1} << max_log2;
+  const ladder::InputSpec spec(seed, 0, ladder::InputMode::kFloat);
   for (std::uint64_t i = 0; i < n_max; ++i) {
-    const float x = ladder::input_element(seed, 0, ladder::InputMode::kFloat, i);
+    const float x = ladder::input_value(spec.key, i, 0);
     loop += x;
     const float y = x - compensation;  // Kahan: carry the low-order part lost by the previous addition
     const float t = kahan + y;

@@ -30,7 +30,7 @@ TEST(Input, SameSeedGivesBitwiseTheSameArray) {
 TEST(Input, ParallelGenerationMatchesElementByElement) {
   const auto v = make(3, InputMode::kFloat, 2'500'000);
   for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{1} << 20, std::size_t{2'499'999}}) {
-    EXPECT_EQ(v[i], ladder::input_element(3, 0, InputMode::kFloat, i)) << i;
+    EXPECT_EQ(v[i], ladder::input_value(ladder::InputSpec(3, 0, InputMode::kFloat).key, i, 0)) << i;
   }
 }
 

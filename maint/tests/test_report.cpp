@@ -28,9 +28,7 @@ TEST(Report, CsvAndJsonCarryTheSameFields) {
 }
 
 TEST(Report, TextTableAlignsRight) {
-  ladder::TextTable t({"a", "long header"});
-  t.add_row({"12345", "x"});
-  EXPECT_EQ(t.str(""), "    a  long header\n12345            x\n");
+  EXPECT_EQ(ladder::text_table({{"a", "long header"}, {"12345", "x"}}, ""), "    a  long header\n12345            x\n");
 }
 
 TEST(Report, HumanBytes) {
