@@ -1,8 +1,5 @@
-// Error checking for every CUDA runtime call and every kernel launch.
-//
-//   CUDA_CHECK(cudaMalloc(&p, bytes));   // prints the call, file:line and the CUDA error, exits 2
-//   kernel<<<grid, block>>>(...);
-//   LADDER_CHECK_LAUNCH();               // a bad launch configuration is reported at the launching line
+// Error checking for every CUDA runtime call and kernel launch: CUDA_CHECK(cudaMalloc(&p, bytes)) prints the call,
+// file:line and the CUDA error and exits 2; LADDER_CHECK_LAUNCH() after kernel<<<...>>>(...) reports a bad launch.
 #pragma once
 
 #include <cuda_runtime.h>

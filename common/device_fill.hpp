@@ -1,6 +1,5 @@
-// Device memory: an owning buffer, and what the harness does in device memory on the GPU: make the inputs, scatter the
-// probes' few values, fill every SM's shared memory with NaN, fingerprint a result too large to copy back after every
-// timed launch (GEMM's C), and scan the NaN guards around every buffer a launch touches (the canary).
+// Device memory: an owning buffer, and what the harness does on the GPU: make the inputs, scatter the probes' values,
+// fill every SM's shared memory with NaN, fingerprint a result (GEMM's C) and scan the NaN guards (the canary).
 #pragma once
 
 #include <algorithm>
@@ -40,21 +39,18 @@ void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, st
 // dst[at[i]] = values[i] for every i, on `stream`, and waits for it.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
 
-// Fills the shared memory of every SM with NaN (all bits set) on `stream`: twice as many blocks as SMs, each taking
-// the most shared memory a block may have, so each SM runs at least one of them. A later kernel that reads a shared
-// slot none of its threads wrote then reads NaN, not whatever an earlier launch left (often 0).
+// Fills every SM's shared memory with NaN on `stream` (twice as many blocks as SMs, each with the most shared memory
+// a block may have): a kernel that reads a shared slot none of its threads wrote reads NaN, not an earlier launch's.
 void poison_shared_memory(cudaStream_t stream);
 
-// *out = the sum modulo 2^64 of a 64-bit mix of each element's 32 bits with its position, on `stream`: the order of
-// the additions does not matter, and two arrays that differ anywhere get different fingerprints except with
-// probability about 2^-64 (for bits that are not chosen to collide).
+// *out = the sum modulo 2^64 of a 64-bit mix of each element's bits with its position, on `stream`: any order gives
+// it, and two arrays that differ anywhere differ in it except with probability about 2^-64.
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
 // Whether device[0, n) holds bitwise host[0, n): their fingerprints, one taken on each side, agree.
 bool same_on_device(const float* device, const float* host, std::size_t n);
 
-// NaN floats before and after each buffer a launch reads or writes (256 bytes each, so the buffer keeps its
-// alignment): a kernel that reads past either end adds a NaN, which never passes a check, and one that writes there
-// changes the poison, which the canary (harness.hpp's changed_poison) sees.
+// NaN floats before and after each buffer a launch touches (256 bytes: the buffer keeps its alignment): a read past
+// either end adds a NaN, which never passes a check; a write there changes the poison, which the canary sees.
 constexpr std::size_t kGuard = 64;
 
 struct PoisonSpan {  // device memory p[begin, end) that must still hold the poison (all bits set)

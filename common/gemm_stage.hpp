@@ -1,8 +1,5 @@
-// What the GEMM stage (08) sees of the harness. Like the reduce stages, the stage file holds its kernel,
-// a launcher with the signature of GemmFn, and a main() that hands both to run_gemm_stage().
-//
-// Layout: row-major everywhere. A is M x K, B is K x N, C is M x N; element (r, c) of an R x C matrix X is
-// X[r * C + c].
+// What the GEMM stage (08) sees of the harness: its kernel, a launcher with the signature of GemmFn and a main() that
+// hands both to run_gemm_stage(). Row-major everywhere: A is M x K, B is K x N, C is M x N; X[r][c] is X[r * C + c].
 #pragma once
 
 #include <cuda_runtime.h>

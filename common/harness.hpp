@@ -1,5 +1,5 @@
-// What every program of the ladder shares besides its options: the GPU (device.cpp), the errors that end a run, memory
-// checks, the report (a table for people, CSV or JSON records for scripts) and its context, and the canary.
+// What every program shares besides its options: the GPU (device.cpp), the errors that end a run, memory checks, the
+// report (a table for people, CSV or JSON records for scripts) and its context, and the canary.
 #pragma once
 
 #include <cstddef>
@@ -101,8 +101,7 @@ std::string human_bytes(double bytes);  // "1.07 GB", "240 MB", "4.0 kB" (decima
 std::string device_line(const DeviceInfo& d);
 std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
-// A timed series' clocks (at its first and last repetition), throttle reasons and stream-hold timeouts, as record
-// fields (empty where nothing was timed or NVML did not answer).
+// A timed series' clocks, throttle reasons and stream-hold timeouts as record fields (empty where not known).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
 // Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
 // result, so a Verdict of its own (the record's timing_check), never part of the run's.

@@ -26,10 +26,9 @@ LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix
   return z ^ (z >> 31);
 }
 
-// Element i of the stream whose key is `key`. exact_bits 0: float mode, uniform in [0, 1) with 24 random bits (exact
-// in float). Otherwise exact mode with range R = 2^(exact_bits - 1): k / R, k one of -R..-1, 1..R with equal
-// probability: dyadic values in [-1, 1] with fractional parts (from R = 2 on), never zero, so dropping or repeating
-// any element changes the sum, and a sum rounded to an integer on the way is wrong.
+// Element i of the stream `key`. exact_bits 0: float mode, uniform in [0, 1), 24 random bits. Otherwise exact mode,
+// R = 2^(exact_bits - 1): k / R, k one of -R..-1, 1..R: never zero (a dropped or repeated element changes the sum),
+// with fractional parts from R = 2 on (a sum rounded to an integer on the way is wrong).
 LADDER_HOST_DEVICE inline float input_value(std::uint64_t key, std::uint64_t i, unsigned exact_bits) {
   const std::uint64_t h = mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull);
   if (exact_bits == 0) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1), exactly
@@ -40,8 +39,7 @@ LADDER_HOST_DEVICE inline float input_value(std::uint64_t key, std::uint64_t i, 
 
 constexpr unsigned kDefaultExactRange = 4;  // the GEMM's exact mode: k/4, products k1*k2/16, exact for K <= 2^20
 
-// An input stream as input_value() takes it: the key of (seed, stream), and 0 (float mode) or the bits of an exact
-// range R, a power of two from 1 to 4096.
+// An input stream as input_value() takes it: the key of (seed, stream), and 0 (float) or the bits of R (1 to 4096).
 struct InputSpec {
   InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range = kDefaultExactRange);
   std::uint64_t key;
@@ -73,8 +71,7 @@ ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n);
 std::uint64_t fingerprint(const float* data, std::size_t count);
 std::string fingerprint_hex(std::uint64_t fp);
 
-// Calls body(begin, end) over [0, count) in chunks of `chunk`, on every hardware thread. Which thread runs which chunk
-// varies; results must not depend on it (callers write per-chunk results).
+// Calls body(begin, end) over [0, count) in chunks of `chunk` on every hardware thread (callers keep per-chunk results).
 template <typename Body>
 void parallel_chunks(std::size_t count, std::size_t chunk, Body body) {
   const std::size_t chunks = (count + chunk - 1) / chunk;

@@ -1,8 +1,6 @@
-// What a reduce stage (01..07) sees of the harness: its launch parameters and the one call that runs it.
-//
-// A stage file holds a kernel, a launcher with the signature of ReduceFn, and a main() that hands both
-// to run_reduce_stage(). Parsing options, making the input, checking against the CPU oracle, timing,
-// the CUB reference and the report all happen in common/, the same way for every stage.
+// What a reduce stage (01..07) sees of the harness. A stage file holds a kernel, a launcher with the signature of
+// ReduceFn, and a main() that hands both to run_reduce_stage(); options, input, checks, timing, the CUB reference and
+// the report all happen in common/, the same way for every stage.
 #pragma once
 
 #include <algorithm>
@@ -27,11 +25,9 @@ enum class Combine {
 };
 inline constexpr const char* kCombineNames[] = {"relaunch", "atomic", "two-pass", "last-block"};  // the enum's order
 
-// Which launches a stage can run.
-//   tree:   one element per thread, grid = n / block, as in 01: the block-level tree dominates.
-//   stream: a grid that just fills the GPU (SMs x the blocks of this kernel one SM holds, as the stage's
-//           blocks_per_sm() asks the occupancy API), each thread looping over many elements: the kernel
-//           streams memory, and the tree is a small part of the time.
+// Which launches a stage can run. tree: one element per thread, grid = n / block, as in 01 (the block-level tree
+// dominates). stream: a grid that just fills the GPU (SMs x blocks_per_sm()), each thread looping over many elements
+// (the kernel streams memory; the tree is a small part of the time).
 enum class Regime { kStream, kTree };
 
 struct ReduceStage {
@@ -49,31 +45,27 @@ struct ReduceLaunch {
   unsigned* ticket;      // a device counter the harness zeroes once, when it allocates it (last-block pattern)
 };
 
-// The shape of a stage's first launch, the one that reads the input: what the report prints, and what the
-// error bound counts with.
+// The shape of a stage's first launch, the one that reads the input: what the report prints and the bound counts with.
 struct FirstLaunch {
   unsigned grid;   // blocks
   unsigned block;  // threads per block
 };
 
-// Reduces in[0..n) into *out on `stream`, and returns the shape of its first launch. Every launch it makes is
-// checked with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers,
-// whole, with NaN: a launch must not depend on what an earlier launch left there. The checked launches are
-// captured into a CUDA graph (reduce_harness.cpp), so a launcher only enqueues work on `stream` (no
-// synchronisation, no legacy-stream calls); every kernel it launches takes a pointer as its first argument, and
-// exactly one of them takes `in` itself: the harness reads that kernel's grid and block from the graph and refuses
-// a returned shape that differs.
+// Reduces in[0..n) into *out on `stream`, and returns the shape of its first launch. Every launch it makes is checked
+// with LADDER_CHECK_LAUNCH(). Before a checked launch the harness fills *out and both partials buffers with NaN: a
+// launch must not depend on what an earlier one left there. The checked launches are captured into a CUDA graph, so a
+// launcher only enqueues work on `stream` (no synchronisation, no legacy-stream calls); every kernel it launches takes
+// a pointer first, and exactly one takes `in`: the harness reads that kernel's grid and block from the graph and
+// refuses a returned shape that differs.
 using ReduceFn = FirstLaunch (*)(const float* in, std::size_t n, float* out, const ReduceLaunch& launch,
                                  cudaStream_t stream);
 
-// What a stage with a stream regime says of its first kernel: how many of its blocks one SM holds at once,
-// as cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for launch.block (and launch.combine). The grid
-// that fills the GPU is the SM count times that.
+// A stream-regime stage's first kernel: how many of its blocks one SM holds at once, as
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for launch.block (and launch.combine).
 using BlocksPerSmFn = int (*)(const ReduceLaunch& launch);
 
-// Runs the stage as a program: parse options, check, time, report. Returns the process exit status:
-// 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU. A stage without a stream regime
-// (01) passes no blocks_per_sm.
+// Runs the stage as a program; returns 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU. A stage
+// without a stream regime (01) passes no blocks_per_sm.
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce,
                      BlocksPerSmFn blocks_per_sm = nullptr);
 }  // namespace ladder

@@ -24,10 +24,8 @@ class CubSum {
 };
 
 // The speed of light of a sum: a kernel that only reads the same n floats (16-byte loads, several in flight per
-// thread, as many blocks as the occupancy API fits on the GPU) and a device-to-device cudaMemcpyAsync of them, which
-// reads and writes every byte. Both are references measured in the same process, not ceilings: a sum kernel can match
-// the read-only kernel. At small n, an empty launch and a 4-byte memset (what an atomic combine spends to zero its
-// result, timed by the harness) give the floor a sum cannot go under.
+// thread, as many blocks as fit on the GPU) and a device-to-device copy of them; references, not ceilings. At small n,
+// an empty launch and a 4-byte memset (what an atomic combine spends; the harness times it) give the floor.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
@@ -50,12 +48,10 @@ class SpeedOfLight {
   float* copy_ = nullptr;
 };
 
-// The naive GEMM: one thread per element of C, threadIdx.x along a row of C (coalesced loads of B and stores of C),
-// every operand read from global memory. C = A * B, row-major, M x N = (M x K)(K x N).
+// The naive GEMM: one thread per element of C (threadIdx.x along a row of C), every operand read from global memory.
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
-// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 tensor-core path can be chosen, whatever
-// NVIDIA_TF32_OVERRIDE says. Row-major C = A * B is computed as the column-major C^T = B^T * A^T.
+// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 path, whatever NVIDIA_TF32_OVERRIDE says.
 class CublasSgemm {
  public:
   CublasSgemm();

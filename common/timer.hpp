@@ -15,15 +15,13 @@
 #include "options.hpp"
 
 namespace ladder {
-// The clocks at the start and the end of a timed series (gpu_clocks.cpp). NVML is loaded at run time (dlopen), so a
-// program starts, and reports "no usable GPU", on a machine without the driver, and nvml.h is not needed either.
+// The clocks at the start and the end of a timed series, from NVML (gpu_clocks.cpp; loaded at run time).
 struct ClockSample {
   bool known = false;         // false where NVML is not there (no driver) or does not answer for this GPU
   unsigned sm_mhz = 0, mem_mhz = 0;
   std::uint64_t reasons = 0;  // NVML's clocks event (throttle) reasons, a bit mask
 };
-// Whether the reasons hold the clocks down during work: power cap, thermal or hardware slowdown (not an idle GPU).
-bool throttled(std::uint64_t reasons);
+bool throttled(std::uint64_t reasons);  // held down during work: power cap, thermal or hardware slowdown
 std::string reason_names(std::uint64_t reasons);  // joined with '+', or "none"
 void open_clocks(int device);  // opens NVML on a thread of its own (it can take a while) while the input is made
 ClockSample read_clocks();  // of the device open_clocks() opened (waiting for it); nothing known without it
@@ -35,15 +33,13 @@ struct TimingStats {
 };
 TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle two for an even count), min, max
 
-// The L2 flush before each timed repetition (GpuTimer::flush, l2_flush.cu): overwrite 4x the L2 size, then, for a
-// clean flush, read 2x the L2 size of other data.
+// The L2 flush before each timed rep (l2_flush.cu): overwrite 4x the L2, then (clean) read 2x the L2 of other data.
 inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
 inline std::size_t l2_read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
 
-// The stream hold (stream_hold.cu): without it the start event is recorded on an idle GPU as soon as the host enqueues
-// it, and the interval also holds the host's time to submit what follows. hold() enqueues a one-thread kernel that
-// spins until release(); meanwhile the host enqueues the flush, the start event, the work and the stop event, which
-// the GPU then finds all queued. nvbench's blocking kernel (nvbench/blocking_kernel.cuh), in a few lines.
+// The stream hold (stream_hold.cu; nvbench's blocking kernel in a few lines): hold() enqueues a one-thread kernel that
+// spins until release(), while the host enqueues the flush, the start event, the work and the stop event, so the
+// interval never holds the host's time to submit them.
 class StreamHold {
  public:
   StreamHold();
@@ -71,17 +67,15 @@ class GpuTimer {
   }
   static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
   using Work = std::function<void(cudaStream_t)>;
-  // What the harness enqueues around every launch, warm-ups and timed repetitions alike, outside the interval: poison
-  // before the flush (the buffers the launch writes, so a launch that writes nothing cannot pass), keep after the stop
-  // event (the launch's result, or a value computed from it such as a fingerprint of C, into slot `launch`: the
-  // warm-ups are slots 0..warmups(w)-1, the timed repetitions the slots after them), so that every launch is checked.
+  // Enqueued around every launch, warm-ups too, outside the interval: poison before the flush (so a launch that writes
+  // nothing cannot pass), keep after the stop event (its result, or a fingerprint of it, into slot `launch`: warm-ups
+  // first, then the timed repetitions), so that every launch is checked.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;
   };
-  // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each between two events. Per repetition the
-  // stream is held, the poison, the flush, the start event, the work, the stop event and the keep are enqueued, then
-  // the stream is released: the events bracket only the work. The clocks are read at the first and last repetition.
+  // Runs work(stream) warmups(warmup) times untimed, then `reps` times, each held: the poison, the flush, the start
+  // event, the work, the stop event and the keep enqueued, then released. Clocks read at the first and last rep.
   TimingStats time(const Work& work, int warmup, int reps, const EachLaunch& each = {});
 
  private:
