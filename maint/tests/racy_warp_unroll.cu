@@ -1,20 +1,18 @@
-// The unrolled last warp as it was written before Volta: `volatile` shared memory and no synchronisation,
-// relying on the 32 threads of a warp running in lockstep. Since Volta (compute capability 7.0) they need
-// not, and this is a data race. The test racecheck_finds_volatile_race runs this program under
-// compute-sanitizer --tool racecheck and passes only if racecheck reports the hazards (04_warp_unroll, with
-// __syncwarp() between the steps, must report none).
-//
-// Prints the sum of 256 ones per block and whether it came out right; exits 0, or 77 without a GPU.
+// The unrolled last warp as written before Volta: `volatile` shared memory, no synchronisation. Since Volta a warp's
+// threads need not run in lockstep, so this is a data race, which the test racecheck_finds_volatile_race demands that
+// compute-sanitizer's racecheck report (04_warp_unroll, with __syncwarp(), must report none). Exits 0, or 77 without
+// a GPU.
+#include <algorithm>
 #include <cstdio>
 
 #include <cuda_runtime.h>
 
 #include "cuda_check.hpp"
+#include "device_fill.hpp"
 #include "helper_cli.hpp"
 
 namespace {
-
-constexpr unsigned kBlock = 256;
+constexpr unsigned kBlock = 256, kBlocks = 64;
 
 // Unsafe since Volta: a lane may read s[tid + 16] before the lane that owns it has added into it.
 __device__ void racy_last_warp(volatile float* s, unsigned tid) {
@@ -26,10 +24,10 @@ __device__ void racy_last_warp(volatile float* s, unsigned tid) {
   s[tid] += s[tid + 1];
 }
 
-__global__ void racy_reduce(const float* in, float* out) {
+__global__ void racy_reduce(float* out) {  // each block sums 256 ones
   __shared__ float s[kBlock];
   const unsigned tid = threadIdx.x;
-  s[tid] = in[blockIdx.x * kBlock + tid];
+  s[tid] = 1.0f;
   __syncthreads();
   for (unsigned half = kBlock / 2; half > 32; half /= 2) {
     if (tid < half) s[tid] += s[tid + half];
@@ -38,33 +36,21 @@ __global__ void racy_reduce(const float* in, float* out) {
   if (tid < 32) racy_last_warp(s, tid);
   if (tid == 0) out[blockIdx.x] = s[0];
 }
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (const int status = ladder::helper_start(argc, argv, "racy_warp_unroll",
-                                              "run by the test racecheck_finds_volatile_race under compute-sanitizer "
-                                              "--tool racecheck: it sums with the pre-Volta unrolled last warp "
-                                              "(volatile, no __syncwarp)");
-      status >= 0) {
-    return status;
-  }
-  constexpr unsigned kBlocks = 64;
-  float host[kBlocks * kBlock];
-  for (float& v : host) v = 1.0f;
-  float *in = nullptr, *out = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, sizeof host));
-  CUDA_CHECK(cudaMalloc(&out, kBlocks * sizeof(float)));
-  CUDA_CHECK(cudaMemcpy(in, host, sizeof host, cudaMemcpyHostToDevice));
-  racy_reduce<<<kBlocks, kBlock>>>(in, out);
-  LADDER_CHECK_LAUNCH();
+  const int status = ladder::helper_start(argc, argv, "racy_warp_unroll",
+                                          "run by the test racecheck_finds_volatile_race under compute-sanitizer "
+                                          "--tool racecheck: it sums with the pre-Volta unrolled last warp "
+                                          "(volatile, no __syncwarp)");
+  if (status >= 0) return status;
   float sums[kBlocks];
-  CUDA_CHECK(cudaMemcpy(sums, out, sizeof sums, cudaMemcpyDeviceToHost));
-  unsigned wrong = 0;
-  for (float s : sums) wrong += s != static_cast<float>(kBlock);
+  const ladder::DeviceBuffer<float> out(kBlocks);
+  racy_reduce<<<kBlocks, kBlock>>>(out.get());
+  LADDER_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(sums, out.get(), sizeof sums, cudaMemcpyDeviceToHost));
+  const auto wrong = static_cast<unsigned>(kBlocks - std::count(sums, sums + kBlocks, static_cast<float>(kBlock)));
   std::printf("racy_warp_unroll: %u of %u block sums wrong this run (a race need not show in the result)\n", wrong,
               kBlocks);
-  cudaFree(in);
-  cudaFree(out);
   return 0;
 }
