@@ -36,23 +36,24 @@ std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1
 
 DeviceLookup find_device(int index) {
   DeviceLookup out;
+  const auto refuse = [&out](int status, const std::string& message) {
+    out.exit_status = status;
+    out.message = message;
+    return out;
+  };
   int driver = 0, runtime = 0, count = 0;  // cudaGetDeviceCount leaves count untouched on error
   cudaDriverGetVersion(&driver);           // succeeds (reporting 0) even without a driver
   cudaRuntimeGetVersion(&runtime);
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();  // clear the sticky error state for the caller
-    out.exit_status = 77;
-    out.message = fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
-                              "newer (CUDA {} runtime).",
-                              no_gpu_reason(err, driver), kMinMajor, kMinMinor, version_string(runtime));
-    return out;
+    return refuse(77, fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
+                                  "newer (CUDA {} runtime).",
+                                  no_gpu_reason(err, driver), kMinMajor, kMinMinor, version_string(runtime)));
   }
   if (index >= count) {
-    out.exit_status = 2;
-    out.message = fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
-                              count == 1 ? " is" : "s are", count - 1);
-    return out;
+    return refuse(2, fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
+                                 count == 1 ? " is" : "s are", count - 1));
   }
   CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
@@ -62,10 +63,8 @@ DeviceLookup find_device(int index) {
        attribute(cudaDevAttrMemoryClockRate, index), attribute(cudaDevAttrGlobalMemoryBusWidth, index),
        attribute(cudaDevAttrClockRate, index), prop.totalGlobalMem, driver, runtime};
   if (d.cc_major * 10 + d.cc_minor < kMinMajor * 10 + kMinMinor) {
-    out.exit_status = 77;
-    out.message = fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs {}.{} "
-                              "or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor);
-    return out;
+    return refuse(77, fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs "
+                                  "{}.{} or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor));
   }
   out.ok = true;
   return out;

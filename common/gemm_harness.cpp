@@ -1,12 +1,9 @@
-// run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher. A default run, for every variant of
-// the tiled kernel (and, for the references, the naive kernel and cuBLAS): 1. the exact check: the exact inputs (k/4,
-// oracle.hpp), launched twice, each C compared exactly; 2. the operand-precision probes: A times a selection matrix,
-// and a selection matrix times B, with full-mantissa float A and B: C must be the selected elements bit for bit;
-// 3. the measured input (float by default): checked, then timed, C poisoned before every warm-up and timed launch and
-// its fingerprint kept after each, every one equal to the checked C's (each kernel here, cuBLAS too by its
-// documentation, gives the same bits every launch); the last launch's C is also copied back and compared. A, B, C and
-// the selection matrices sit between NaN guards: a read past one makes a NaN in C, and after every checked launch and
-// timed series the canary demands that every guard still holds its NaN. A variant's Verdict holds every check.
+// run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher. For every tiled variant (and the
+// naive kernel and cuBLAS beside it): 1. the exact inputs (k/4), launched twice, each C compared exactly; 2. the
+// operand-precision probes (oracle.hpp); 3. the measured input: checked, then timed, C poisoned before every launch and
+// its fingerprint kept after each, each equal to the checked C's (every kernel here gives the same bits every launch),
+// and the last C compared bit for bit. A, B, C and the selection matrices sit between NaN guards, which the canary
+// checks after every launch and timed series. A variant's Verdict holds every check.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -37,8 +34,8 @@ double gbps(const Shape& s, double ms) {
 
 using GemmRun = std::function<void(const float* A, const float* B, float* C, cudaStream_t stream)>;
 
-// The device side of one shape and input mode: host and device copies of A, B and C, each device copy between NaN
-// guards, the probes' selection matrices, the checked, repeated and timed launches, and the canary after each.
+// One shape and input mode: A, B and C on the host and, between NaN guards, on the device; the checked, repeated,
+// probing and timed launches, and the canary after each.
 class GemmBench {
  public:
   GemmBench(const Shape& s, InputMode mode, std::uint64_t seed, const std::string& option, bool poison_shared)
@@ -54,7 +51,6 @@ class GemmBench {
     CUDA_CHECK(cudaMemcpy(b(), host_b_.get(), s.k * s.n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // a copy from pageable memory may still be in flight when it returns
   }
-  // A, B, C, and the probes' selection matrices (K x N and M x K), each between its guards.
   static std::size_t device_bytes(const Shape& s) {
     return (2 * (s.m * s.k + s.k * s.n) + s.m * s.n + 10 * kGuard) * sizeof(float);
   }
@@ -67,12 +63,12 @@ class GemmBench {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return check_gemm(host_a_.get(), host_b_.get(), host_c_.get(), s_.m, s_.n, s_.k, mode_, seed_);
   }
-  // Runs again and compares C with the last checked C bit for bit (every kernel here must give the same bits).
+  // Runs again: C must be the last checked C bit for bit.
   GemmCheck run_again(const GemmRun& run, cudaStream_t stream) {
     launch_into(run, a(), b(), host_again_.get(), stream);
     return same_as_checked();
   }
-  // One probe: the full-mantissa operand of this bench times a selection matrix (or the other way round).
+  // A probe: this bench's full-mantissa operand times a selection matrix (or the other way round).
   GemmCheck run_probe(const GemmRun& run, GemmProbe probe, cudaStream_t stream) {
     const bool of_a = probe == GemmProbe::kA;
     const std::uint64_t count = of_a ? s_.k * s_.n : s_.m * s_.k;
@@ -84,8 +80,7 @@ class GemmBench {
     launch_into(run, of_a ? a() : selection(), of_a ? selection() : b(), host_again_.get(), stream);
     return check_gemm_probe(probe, of_a ? host_a_.get() : host_b_.get(), host_again_.get(), s_.m, s_.n, s_.k);
   }
-  // Times run, C poisoned before every launch and its fingerprint kept after each; every fingerprint must be the
-  // checked C's, and the C the last launch left must be the checked C bit for bit.
+  // Times run: every launch's fingerprint of C must be the checked C's, and the last C the checked C bit for bit.
   TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
     const Kept<unsigned long long> kept(warmup, reps);
     const TimingStats t = timer.time(
@@ -105,7 +100,7 @@ class GemmBench {
     }
     return t;
   }
-  // The first change to the guards since the last call, and forgets it: "" if none.
+  // The first change to the guards since the last call ("" if none), forgotten.
   std::string take_canary() { return std::exchange(canary_found_, ""); }
   std::uint64_t fingerprint_ab() const {
     return fingerprint(host_a_.get(), s_.m * s_.k) ^ (fingerprint(host_b_.get(), s_.k * s_.n) * 3);
@@ -119,8 +114,7 @@ class GemmBench {
     keep_canary(stream);
     CUDA_CHECK(cudaMemcpy(host, c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
   }
-  // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its NaN
-  // (C's are poisoned again before each launch, the others only when made).
+  // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its NaN.
   void keep_canary(cudaStream_t stream) {
     std::vector<Guarded> buffers = {{a_.get(), kGuard, s_.m * s_.k, a_.count(), "A"},
                                     {b_.get(), kGuard, s_.k * s_.n, b_.count(), "B"},
@@ -136,7 +130,6 @@ class GemmBench {
   float* b() const { return b_.get() + kGuard; }
   float* c() const { return c_.get() + kGuard; }
   float* selection() const { return selection_->get() + kGuard; }
-  // host_again_ against the checked C, bit for bit.
   GemmCheck same_as_checked() const {
     GemmCheck same;
     same.method = "bit for bit the C that was checked";
@@ -196,8 +189,7 @@ std::vector<Kernel> kernels_for(const Shape& s, GemmFn gemm, const std::vector<G
   return kernels;
 }
 
-// 1. and 2.: the exact inputs (kCheckedLaunches launches) on the tiled variants (on every kernel in the self-test),
-// and the probes on every kernel.
+// 1. and 2.: the exact inputs on the tiled variants (every kernel in the self-test), the probes on every kernel.
 void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const GemmOptions& o,
                             GemmBench& float_bench, cudaStream_t stream, const std::string& dims) {
   GemmBench exact_bench(s, InputMode::kExact, o.seed, dims, o.shared_poison);
@@ -220,7 +212,7 @@ void check_exact_and_probes(std::vector<Kernel>& kernels, const Shape& s, const 
   }
 }
 
-// 3.: the measured input, checked, then timed and checked after the timing, its rate against the FP32 peak.
+// 3.: the measured input, checked, then timed and checked again, its rate against the FP32 peak.
 void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, const GemmOptions& o, bool timing,
              const Shape& s, double peak_gflops) {
   for (auto& k : kernels) {
@@ -297,7 +289,6 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              "attributes\n", d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
 }
 
-// The default run: check, time, compare, report; returns the exit status.
 int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const Shape s{o.m, o.n, o.k};  // K <= 10^6 (the options' limit), so the exact inputs stay exact (K <= 2^20)
   const bool timing = !o.check_only;

@@ -71,7 +71,7 @@ ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n);
 std::uint64_t fingerprint(const float* data, std::size_t count);
 std::string fingerprint_hex(std::uint64_t fp);
 
-// Calls body(begin, end) over [0, count) in chunks of `chunk` on every hardware thread (callers keep per-chunk results).
+// Calls body(begin, end) over [0, count) in chunks of `chunk`, on every hardware thread.
 template <typename Body>
 void parallel_chunks(std::size_t count, std::size_t chunk, Body body) {
   const std::size_t chunks = (count + chunk - 1) / chunk;

@@ -1,6 +1,5 @@
-// Every program's options on CLI11. CommandLine declares an option once: CLI11 parses it and lists it in the help, a
-// validator checks its text and keeps the first problem in the project's words, and --describe reads the options back
-// from CLI11. Host-only.
+// Every program's options on CLI11: declared once, parsed and listed in the help by CLI11, checked by a validator that
+// keeps the first problem in the project's words, and read back from CLI11 for --describe.
 #include "options.hpp"
 
 #include <algorithm>
@@ -20,9 +19,8 @@
 
 #include "ladder_version.hpp"
 
-// A changed copy of a stage (a planted bug of maint/mutants.py, a variant built by ./ladder try) links a definition of
-// these two (cmake/Ladder.cmake writes it), so that --version names the program that runs and says what it is a copy
-// of; a stage itself defines neither, and its --version names the stage.
+// A changed copy of a stage (a planted bug, a ./ladder try variant) defines these (cmake/Ladder.cmake): --version
+// names the program that runs and says what it is a copy of.
 extern "C" const char* ladder_program_name() __attribute__((weak));
 extern "C" const char* ladder_program_note() __attribute__((weak));
 
@@ -110,7 +108,6 @@ using Check = std::function<std::optional<std::string>(const std::string&)>;
 std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
                                          std::uint64_t hi) {
   const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
-  if (s.empty()) return name + " needs a value";
   if (negative_number(s)) return fmt::format("{} {} is out of range: give a whole number {}", name, s, range);
   if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
   const auto v = digits(s);
@@ -177,7 +174,7 @@ std::optional<std::string> regime_problem(const ReduceStage& stage, const std::s
   return std::nullopt;
 }
 
-// --combine: one of the stage's, a list of them, or all; one message for a misspelt combine and one the stage lacks.
+// --combine: one of the stage's, a list of them, or all.
 std::optional<std::string> combine_problem(const ReduceStage& stage, const std::string& text) {
   if (text == "all") return std::nullopt;
   const auto ours = names_of(stage.combines);
@@ -204,8 +201,8 @@ Check gemm_dim(const std::string& name) {
   };
 }
 
-// One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the
-// accepted words of the options that have them (for --describe).
+// One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the options'
+// accepted words.
 class CommandLine {
  public:
   CommandLine(const std::string& program, const std::string& description)
@@ -219,24 +216,19 @@ class CommandLine {
                                             "default and range), after checking the other options given, and run "
                                             "nothing");
   }
-  // A whole number from lo to hi, stored in `value`, whose value is the default (none where it is below lo: a mode
-  // that is off unless given, like --determinism); `type` names it in the help.
+  // A whole number from lo to hi into `value`, the default (none below lo: a mode off unless given, as --determinism).
   template <typename T>
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
     CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
     if (static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
     const std::string name = display_name(flags);
-    add(option, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
+    add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
   }
   // Text with a check of its own, the default in `text`; `values` are what --describe lists as accepted.
   void text(const std::string& flags, std::string& text, const Check& check, const std::string& type,
             const std::string& help, const std::string& group, const std::vector<std::string>& values = {}) {
-    const std::string name = display_name(flags);
-    const auto needed = [=](const std::string& s) {
-      return trim(s).empty() ? std::optional<std::string>(name + " needs a value") : check(s);
-    };
-    add(app_.add_option(flags, text, help)->capture_default_str(), type, group, needed, values);
+    add(app_.add_option(flags, text, help)->capture_default_str(), display_name(flags), type, group, check, values);
   }
   // One of `words`, kept as text.
   void choice(const std::string& flags, std::string& text, const std::vector<std::string>& words,
@@ -283,8 +275,7 @@ class CommandLine {
     }
     return std::nullopt;
   }
-  // After a parse, with --describe: the description. `role`: JSON fields besides the options; `values`: the options'
-  // resolved values, as JSON fields. Without --describe: run.
+  // With --describe, the description: `role` and `values` (the options' resolved values) are JSON fields.
   ParseOutcome described(const std::string& role, const std::string& values) const {
     if (describe_->count() == 0) return {};
     std::vector<std::string> options;
@@ -314,19 +305,19 @@ class CommandLine {
     std::replace(flags.begin(), flags.end(), ',', '/');
     return flags;
   }
-  void add(CLI::Option* option, const std::string& type, const std::string& group, const Check& check,
-           const std::vector<std::string>& values = {}) {
+  // The option's check, after one that every value has: it is not empty.
+  void add(CLI::Option* option, const std::string& name, const std::string& type, const std::string& group,
+           const Check& check, const std::vector<std::string>& values = {}) {
     option->type_name(type)->group(group)->check(CLI::Validator(
-        [this, check](std::string& text) {
-          const auto problem = check(text);
+        [this, name, check](std::string& text) {
+          const auto problem = trim(text).empty() ? std::optional<std::string>(name + " needs a value") : check(text);
           if (problem && problem_.empty()) problem_ = *problem;
           return problem.value_or("");
         },
         ""));
     if (!values.empty()) values_[option] = values;
   }
-  // CLI11's errors in the project's words: a value a check refused, options given together, an unknown option, a
-  // stray argument, a missing value, an option given twice.
+  // CLI11's errors in the project's words.
   std::string translate(const CLI::ParseError& e) const {
     const std::string what = e.what();
     if (dynamic_cast<const CLI::ValidationError*>(&e) && !problem_.empty()) return problem_;
@@ -578,6 +569,8 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
                                   "hardware thread), checked like a stage's, and the copy of that input to the GPU, "
                                   "timed");
   std::string sizes = "2^28", input = "float", format = "table";
+  out.reps = 5;    // a CPU sum of 2^28 floats takes a large fraction of a second
+  out.warmup = 0;  // the checked pass before the timed ones has touched the input already
   cli.sizes(sizes);
   cli.whole("--threads", out.threads, 0, 1024, "T", "Threads of the all-cores sum; 0 = every hardware thread", kWhat);
   cli.choice("--input", input, words(kInputs),

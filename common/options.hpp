@@ -61,16 +61,11 @@ struct GemmOptions : CommonOptions {
   std::vector<bool> pads = {false};  // --pad off | on | both
 };
 
-// cpu_baseline's options: the CPU's sums of the same input, and the copy of it to the GPU.
-struct CpuOptions {
+// cpu_baseline's options (reps, warmup, seed, input, device and format among the common ones): the CPU's sums of the
+// same input, and the copy of it to the GPU.
+struct CpuOptions : CommonOptions {
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};
   unsigned threads = 0;  // the all-cores sum's threads; 0: std::thread::hardware_concurrency()
-  int reps = 5;          // a CPU sum of 2^28 floats takes a large fraction of a second
-  int warmup = 0;        // the checked pass before the timed ones has touched the input already
-  std::uint64_t seed = 1;
-  InputMode input = InputMode::kFloat;
-  int device = 0;
-  Format format = Format::kTable;
   bool no_copy = false;  // --no-copy: the CPU rows only
 };
 

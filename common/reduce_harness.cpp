@@ -1,12 +1,10 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. The
-// default run checks every configuration (size, regime, block, combine): 1. the exact input (dyadic values whose every
-// partial sum is exact in float), kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe
-// (input.hpp); 3. the measured input (float by default): one checked launch, then the warm-ups and timed repetitions,
-// each from a poisoned result and partial sums, each result kept and checked; CUB and the read-only kernel beside it,
-// every launch of theirs checked alike. Before every checked launch the result, both partials buffers and every SM's
-// shared memory are NaN, and the launch is captured into a graph, so the harness takes the grid and block of the kernel
-// that reads the input from the launch itself and computes the float bound from that shape. A configuration's Verdict
-// holds every check; --self-test, --determinism and --error-study make the same checked launches elsewhere.
+// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. For
+// every configuration (size, regime, block, combine): 1. the exact input (every partial sum exact in float),
+// kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe (input.hpp); 3. the measured input
+// (float by default): one checked launch, then the warm-ups and timed repetitions, each result kept and checked; CUB
+// and the read-only kernel beside it, checked alike. Every checked launch starts from NaN in the result, the partials
+// and shared memory, and is captured into a graph: the float bound comes from the shape the harness saw. A
+// configuration's Verdict holds every check; --self-test, --determinism and --error-study launch alike.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -60,13 +58,12 @@ class ReduceBench {
     CUDA_CHECK(cudaMemset(ticket_.get(), 0, sizeof(unsigned)));
     CUDA_CHECK(cudaDeviceSynchronize());  // a memset on the default stream: done before any launch on ours
   }
-  // The first n elements of the input `spec` at input(), `offset` floats past its alignment, NaN around them: made on
-  // the GPU, bitwise what the host makes of it, so no copy of the input crosses the bus.
+  // The first n elements of the input `spec`, `offset` floats past alignment, NaN around them, made on the GPU.
   void upload(const InputSpec& spec, std::uint64_t n, unsigned offset) {
     make_input_on_device(spec.key, spec.exact_bits, place(n, offset), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  // The precision probe of size n at `offset`: zeros in [0, n), the probe's values scattered, NaN around them.
+  // The precision probe of size n at `offset`, NaN around it.
   void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
     float* in = place(n, offset);
     CUDA_CHECK(cudaMemset(in, 0, n * sizeof(float)));
@@ -75,14 +72,14 @@ class ReduceBench {
   const float* input() const { return input_.get() + kGuard + offset_; }  // where element 0 is
   struct Result {
     float value;
-    FirstLaunch first;   // the shape of the first launch, as the stage reported it and the harness saw it
-    std::string canary;  // the first poisoned word the launch changed but may not write ("" if none)
-    SumCheck check;      // the value against `ref`, within the bound of that shape
+    FirstLaunch first;   // the first launch's shape, as the stage reported it and the harness saw it
+    std::string canary;  // changed_poison()'s answer
+    SumCheck check;      // the value against `ref`
   };
-  // Poisons the result, both partials buffers and every SM's shared memory; captures what the stage enqueues for one
-  // reduction of input() into a CUDA graph, so that the harness sees the grid and block of the kernel that reads the
-  // input instead of taking the stage's word (the timed launches call the launcher: a graph times differently); checks
-  // that shape, runs the graph and checks its result. Relaxed capture: a first launch may load its module inside it.
+  // Poisons the result, the partials and shared memory; captures one reduction of input() into a CUDA graph, whose
+  // kernel that reads the input the harness sees instead of taking the stage's word (timed launches call the launcher:
+  // a graph times differently); checks that shape, runs the graph and checks the result. Relaxed capture: a first
+  // launch may load its module inside it.
   Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
     out_.poison(s);
@@ -123,13 +120,12 @@ class ReduceBench {
          {partials1_.get(), kGuard, max_grid(first.grid, c.block, c.limit), partials1_.count(), "launch.partials[1]"}},
         timer_.stream());
   }
-  // Times the stage on input(), every launch from a poisoned result and partial sums; each result kept in *results.
+  // Times the stage on input(), each launch from a poisoned result and partials, each result kept in *results.
   TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
     const ReduceLaunch l = launch(c);
     const float* in = input();
     const Kept<float> kept(warmup, reps);
-    // The result and the partial sums this configuration can use, with their guards (not the whole buffers, which a
-    // larger configuration sized: their memset would evict a --flush none input).
+    // What this configuration can use, guards included: a memset of whole buffers would evict a --flush none input.
     const auto poison_live = [&](cudaStream_t s) {
       out_.poison(s);
       const std::size_t live = (max_grid(c.n, c.block, c.limit) + 2 * kGuard) * sizeof(float);
@@ -272,7 +268,7 @@ ReduceBench make_bench(ReduceFn reduce, const ReduceOptions& o, const DeviceInfo
   return ReduceBench(reduce, d, max_n, max_partials, max_offset, flush, o.shared_poison);
 }
 
-struct Run {  // what one configuration's run found and measured
+struct Run {  // one configuration's checks and times
   Config c;
   FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
   Verdict inputs;                    // the checks every mode makes first: the exact input's launches and the probe
@@ -293,8 +289,7 @@ struct Run {  // what one configuration's run found and measured
   }
 };
 
-// The references of one size on the measured input: CUB and the speed of light (a read-only kernel and a
-// device-to-device copy). Every launch of CUB and of the read-only kernel is checked.
+// The references of one size on the measured input: CUB and the speed of light, every CUB and read-only launch checked.
 struct References {
   int read_grid = 0;  // the read-only kernel's blocks
   TimingStats cub, read, copy, empty, memset;
@@ -549,12 +544,11 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("regime", to_string(r.c.regime)).add("offset", o.offset).add("n", r.c.n).add("bytes", r.c.n * sizeof(float));
   rec.add("block", r.c.block).add("grid", r.first.grid).add("threads", r.first.block);
   rec.add("blocks_per_sm", r.c.blocks_per_sm).add("combine", to_string(r.c.combine)).add("fingerprint", fingerprint);
-  rec.add("exact_check", v.field("exact")).add("exact_result", static_cast<double>(r.exact_result), 9);
-  rec.add("exact_sum", r.exact_ref.sum, 17).add("exact_range", exact_range(largest(o.sizes)));
-  rec.add("checked_launches", kCheckedLaunches).add("probe_check", v.field("probe"));
-  rec.add("probe_result", static_cast<double>(r.probe_result), 9).add("probe_sum", r.probe_sum, 17);
-  rec.add("result", static_cast<double>(r.result), 9).add("reference", r.ref.sum, 17);
-  rec.add("abs_error", r.measured.error, 3).add("bound", bounded ? r.measured.tolerance : NAN, 3);
+  rec.add("exact_check", v.field("exact")).add("exact_result", r.exact_result, 9).add("exact_sum", r.exact_ref.sum, 17);
+  rec.add("exact_range", exact_range(largest(o.sizes))).add("checked_launches", kCheckedLaunches);
+  rec.add("probe_check", v.field("probe")).add("probe_result", r.probe_result, 9).add("probe_sum", r.probe_sum, 17);
+  rec.add("result", r.result, 9).add("reference", r.ref.sum, 17).add("abs_error", r.measured.error, 3);
+  rec.add("bound", bounded ? r.measured.tolerance : NAN, 3);
   rec.add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3);
   rec.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"));
   rec.add("timed_check", v.field("timed")).add("launches", r.launches).add("launches_checked", r.checked);
@@ -565,8 +559,7 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("cub_ms_median", of_refs(f.cub.median_ms)).add("cub_ms_min", of_refs(f.cub.min_ms));
   rec.add("cub_ms_max", of_refs(f.cub.max_ms)).add("cub_gbps", cub_gbps).add("cub_pct_peak", 100 * cub_gbps / peak, 4);
   rec.add("x_cub", of_refs(f.cub.median_ms / r.t.median_ms), 4).add("cub_check", v.field("cub"));
-  rec.add("cub_result", of_refs(f.cub_result), 9);
-  rec.add("cub_abs_error", of_refs(std::fabs(static_cast<double>(f.cub_result) - r.ref.sum)), 3);
+  rec.add("cub_result", of_refs(f.cub_result), 9).add("cub_abs_error", of_refs(std::fabs(f.cub_result - r.ref.sum)), 3);
   rec.add("read_check", v.field("read")).add("read_ms_median", of_refs(f.read.median_ms)).add("read_gbps", read_gbps);
   rec.add("read_pct_peak", 100 * read_gbps / peak, 4).add("pct_read", 100 * stage_gbps / read_gbps, 4);
   rec.add("read_grid", read_grid).add("copy_ms_median", of_refs(f.copy.median_ms)).add("copy_gbps", copy_gbps);
@@ -666,7 +659,7 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
     rec.add("regime", to_string(r.c.regime)).add("n", r.c.n).add("block", r.c.block).add("grid", r.first.grid);
     rec.add("threads", r.first.block).add("combine", to_string(r.c.combine)).add("runs", o.determinism);
     rec.add("distinct_results", distinct.size());
-    rec.add("min_result", static_cast<double>(lo), 9).add("max_result", static_cast<double>(hi), 9);
+    rec.add("min_result", lo, 9).add("max_result", hi, 9);
     rec.add("reference", r.ref.sum, 17);
     rec.add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3);
     rec.add("spread_ulps", ulps_between(lo, hi)).add("bitwise_identical", identical);
