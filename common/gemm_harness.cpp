@@ -165,7 +165,6 @@ struct Kernel {
   Verdict v;
   GemmCheck exact, measured, timed;
   TimingStats t;
-  int timed_launches = 0;  // warm-ups and timed repetitions, each checked by its fingerprint
   // The canary of this kernel's launches on `bench` since the last look: every NaN guard still NaN.
   void add_canary(GemmBench& bench, const std::string& launches) {
     const std::string changed = bench.take_canary();
@@ -226,7 +225,6 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
     k.add_canary(bench, "the warm-up and timed launches");
     const std::string why = rate_above_peak(k.name, gflops(s, k.t.median_ms), peak_gflops, "GFLOP/s");
     k.v.add("rate", why.empty(), why);
-    k.timed_launches = GpuTimer::warmups(o.warmup) + o.reps;
   }
 }
 
@@ -247,7 +245,7 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   r.add("timing_check", !timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
   r.add("check_method", k.measured.method).add("checked_elements", k.measured.elements);
   r.add("worst_error_ratio", k.measured.worst, 3).add("mean_error_sigma", k.measured.mean_z, 3);
-  r.add("launches_checked", kCheckedLaunches + 2 + 1 + k.timed_launches);
+  r.add("launches_checked", kCheckedLaunches + 2 + 1 + (timing ? GpuTimer::warmups(o.warmup) + o.reps : 0));
   r.add("ms_median", if_timed(ms)).add("ms_min", if_timed(k.t.min_ms)).add("ms_max", if_timed(k.t.max_ms));
   r.add("gflops", if_timed(gflops(s, ms))).add("gbps", if_timed(gbps(s, ms)));
   add_clock_fields(r, k.t, timing);
@@ -319,12 +317,9 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   const Kernel* naive = timing ? &kernels[kernels.size() - 2] : nullptr;
   const Kernel* cublas_kernel = timing ? &kernels.back() : nullptr;
   const auto ms = [&](double v) { return timing ? fmt::format("{:.3f}", v) : std::string("-"); };
-  Table table = {{"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s", "% cuBLAS",
-                  "x naive"}};
-  std::vector<Record> records;
-  std::vector<std::string> notes;
-  std::vector<TimingStats> series;
-  bool all_pass = true;
+  Report report;
+  report.table.push_back({"kernel", "exact", "probes", "float", "check", "ms", "min", "max", "GFLOP/s", "GB/s",
+                          "% cuBLAS", "x naive"});
   for (const auto& k : kernels) {
     // A tiled variant's verdict: its own checks and those of the references it is compared with.
     Verdict v = k.v;
@@ -332,36 +327,28 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
       if (!k.is_stage || !ref) continue;
       v.add(ref == naive ? "naive" : "cublas", ref->v.pass(), ref->v.pass() ? "" : ref->v.failures().front());
     }
-    all_pass = all_pass && v.pass();
+    report.pass = report.pass && v.pass();
     const double t = k.t.median_ms;
-    table.push_back({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
-                     o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(t), ms(k.t.min_ms),
-                     ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, t)) : "-",
-                     timing ? fmt::format("{:.1f}", gbps(s, t)) : "-",
-                     timing ? fmt::format("{:.1f}", 100 * cublas_kernel->t.median_ms / t) : "-",
-                     timing ? fmt::format("{:.2f}", naive->t.median_ms / t) : "-"});
-    for (const auto& failure : k.v.failures()) notes.push_back(fmt::format("FAIL {}: {}", k.name, failure));
-    if (timing) series.push_back(k.t);
+    report.table.push_back({k.name, k.v.field("exact"), k.v.field({"probe_a", "probe_b"}),
+                            o.input == InputMode::kExact ? "exact" : k.v.field("float"), v.word(), ms(t),
+                            ms(k.t.min_ms), ms(k.t.max_ms), timing ? fmt::format("{:.0f}", gflops(s, t)) : "-",
+                            timing ? fmt::format("{:.1f}", gbps(s, t)) : "-",
+                            timing ? fmt::format("{:.1f}", 100 * cublas_kernel->t.median_ms / t) : "-",
+                            timing ? fmt::format("{:.2f}", naive->t.median_ms / t) : "-"});
+    for (const auto& failure : k.v.failures()) report.notes.push_back(fmt::format("FAIL {}: {}", k.name, failure));
+    if (timing) report.series.push_back(k.t);
     if (!k.is_stage) continue;
-    records.push_back(make_record(k, v, naive, cublas_kernel, s, stage, o, d, fp));
+    report.records.push_back(make_record(k, v, naive, cublas_kernel, s, stage, o, d, fp));
     if (v.pass() && o.pads.size() == 1) {
-      notes.push_back(fmt::format("exact check: PASS ({}; {} elements compared one by one)", k.exact.method,
-                                  k.exact.elements));
+      report.notes.push_back(fmt::format("exact check: PASS ({}; {} elements compared one by one)", k.exact.method,
+                                         k.exact.elements));
       if (o.input == InputMode::kFloat) {
-        notes.push_back(fmt::format("float input: PASS ({}; the largest error is {:.2g} of its element's bound)",
-                                    k.measured.method, k.measured.worst));
+        report.notes.push_back(fmt::format("float input: PASS ({}; the largest error is {:.2g} of its element's "
+                                           "bound)", k.measured.method, k.measured.worst));
       }
     }
   }
-  warn_about_clocks(stage.name, series);
-  if (o.format != Format::kTable) {
-    print_records(o.format, records);
-  } else {
-    print_header(stage, s, o, d, fp, timing);
-    fmt::print("\n{}", text_table(table));
-    for (const auto& note : notes) fmt::print("  {}\n", note);
-  }
-  return all_pass ? 0 : 1;
+  return report.print(stage.name, o.format, [&] { print_header(stage, s, o, d, fp, timing); });
 }
 
 // --self-test: awkward shapes, both tiles, padded and not, every input and probe.

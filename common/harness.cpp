@@ -189,7 +189,7 @@ Verdict held_verdict(int unheld_repetitions) {
   return v;
 }
 
-void warn_about_clocks(const char* program, const std::vector<TimingStats>& series) {
+int Report::print(const char* program, Format format, const std::function<void()>& header) const {
   unsigned sm_lo = ~0u, sm_hi = 0, mem_lo = ~0u, mem_hi = 0;
   std::uint64_t reasons = 0;
   int timeouts = 0;
@@ -210,6 +210,14 @@ void warn_about_clocks(const char* program, const std::vector<TimingStats>& seri
   if (reasons) what.push_back(fmt::format("the GPU throttled ({})", reason_names(reasons)));
   if (timeouts) what.push_back(fmt::format("{} stream holds timed out (those intervals may hold host time)", timeouts));
   if (!what.empty()) fmt::print(stderr, "{}: warning: during the timed runs {}\n", program, fmt::join(what, "; "));
+  if (format != Format::kTable) {
+    print_records(format, records);
+  } else {
+    header();
+    fmt::print("\n{}", text_table(table));
+    for (const auto& note : notes) fmt::print("  {}\n", note);
+  }
+  return pass ? 0 : 1;
 }
 
 void progress(const std::string& line) {

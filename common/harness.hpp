@@ -106,8 +106,16 @@ void add_clock_fields(Record& r, const TimingStats& t, bool timed);
 // Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
 // result, so a Verdict of its own (the record's timing_check), never part of the run's.
 Verdict held_verdict(int unheld_repetitions);
-// One warning line on stderr if, over the timed series, a clock moved, the GPU throttled or a stream hold timed out.
-void warn_about_clocks(const char* program, const std::vector<TimingStats>& series);
+// A default run's report: a table for people (after a header, notes under it) or records for scripts, and a warning
+// on stderr if, over the timed series, a clock moved, the GPU throttled or a stream hold timed out.
+struct Report {
+  Table table;  // the header row first
+  std::vector<Record> records;
+  std::vector<std::string> notes;
+  std::vector<TimingStats> series;
+  bool pass = true;
+  int print(const char* program, Format format, const std::function<void()>& header) const;  // the exit status
+};
 void progress(const std::string& line);  // on stderr, only when it is a terminal (a person is waiting)
 
 // A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end) hold

@@ -18,9 +18,7 @@ unsigned bits_for(unsigned range) {
   if (range < 1 || range > 4096 || (range & (range - 1)) != 0) {
     throw std::invalid_argument("the exact range must be a power of two from 1 to 4096");
   }
-  unsigned bits = 1;
-  while ((1u << (bits - 1)) < range) ++bits;
-  return bits;
+  return static_cast<unsigned>(__builtin_ctz(range)) + 1;  // R = 2^(bits - 1)
 }
 }  // namespace
 

@@ -126,11 +126,7 @@ SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const
 }
 
 void record(Verdict& v, const std::string& name, const SumCheck& c) {
-  if (c.bounded) {
-    v.add(name, c.pass, c.reason);
-  } else {
-    v.skip(name, c.reason);
-  }
+  c.bounded ? v.add(name, c.pass, c.reason) : v.skip(name, c.reason);
 }
 
 Centring check_centred(double z_sum, std::uint64_t count) {
@@ -154,9 +150,7 @@ std::string rate_above_peak(const std::string& who, double rate, double peak, co
                      who, rate, unit, peak, unit, 100 * kRateMargin);
 }
 
-// ---- GEMM -------------------------------------------------------------------------------------------------------
-
-namespace {
+namespace {  // the GEMM's
 // sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
 double element_sigma(double abs_dot, std::uint64_t K) {
   const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));

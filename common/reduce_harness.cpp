@@ -82,9 +82,7 @@ class ReduceBench {
   // launch may load its module inside it.
   Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
-    out_.poison(s);
-    partials0_.poison(s);
-    partials1_.poison(s);
+    for (const auto* b : {&out_, &partials0_, &partials1_}) b->poison(s);
     if (poison_shared_) poison_shared_memory(s);
     FirstLaunch reported{0, 0};
     cudaGraph_t graph = nullptr;
@@ -697,35 +695,24 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
   // The DRAM peak the rates are judged against; not under --flush none, where an input in L2 is read faster.
   const double judged_peak = o.flush == Flush::kNone ? NAN : d.peak_gbps();
-  Table table = {{"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches", "check",
-                  "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"}};
-  std::vector<Record> records;
-  std::vector<std::string> notes;
+  Report report;
+  report.table.push_back({"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches",
+                          "check", "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
   std::map<std::uint64_t, std::string> fingerprints;
-  std::vector<TimingStats> series;
-  bool all_pass = true;
   for (const auto& r : runs) {
     const References* ref = refs.count(r.c.n) ? &refs.at(r.c.n) : nullptr;
     const Verdict v = verdict_of(r, ref, o.input, judged_peak);
-    all_pass = all_pass && v.pass();
+    report.pass = report.pass && v.pass();
     if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host.get(), r.c.n)));
-    table.push_back(table_row(r, ref, v, o, d.peak_gbps()));
-    add_notes(r, ref, v, o, runs.size() == 1, notes);
-    records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
-    if (r.timing) series.push_back(r.t);
+    report.table.push_back(table_row(r, ref, v, o, d.peak_gbps()));
+    add_notes(r, ref, v, o, runs.size() == 1, report.notes);
+    report.records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
+    if (r.timing) report.series.push_back(r.t);
   }
   for (const auto& [n, ref] : refs) {
-    for (const auto* t : {&ref.cub, &ref.read, &ref.copy, &ref.empty, &ref.memset}) series.push_back(*t);
+    for (const auto* t : {&ref.cub, &ref.read, &ref.copy, &ref.empty, &ref.memset}) report.series.push_back(*t);
   }
-  warn_about_clocks(stage.name, series);
-  if (o.format != Format::kTable) {
-    print_records(o.format, records);
-  } else {
-    print_header(stage, o, d, runs, read_grid);
-    fmt::print("\n{}", text_table(table));
-    for (const auto& note : notes) fmt::print("  {}\n", note);
-  }
-  return all_pass ? 0 : 1;
+  return report.print(stage.name, o.format, [&] { print_header(stage, o, d, runs, read_grid); });
 }
 
 int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
@@ -849,9 +836,8 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
                 const DeviceInfo& d) {
   const std::vector<StudyCase> cases = study_cases(stage, o, d);
   std::map<std::uint64_t, std::uint64_t> need;  // the largest n of each seed: how much of its input to make
-  for (const auto& sc : cases) need[sc.seed] = std::max(need[sc.seed], sc.n);
   std::uint64_t max_n = 1;
-  for (const auto& [seed, n] : need) max_n = std::max(max_n, n);
+  for (const auto& sc : cases) max_n = std::max(max_n, need[sc.seed] = std::max(need[sc.seed], sc.n));
   ReduceBench bench = make_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), kSelfTestMaxOffset,
                                  false, "--error-study");
   auto host = host_floats(max_n, "--error-study");
