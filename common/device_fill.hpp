@@ -35,20 +35,16 @@ class DeviceBuffer {
 
 // out[0..count) = elements 0..count-1 of the input (key, exact_bits) (input.hpp), bitwise what the host makes of it.
 void make_input_on_device(std::uint64_t key, unsigned exact_bits, float* out, std::size_t count, cudaStream_t stream);
-
 // dst[at[i]] = values[i] for every i, on `stream`, and waits for it.
 void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector<float>& values, cudaStream_t stream);
-
 // Fills every SM's shared memory with NaN on `stream` (twice as many blocks as SMs, each with the most shared memory
 // a block may have): a kernel that reads a shared slot none of its threads wrote reads NaN, not an earlier launch's.
 void poison_shared_memory(cudaStream_t stream);
-
 // *out = the sum modulo 2^64 of a 64-bit mix of each element's bits with its position, on `stream`: any order gives
 // it, and two arrays that differ anywhere differ in it except with probability about 2^-64.
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
 // Whether device[0, n) holds bitwise host[0, n): their fingerprints, one taken on each side, agree.
 bool same_on_device(const float* device, const float* host, std::size_t n);
-
 // NaN floats before and after each buffer a launch touches (256 bytes: the buffer keeps its alignment): a read past
 // either end adds a NaN, which never passes a check; a write there changes the poison, which the canary sees.
 constexpr std::size_t kGuard = 64;

@@ -91,14 +91,11 @@ std::string to_csv(const std::vector<Record>& rows) {
   std::string out = fmt::format("{}\n", fmt::join(keys, ","));
   for (const auto& row : rows) {
     std::vector<std::string> cells;
-    for (const auto& f : row.fields) {
-      if (f.value.find_first_of(",\"\n") == std::string::npos) {
-        cells.push_back(f.value);
-        continue;
-      }
-      std::string quoted = "\"";
-      for (char c : f.value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-      cells.push_back(quoted + "\"");
+    for (const auto& f : row.fields) {  // a value with a comma, a quote or a newline quoted, its quotes doubled
+      const std::string q = f.value.find_first_of(",\"\n") == std::string::npos ? "" : "\"";
+      std::string cell = q;
+      for (char c : f.value) cell += q.size() && c == '"' ? std::string("\"\"") : std::string(1, c);
+      cells.push_back(cell + q);
     }
     out += fmt::format("{}\n", fmt::join(cells, ","));
   }

@@ -63,7 +63,6 @@ std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const s
 void require_device_memory(const DeviceInfo& device, std::size_t needed, const std::string& breakdown,
                            const std::string& option);
 std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& option);
-
 // Finds the device (or lists them) and runs body(); a StageFailure ends it with status 1, a UsageError or bad_alloc 2.
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body);
 
@@ -90,11 +89,9 @@ struct Record {
 std::string to_csv(const std::vector<Record>& rows);   // header line + one line per row
 std::string to_json(const std::vector<Record>& rows);  // an array of objects
 void print_records(Format format, const std::vector<Record>& rows);
-
 using Table = std::vector<std::vector<std::string>>;  // a header row, then the rows
 // The table as plain text: right-aligned columns sized to their content, each line indented.
 std::string text_table(const Table& rows, const std::string& indent = "  ");
-
 std::string human_bytes(double bytes);  // "1.07 GB", "240 MB", "4.0 kB" (decimal units)
 
 // The header's device and timing lines, and the fields every record starts with.

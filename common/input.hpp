@@ -53,7 +53,6 @@ void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, fl
 // k (and so, almost surely, of every partial sum in a data-independent order) stay below 2^24. The wider the range,
 // the likelier an element read from the wrong place changes the sum (unseen with probability 1/(2R)).
 unsigned exact_range(std::uint64_t n);
-
 // The precision probe of a sum of n elements: zeros except at up to kProbeElements positions (the first and last four,
 // and every residue mod 4 across [0, n)). Each value is k / 2^13, k = 2^12 + 32 r + 1 (r random in [0, 128)): 13
 // significant bits ending in 00001, so rounding it to 12 bits or fewer (fp16, TF32: 11; bf16: 8), to nearest or toward
@@ -66,7 +65,6 @@ struct ProbeInput {
   double sum = 0;  // exact
 };
 ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n);
-
 // A 64-bit hash of the bytes, the same for any thread count, printed as 16 hex digits: two runs saw the same data.
 std::uint64_t fingerprint(const float* data, std::size_t count);
 std::string fingerprint_hex(std::uint64_t fp);

@@ -61,7 +61,6 @@ class SumShape {
 // sums: a tree (relaunch), one chain (atomic: they arrive one after another) or one block that walks them and adds its
 // threads' sums in a tree (two-pass, last-block). A first launch of one block has nothing to combine.
 SumShape stage_shape(std::uint64_t n, std::uint64_t grid, std::uint64_t block, Combine combine);
-
 // lambda u mean|x| sqrt(sum s_k^2): the probabilistic bound of a float sum of this shape, in the units of x.
 double sum_bound(const SumShape& shape, double abs_sum, std::uint64_t n);
 
@@ -76,7 +75,6 @@ struct SumCheck {
 SumCheck check_sum(double result, const SumReference& ref, InputMode mode, const SumShape& shape, std::uint64_t n);
 // Records c in v under `name`: a pass, a failure, or (a float bound too loose to judge) a skipped check.
 void record(Verdict& v, const std::string& name, const SumCheck& c);
-
 // Whether errors lean one way. Each error over its sigma (bound / lambda) is sub-Gaussian of mean zero under the model
 // above, so the mean of E of them stays within kCentringLambda / sqrt(E) but with probability below 3.9e-22; a rounding
 // that leans one way fails once sqrt(E) times its shift (in sigmas) exceeds kCentringLambda.
@@ -88,7 +86,6 @@ struct Centring {
   std::string reason;
 };
 Centring check_centred(double z_sum, std::uint64_t count);
-
 // A rate (GB/s against the DRAM peak, FLOP/s against the FP32 peak) above the peak by more than this fraction fails:
 // the launches skipped work their result does not show. The margin covers the rounding of the peaks, not a kernel.
 constexpr double kRateMargin = 0.02;

@@ -327,21 +327,17 @@ SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministi
   SumCheck all;
   all.pass = true;
   for (std::size_t i = 0; i < kept.size(); ++i) {
-    SumCheck c;
+    SumCheck c = check_sum(kept[i], ref, mode, shape, n);
     if (deterministic) {
+      c.bounded = true;  // bit for bit the checked launch: a launch that loses even one element's worth fails
       c.pass = std::memcmp(&kept[i], &checked, sizeof(T)) == 0;
-      c.error = std::fabs(static_cast<double>(kept[i]) - ref.sum);
-      if (!c.pass) {
-        c.reason = fmt::format("gave {:.9g}, the checked launch {:.9g}: a deterministic launch must give the same "
-                               "bits", static_cast<double>(kept[i]), static_cast<double>(checked));
-      }
-    } else {
-      c = check_sum(kept[i], ref, mode, shape, n);
-      if (!c.bounded) {  // not judged: the exact check carries the verdict (NaN is still a failure, bounded)
-        all.pass = all.bounded = false;
-        all.reason = c.reason;
-        continue;
-      }
+      c.reason = c.pass ? "" : fmt::format("gave {:.9g}, the checked launch {:.9g}: a deterministic launch must give "
+                                           "the same bits", static_cast<double>(kept[i]), static_cast<double>(checked));
+    }
+    if (!c.bounded) {  // not judged: the exact check carries the verdict (NaN is still a failure, bounded)
+      all.pass = all.bounded = false;
+      all.reason = c.reason;
+      continue;
     }
     all.error = std::max(all.error, c.error);
     all.tolerance = c.tolerance;
@@ -485,8 +481,8 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
   if (!single || !v.pass()) return;
   notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
                               kCheckedLaunches, r.exact_result));
-  notes.push_back(
-      fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)", r.probe_result));
+  notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)",
+                              r.probe_result));
   if (o.input == InputMode::kFloat && r.measured.bounded) {
     notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
                                 "{:.3g} ({:g} u mean|x| sqrt(sum of the squared partial sums this launch of {} x {} "
@@ -495,14 +491,11 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
                                 r.measured.tolerance, kSumLambda, r.first.grid, r.first.block, to_string(r.c.combine)));
   }
   // "60 of 60 (3 exact, 1 probe, 1 float, 5 warm-up, 50 timed)": the stage's launches and how many were checked.
-  notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches,
-                              r.timing ? fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
-                                                     kCheckedLaunches, to_string(o.input),
-                                                     GpuTimer::warmups(o.warmup), o.reps)
-                                       : "",
-                              refs ? fmt::format("; CUB's {} and the read-only kernel's {} too", refs->cub_launches,
-                                                 refs->read_launches)
-                                   : ""));
+  const std::string each = !r.timing ? "" : fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
+      kCheckedLaunches, to_string(o.input), GpuTimer::warmups(o.warmup), o.reps);
+  const std::string references = !refs ? "" : fmt::format("; CUB's {} and the read-only kernel's {} too",
+      refs->cub_launches, refs->read_launches);
+  notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches, each, references));
 }
 
 std::vector<std::string> table_row(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o,

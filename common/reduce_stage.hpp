@@ -63,7 +63,6 @@ using ReduceFn = FirstLaunch (*)(const float* in, std::size_t n, float* out, con
 // A stream-regime stage's first kernel: how many of its blocks one SM holds at once, as
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor answers for launch.block (and launch.combine).
 using BlocksPerSmFn = int (*)(const ReduceLaunch& launch);
-
 // Runs the stage as a program; returns 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU. A stage
 // without a stream regime (01) passes no blocks_per_sm.
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce,
