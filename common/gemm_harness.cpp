@@ -1,9 +1,7 @@
 // run_gemm_stage(): everything the GEMM stage does besides its kernel and launcher. For every tiled variant (and the
 // naive kernel and cuBLAS beside it): 1. the exact inputs (k/4), launched twice, each C compared exactly; 2. the
-// operand-precision probes (oracle.hpp); 3. the measured input: checked, then timed, C poisoned before every launch and
-// its fingerprint kept after each, each equal to the checked C's (every kernel here gives the same bits every launch),
-// and the last C compared bit for bit. A, B, C and the selection matrices sit between NaN guards, which the canary
-// checks after every launch and timed series. A variant's Verdict holds every check.
+// operand-precision probes (oracle.hpp); 3. the measured input: checked, then timed, every launch's fingerprint of C
+// equal to the checked C's, the last C compared bit for bit. The canary checks the NaN guards after every launch.
 #include <cmath>
 #include <cstring>
 #include <functional>

@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -100,8 +99,7 @@ std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
 // A timed series' clocks, throttle reasons and stream-hold timeouts as record fields (empty where not known).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
-// Whether every repetition of a run's timed series was held behind the stream hold to its end: not a check of the
-// result, so a Verdict of its own (the record's timing_check), never part of the run's.
+// Whether every timed repetition was held to its end: not a check of the result, so the record's own timing_check.
 Verdict held_verdict(int unheld_repetitions);
 // A default run's report: a table for people (after a header, notes under it) or records for scripts, and a warning
 // on stderr if, over the timed series, a clock moved, the GPU throttled or a stream hold timed out.
@@ -115,8 +113,8 @@ struct Report {
 };
 void progress(const std::string& line);  // on stderr, only when it is a terminal (a person is waiting)
 
-// A buffer under the canary: p[zero, zero + live) is what a launch may write; p[0, zero) and p[zero + live, end) hold
-// the poison (NaN, all bits set), which must still be there afterwards. name: how messages call element 0.
+// A buffer under the canary: a launch may write p[zero, zero + live); p[0, zero) and p[zero + live, end) must keep
+// their poison (NaN, all bits set). name: how messages call element 0.
 struct Guarded {
   const float* p;
   std::size_t zero, live, end;

@@ -1,6 +1,5 @@
-// Deterministic input: element i depends only on (seed, stream, i), so every stage, size and thread count sees bitwise
-// the same values, and a size-n input is a prefix of a larger one. input_value() is host and device code alike: the
-// GPU makes its copy of an input with the host's arithmetic, so no copy of the whole input crosses the bus.
+// Deterministic input: element i depends only on (seed, stream, i), the same in every stage, size and thread count, and
+// on the GPU, which makes its copy with the host's arithmetic (input_value()).
 #pragma once
 
 #include <algorithm>
@@ -49,9 +48,8 @@ struct InputSpec {
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range = kDefaultExactRange);
 
-// The widest exact range R for a sum of n elements that stays exact in float: ten standard deviations of the sum of the
-// k (and so, almost surely, of every partial sum in a data-independent order) stay below 2^24. The wider the range,
-// the likelier an element read from the wrong place changes the sum (unseen with probability 1/(2R)).
+// The widest range R whose sums of n elements stay exact in float: ten standard deviations of the sum of the k stay
+// below 2^24. The wider, the likelier a misplaced element changes the sum (unseen with probability 1/(2R)).
 unsigned exact_range(std::uint64_t n);
 // The precision probe of a sum of n elements: zeros except at up to kProbeElements positions (the first and last four,
 // and every residue mod 4 across [0, n)). Each value is k / 2^13, k = 2^12 + 32 r + 1 (r random in [0, 128)): 13

@@ -1,6 +1,5 @@
-// The command line of every program, declared once per option in options.cpp on CLI11 (host-only: CLI11 never goes
-// through nvcc): the parse, the check with its one-line message, the help and the --describe entry (the JSON that
-// ./ladder, the docs and the tests read instead of restating any option or default).
+// The command line of every program, on CLI11 in options.cpp (host-only: CLI11 never goes through nvcc); --describe
+// prints it as the JSON that ./ladder, the docs and the tests read instead of restating any option or default.
 #pragma once
 
 #include <cstdint>

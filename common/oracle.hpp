@@ -1,17 +1,14 @@
 // The CPU oracles every stage is checked against, and their bounds (docs/method.md, "What a PASS proves").
-//
-// Sum: in double, Kahan-compensated within fixed chunks and across them: the same for any thread count, exact for the
-// exact input. A reduce stage is checked on the exact input (dyadic k/R, every partial sum exact in float), for
-// equality: an element dropped, repeated or rounded to an integer changes the sum, a misplaced one goes unseen only
-// where both values are equal (probability 1/(2R)); on the precision probe (input.hpp); and on the float input against
-// a bound from the additions the launch makes. An addition returns s (1 + delta), |delta| <= u = 2^-24, so the error
-// is sum delta_k s_k over the partial sums s_k; with the deltas independent and of mean zero (round to nearest; Higham
-// and Mary, SIAM J. Sci. Comput. 41(5), 2019) it is sub-Gaussian with variance proxy u^2 sum s_k^2 (Hoeffding, Azuma):
-// |error| <= lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the s_k of the
-// launch the harness saw, each as (its elements) x mean|x|; a correct kernel sits at a few hundredths of the bound. A
-// biased rounding fails one sum once the bias outgrows the bound, and where the combine dominates the bound only
-// check_centred over many sums (--error-study) sees it. A bound above kMaxRelativeBound of sum|x| says nothing: a
-// result inside it is not judged (the exact check decides), one outside it still fails.
+// Sum: in double, Kahan-compensated within fixed chunks and across them (the same for any thread count, exact for the
+// exact input). A reduce stage is checked on the exact input (dyadic k/R: a dropped, repeated or integer-rounded
+// element changes the sum; a misplaced one goes unseen with probability 1/(2R)), the precision probe (input.hpp), and
+// the float input against a bound from the additions the launch makes: an addition returns s (1 + delta), |delta| <=
+// u = 2^-24, so the error is sum delta_k s_k over the partial sums s_k, which with independent deltas of mean zero
+// (Higham and Mary, SIAM J. Sci. Comput. 41(5), 2019) is sub-Gaussian with variance proxy u^2 sum s_k^2: |error| <=
+// lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the s_k of the launch the
+// harness saw; a correct kernel sits at a few hundredths of the bound. A bias fails once it outgrows the bound, or,
+// where the combine dominates, check_centred over many sums (--error-study). A bound above kMaxRelativeBound of sum|x|
+// says nothing: a result inside it is not judged (the exact check decides), one outside it still fails.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +34,7 @@ struct SumReference {
 };
 SumReference reference_sum(const float* x, std::size_t n);
 
-// The partial sums one summation forms, as the sum of their squares in units of mean|x|^2 (a partial sum of j elements
-// counts j^2). The harness builds one from the launch it saw; each piece is named for what it models.
+// The partial sums one summation forms, as the sum of their squares in units of mean|x|^2 (j elements count j^2).
 class SumShape {
  public:
   // `copies` serial chains of `terms` values of `unit` elements each (the first value is stored, not added).
@@ -116,11 +112,10 @@ constexpr double kGemmExactUnit = 1.0 / 16;  // the products of two exact-mode v
 GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N,
                      std::uint64_t K, InputMode mode, std::uint64_t seed);
 
-// The operand-precision probes. A selection matrix S has one 1 in every column (probe of A: S is K x N) or every row
-// (probe of B: S is M x K), at k = (s index + 3) mod K, s the first odd number from 7 on prime to K (every k selected
-// once the matrix is at least as wide, or tall, as K is deep). A * S is A's selected columns and S * B B's selected
-// rows, exactly, in any order of the additions: with a full-mantissa float operand, a kernel that reads A or B in a
-// lower precision (TF32, bf16, fp16) or keeps its sum in one changes C's bits.
+// The operand-precision probes. A selection matrix S has one 1 in every column (probe of A: S is K x N) or row (probe
+// of B: S is M x K), at k = (s index + 3) mod K, s the first odd number from 7 on prime to K. A * S is A's selected
+// columns, S * B B's selected rows, exactly in any order: with full-mantissa float operands, a kernel that reads A or
+// B, or keeps its sum, in a lower precision (TF32, bf16, fp16) changes C's bits.
 enum class GemmProbe { kA, kB };  // which operand the probe checks (the other one is the selection matrix)
 // Where S has its ones (flat row-major indices): N of them for kA (S is K x N), M for kB (S is M x K).
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K);

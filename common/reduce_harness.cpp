@@ -1,10 +1,8 @@
-// run_reduce_stage(): everything a reduce stage does besides its kernel, its launcher and its occupancy query. For
-// every configuration (size, regime, block, combine): 1. the exact input (every partial sum exact in float),
-// kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe (input.hpp); 3. the measured input
-// (float by default): one checked launch, then the warm-ups and timed repetitions, each result kept and checked; CUB
-// and the read-only kernel beside it, checked alike. Every checked launch starts from NaN in the result, the partials
-// and shared memory, and is captured into a graph: the float bound comes from the shape the harness saw. A
-// configuration's Verdict holds every check; --self-test, --determinism and --error-study launch alike.
+// run_reduce_stage(): everything a reduce stage does besides its kernel, launcher and occupancy query. For every
+// configuration: 1. the exact input, kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe;
+// 3. the measured input: one checked launch, then every warm-up and timed repetition kept and checked; CUB and the
+// read-only kernel beside it, checked alike. A configuration's Verdict holds every check; --self-test, --determinism
+// and --error-study make the same checked launches.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -231,19 +229,6 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
   return c;
 }
 
-// Every configuration the options ask for, in the order of the table: size, regime, block, combine.
-std::vector<Config> all_configs(const ReduceOptions& o, BlocksPerSmFn blocks_per_sm, const DeviceInfo& d) {
-  std::vector<Config> configs;
-  for (auto n : o.sizes) {
-    for (auto regime : o.regimes) {
-      for (auto block : o.blocks) {
-        for (auto c : o.combines) configs.push_back(make_config(n, regime, block, c, o.grid, blocks_per_sm, d));
-      }
-    }
-  }
-  return configs;
-}
-
 // Whether a configuration gives the same bits on every launch of the same input: every combine but atomic, whose
 // block sums arrive in any order, and atomic too where one block does all the work.
 bool deterministic(Combine combine, const FirstLaunch& first) { return combine != Combine::kAtomic || first.grid == 1; }
@@ -466,13 +451,6 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
   }
 }
 
-std::string float_cell(const SumCheck& c, InputMode mode) {
-  if (mode == InputMode::kExact) return "exact";
-  if (!c.bounded) return "skipped";  // record() skipped it
-  if (!std::isfinite(c.error)) return "NaN";
-  return fmt::format("{:.2g}", c.tolerance > 0 ? c.error / c.tolerance : 0.0);
-}
-
 // The notes under the table: every check failed or not judged; for a single passing configuration, what each found.
 void add_notes(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o, bool single,
                std::vector<std::string>& notes) {
@@ -500,12 +478,16 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
 
 std::vector<std::string> table_row(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o,
                                    double peak) {
+  const SumCheck& m = r.measured;  // the error / bound cell: "skipped" where record() skipped the check
+  const std::string error_bound = o.input == InputMode::kExact ? "exact" : !m.bounded ? "skipped"
+                                  : !std::isfinite(m.error) ? "NaN"
+                                  : fmt::format("{:.2g}", m.tolerance > 0 ? m.error / m.tolerance : 0.0);
   const auto ms = [&](double x) { return r.timing ? fmt::format("{:.4f}", x) : std::string("-"); };
   const double g = gbps(r.c.n, r.t.median_ms);
   const std::string grid = r.first.block == r.c.block ? std::to_string(r.first.grid)
                                                       : fmt::format("{} x {} threads", r.first.grid, r.first.block);
   return {std::to_string(r.c.n), to_string(r.c.regime), std::to_string(r.c.block), grid,
-          to_string(r.c.combine), v.field("exact"), v.field("probe"), float_cell(r.measured, o.input),
+          to_string(r.c.combine), v.field("exact"), v.field("probe"), error_bound,
           fmt::format("{}/{}", r.checked, r.launches), v.word(),
           ms(r.t.median_ms), ms(r.t.min_ms), ms(r.t.max_ms), r.timing ? fmt::format("{:.1f}", g) : "-",
           r.timing ? fmt::format("{:.1f}", 100 * g / peak) : "-",
@@ -671,11 +653,17 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
 // timed and reported (or repeated). Returns the exit status.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
-  std::vector<Run> runs;
+  std::vector<Run> runs;  // every configuration the options ask for, in the order of the table
   std::uint64_t max_partials = 1;
-  for (const Config& c : all_configs(o, blocks_per_sm, d)) {
-    runs.emplace_back().c = c;
-    max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+  for (auto n : o.sizes) {
+    for (auto regime : o.regimes) {
+      for (auto block : o.blocks) {
+        for (auto combine : o.combines) {
+          const Config& c = runs.emplace_back().c = make_config(n, regime, block, combine, o.grid, blocks_per_sm, d);
+          max_partials = std::max(max_partials, max_grid(c.n, c.block, c.limit));
+        }
+      }
+    }
   }
   const std::uint64_t max_n = largest(o.sizes);
   const bool timing = !o.check_only && o.determinism == 0;

@@ -42,7 +42,6 @@ class SpeedOfLight {
   static std::size_t bytes(int sm_count);  // device memory it needs (the copy buffer is allocated if it fits)
 
  private:
-  static int grid_for(int sm_count);
   int grid_;
   DeviceBuffer<float> sums_;
   float* copy_ = nullptr;

@@ -57,14 +57,13 @@ __global__ void sum_in_double(const float* __restrict__ x, std::size_t n, double
 }
 }  // namespace
 
-int SpeedOfLight::grid_for(int sm_count) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
-  return sm_count * (per_sm > 0 ? per_sm : 1);
-}
-
 SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n)
-    : grid_(grid_for(sm_count)), sums_(threads()) {
+    : grid_(sm_count * std::max(1, [] {
+        int per_sm = 0;  // as many blocks as the occupancy API fits on the GPU
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only, kBlock, 0));
+        return per_sm;
+      }())),
+      sums_(threads()) {
   // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
   if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
     (void)cudaGetLastError();

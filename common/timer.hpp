@@ -1,6 +1,5 @@
 // Timing on the GPU with CUDA events (docs/method.md, "What the interval holds"): warm-ups, then repetitions each timed
-// on its own, the L2 flushed before each unless asked not to, each enqueued behind a stream hold (StreamHold)
-// so that the interval holds only the GPU's work, never the host's time to submit it; and the clocks, from NVML.
+// on its own, the L2 flushed before each, each behind a stream hold so that the interval holds only the GPU's work.
 #pragma once
 
 #include <cstddef>
@@ -37,9 +36,8 @@ TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle
 inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
 inline std::size_t l2_read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
 
-// The stream hold (stream_hold.cu; nvbench's blocking kernel in a few lines): hold() enqueues a one-thread kernel that
-// spins until release(), while the host enqueues the flush, the start event, the work and the stop event, so the
-// interval never holds the host's time to submit them.
+// The stream hold (stream_hold.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
+// while the host enqueues the flush, the start event, the work and the stop event behind it.
 class StreamHold {
  public:
   StreamHold();
@@ -67,9 +65,8 @@ class GpuTimer {
   }
   static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
   using Work = std::function<void(cudaStream_t)>;
-  // Enqueued around every launch, warm-ups too, outside the interval: poison before the flush (so a launch that writes
-  // nothing cannot pass), keep after the stop event (its result, or a fingerprint of it, into slot `launch`: warm-ups
-  // first, then the timed repetitions), so that every launch is checked.
+  // Around every launch, outside the interval: poison before the flush (a launch that writes nothing cannot pass), keep
+  // after the stop event (its result, or a fingerprint of it, into slot `launch`, warm-ups first): each one checked.
   struct EachLaunch {
     Work poison;
     std::function<void(cudaStream_t, int launch)> keep;

@@ -1,7 +1,6 @@
-// The one place that decides PASS. A run collects every check it made in a Verdict: PASS means every check passed and
-// at least one was made. A check that could not be judged (a float bound too loose to say anything) is skipped: never
-// a pass, shown by the run, the other checks carry the verdict. The table cells and the records' *_check fields
-// (which ./ladder and the docs read, never deciding again) take their words from here.
+// The one place that decides PASS: every check a run made passed, and at least one was made. A check that could not be
+// judged (a float bound too loose to say anything) is skipped: never a pass. The table cells and the records' *_check
+// fields (which ./ladder and the docs read, never deciding again) take their words from here.
 #pragma once
 
 #include <algorithm>
