@@ -73,16 +73,12 @@ void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector
 }
 
 void poison_shared_memory(cudaStream_t stream) {
-  static int bytes = 0, blocks = 0;  // the device's limits, read once
-  if (bytes == 0) {
-    int device = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaFuncSetAttribute(nan_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    blocks = 2 * sms;
-  }
-  nan_shared_kernel<<<blocks, 1024, static_cast<std::size_t>(bytes), stream>>>(static_cast<unsigned>(bytes) / 4);
+  int device = 0, bytes = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaFuncSetAttribute(nan_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  nan_shared_kernel<<<2 * sms, 1024, static_cast<std::size_t>(bytes), stream>>>(static_cast<unsigned>(bytes) / 4);
   LADDER_CHECK_LAUNCH();
 }
 

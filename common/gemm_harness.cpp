@@ -98,6 +98,7 @@ class GemmBench {
     }
     return t;
   }
+  InputMode mode() const { return mode_; }
   // The first change to the guards since the last call ("" if none), forgotten.
   std::string take_canary() { return std::exchange(canary_found_, ""); }
   std::uint64_t fingerprint_ab() const {
@@ -215,8 +216,8 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
   for (auto& k : kernels) {
     progress(fmt::format("checking{} {}", timing ? " and timing" : "", k.name));
     k.measured = bench.run_checked(k.run, timer.stream());
-    k.v.add(o.input == InputMode::kFloat ? "float" : "exact", k.measured.pass, k.measured.reason);
-    k.add_canary(bench, fmt::format("the {} input", to_string(o.input)));
+    k.v.add(to_string(bench.mode()), k.measured.pass, k.measured.reason);
+    k.add_canary(bench, fmt::format("the {} input", to_string(bench.mode())));
     if (!timing) continue;
     k.t = bench.time(timer, k.run, o.warmup, o.reps, &k.timed);
     k.v.add("timed", k.timed.pass, k.timed.pass ? "" : "the warm-up and timed launches: " + k.timed.reason);
@@ -371,11 +372,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
                                               cublas.get());
     GemmBench floats(s, InputMode::kFloat, o.seed, "--self-test", o.shared_poison);
     check_exact_and_probes(kernels, s, o, floats, timer.stream(), "--self-test");
-    if (full) {
-      GemmOptions f = o;
-      f.input = InputMode::kFloat;
-      measure(kernels, floats, timer, f, false, s, NAN);  // untimed: no rate to judge
-    }
+    if (full) measure(kernels, floats, timer, o, false, s, NAN);  // untimed: no rate to judge
     for (const auto& k : kernels) {
       ++runs;
       all.add_all(k.v);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -44,20 +45,16 @@ unsigned exact_range(std::uint64_t n) {
 
 ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
   const std::uint64_t spread = std::min<std::uint64_t>(n, kProbeElements - 8);
-  std::vector<std::uint64_t> at;
-  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(n, 4); ++i) at.push_back(i);      // the head
-  for (std::uint64_t i = n > 4 ? n - 4 : 0; i < n; ++i) at.push_back(i);                  // the tail
-  for (std::uint64_t j = 0; j < spread; ++j) at.push_back(std::min(n - 1, j * n / spread + j % 4));  // every lane
-  std::sort(at.begin(), at.end());
-  at.erase(std::unique(at.begin(), at.end()), at.end());
-  ProbeInput p;
+  std::set<std::uint64_t> at;
+  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(n, 4); ++i) at.insert(i);      // the head
+  for (std::uint64_t i = n > 4 ? n - 4 : 0; i < n; ++i) at.insert(i);                  // the tail
+  for (std::uint64_t j = 0; j < spread; ++j) at.insert(std::min(n - 1, j * n / spread + j % 4));  // every lane
+  ProbeInput p{{at.begin(), at.end()}, {}, 0};
   const std::uint64_t key = stream_key(seed, 3);
   for (std::uint64_t i : at) {
     const auto r = static_cast<unsigned>(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull) >> 57);  // 0..127
-    const float v = std::ldexp(static_cast<float>(4096u + 32u * r + 1u), -13);
-    p.positions.push_back(i);
-    p.values.push_back(v);
-    p.sum += v;
+    p.values.push_back(std::ldexp(static_cast<float>(4096u + 32u * r + 1u), -13));
+    p.sum += p.values.back();
   }
   return p;
 }

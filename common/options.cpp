@@ -428,13 +428,9 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
     const auto dots = item.find("..");
     const auto lo = parse_count(item.substr(0, dots));
     const auto hi = dots == std::string::npos ? lo : parse_count(item.substr(dots + 2));
-    if (!lo || !hi) return std::nullopt;
-    if (dots == std::string::npos) {
-      values.push_back(*lo);
-      continue;
-    }
-    if (!is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi) return std::nullopt;
-    for (std::uint64_t v = *lo;; v *= 2) {  // no overflow: stops at hi, which is at most 2^63
+    const bool range = dots != std::string::npos;
+    if (!lo || !hi || (range && (!is_power_of_two(*lo) || !is_power_of_two(*hi) || *lo > *hi))) return std::nullopt;
+    for (std::uint64_t v = *lo;; v *= 2) {  // one count: lo = hi; a range: no overflow, hi is at most 2^63
       values.push_back(v);
       if (v == *hi) break;
     }
@@ -445,13 +441,9 @@ std::optional<std::vector<std::uint64_t>> parse_count_list(const std::string& te
 std::string json_quote(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += {'\\', c};
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
+    const bool control = static_cast<unsigned char>(c) < 0x20;
+    out += c == '"' || c == '\\' ? std::string{'\\', c} : !control ? std::string(1, c)
+           : c == '\n' ? "\\n" : c == '\t' ? "\\t" : fmt::format("\\u{:04x}", static_cast<int>(c));
   }
   return out + "\"";
 }

@@ -194,10 +194,8 @@ struct Tally {
 Tally check_rows(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K, InputMode mode,
                  std::uint64_t row_begin, std::uint64_t row_end) {
   Tally t;
-  std::vector<double> dot(N), abs_dot(N);
   for (std::uint64_t i = row_begin; i < row_end; ++i) {
-    std::fill(dot.begin(), dot.end(), 0.0);
-    std::fill(abs_dot.begin(), abs_dot.end(), 0.0);
+    std::vector<double> dot(N), abs_dot(N);
     for (std::uint64_t k = 0; k < K; ++k) {
       const double a = A[i * K + k];
       const float* b = B + k * N;
@@ -231,8 +229,7 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
       b_abs[k] = a;
     }
   });
-  std::vector<std::string> row_failure(M);
-  std::vector<double> row_worst(M);
+  std::vector<Tally> rows(M);
   parallel_chunks(M, 16, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       double abx[kVectors] = {}, cx[kVectors] = {}, bound = 0, c_abs = 0;
@@ -247,23 +244,19 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
         c_abs += std::fabs(c);
       }
       // Float mode: the element bounds summed along the row, plus the (tiny) rounding of these double sums.
-      const double tol = mode == InputMode::kExact ? 0.0
-                                                   : kGemmLambda * element_sigma(bound, K) +
-                                                         static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
+      const double tol = mode == InputMode::kExact ? 0.0 : kGemmLambda * element_sigma(bound, K) +
+                         static_cast<double>(N + K + 2) * 0x1.0p-53 * (bound + c_abs);
       for (int r = 0; r < kVectors; ++r) {
         const double err = std::fabs(cx[r] - abx[r]);
-        row_worst[i] = std::max(row_worst[i], mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
-        if (err > tol && row_failure[i].empty()) {
-          row_failure[i] = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance {:.3g})",
-                                       i, i, err, tol);
+        rows[i].worst = std::max(rows[i].worst, mode == InputMode::kExact ? err : (tol > 0 ? err / tol : err));
+        if (err > tol && rows[i].first_failure.empty()) {
+          rows[i].first_failure = fmt::format("Freivalds: (C*x)[{}] differs from (A*(B*x))[{}] by {:.6g} (tolerance "
+                                              "{:.3g})", i, i, err, tol);
         }
       }
     }
   });
-  for (std::uint64_t i = 0; i < M; ++i) {
-    tally.worst = std::max(tally.worst, row_worst[i]);
-    if (tally.first_failure.empty()) tally.first_failure = row_failure[i];
-  }
+  for (const Tally& row : rows) tally.merge(row);  // no elements compared one by one: only the worst and the failure
 }
 
 // The row or column of S each index selects (oracle.hpp): (stride index + 3) mod k, the stride found once.
@@ -354,15 +347,12 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
   out.method = probe == GemmProbe::kA ? "A * selection == A's selected columns, bit for bit"
                                       : "selection * B == B's selected rows, bit for bit";
   const Selection sel(K);
-  for (std::uint64_t i = 0; i < M && out.reason.empty(); ++i) {
-    for (std::uint64_t j = 0; j < N; ++j) {
-      const float want = probe == GemmProbe::kA ? X[i * K + sel(j)] : X[sel(i) * N + j];
-      const float got = C[i * N + j];
-      if (std::memcmp(&want, &got, sizeof want) != 0) {
-        out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", i, j, got,
-                                 probe == GemmProbe::kA ? "A" : "B", want);
-        break;
-      }
+  for (std::uint64_t e = 0; e < M * N && out.reason.empty(); ++e) {
+    const std::uint64_t i = e / N, j = e % N;
+    const float want = probe == GemmProbe::kA ? X[i * K + sel(j)] : X[sel(i) * N + j];
+    if (std::memcmp(&want, &C[e], sizeof want) != 0) {
+      out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", i, j, C[e],
+                               probe == GemmProbe::kA ? "A" : "B", want);
     }
   }
   out.elements = M * N;

@@ -91,13 +91,11 @@ std::string rate_above_peak(const std::string& who, double rate, double peak, co
 // GEMM, C (M x N) = A (M x K) * B (K x N), row-major. Up to kFullCheckFlops multiply-adds every element is compared
 // with the double oracle; above, every element is scanned for NaN/Inf, the first and last rows and columns and 1024
 // random elements are compared, and Freivalds' test with kFreivaldsVectors random +-1 vectors x compares C*x with
-// A*(B*x) in double. In the exact mode (values k/4) all of it is exact: one wrong element in row i makes
-// (C*x)_i - (A*B*x)_i nonzero, several cancel with probability at most 1/2 per vector. In the float mode Freivalds'
-// tolerance sums the element bounds along a row (it catches a wrong tile or a lost row, not one slightly wrong
-// element: the exact check does). An element's float bound is kGemmLambda sigma, sigma = u (sum_k |a_ik||b_kj| / K)
-// sqrt(1^2 + ... + K^2) (a chain of K fused multiply-adds, modelled as for the sum); the elements compared one by one
-// must also be centred (round toward zero fails that at K = 64 with every element inside its bound). Exact mode:
-// equality, and every element a multiple of kGemmExactUnit (exact in float for K <= 2^20).
+// A*(B*x) in double: exact in the exact mode (values k/4; several wrong elements of a row cancel with probability at
+// most 1/2 per vector), within the row's summed element bounds in the float mode. An element's float bound is
+// kGemmLambda u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2) (a chain of K fused multiply-adds, modelled as for the
+// sum), and the elements compared one by one must be centred. Exact mode: equality, every element a multiple of
+// kGemmExactUnit (exact in float for K <= 2^20).
 struct GemmCheck {
   bool pass = false;
   std::string method;          // what was checked, in words

@@ -1,5 +1,4 @@
-// The references every stage is timed against in the same run: what a professional would call (references.cu), and
-// the speed of light of a sum on this GPU (speed_of_light.cu).
+// The references every stage is timed against in the same run (references.cu, speed_of_light.cu).
 #pragma once
 
 #include <cstddef>
@@ -23,9 +22,8 @@ class CubSum {
   DeviceBuffer<unsigned char> temp_;
 };
 
-// The speed of light of a sum: a kernel that only reads the same n floats (16-byte loads, several in flight per
-// thread, as many blocks as fit on the GPU) and a device-to-device copy of them; references, not ceilings. At small n,
-// an empty launch and a 4-byte memset (what an atomic combine spends; the harness times it) give the floor.
+// The speed of light of a sum: a kernel that only reads the same n floats and a device-to-device copy of them
+// (references, not ceilings); at small n, an empty launch and a 4-byte memset (the harness times it) give the floor.
 class SpeedOfLight {
  public:
   SpeedOfLight(int sm_count, std::size_t max_n);  // and, if it fits, a copy destination of max_n floats
