@@ -241,7 +241,7 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   r.add("exact_check", v.field("exact")).add("exact_method", k.exact.method);
   r.add("probe_a_check", v.field("probe_a")).add("probe_b_check", v.field("probe_b"));
   r.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float")).add("timed_check", v.field("timed"));
-  r.add("timing_check", !timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
+  r.add("timing_check", timing_check(timing, unheld)).add("check", v.word());
   r.add("check_method", k.measured.method).add("checked_elements", k.measured.elements);
   r.add("worst_error_ratio", k.measured.worst, 3).add("mean_error_sigma", k.measured.mean_z, 3);
   r.add("launches_checked", kCheckedLaunches + 2 + 1 + (timing ? GpuTimer::warmups(o.warmup) + o.reps : 0));

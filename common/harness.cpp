@@ -180,12 +180,6 @@ void add_clock_fields(Record& r, const TimingStats& t, bool timed) {
   r.add("throttled", !known ? "" : throttled(reasons) ? "yes" : "no").add("hold_timeouts", timed ? t.hold_timeouts : 0);
 }
 
-Verdict held_verdict(int unheld_repetitions) {
-  Verdict v;
-  v.add("held", unheld_repetitions == 0, fmt::format("{} repetitions not held", unheld_repetitions));
-  return v;
-}
-
 int Report::print(const char* program, Format format, const std::function<void()>& header) const {
   unsigned sm_lo = ~0u, sm_hi = 0, mem_lo = ~0u, mem_hi = 0;
   std::uint64_t reasons = 0;

@@ -99,8 +99,12 @@ std::string timing_line(const CommonOptions& o, const DeviceInfo& d);
 void add_context_fields(Record& r, const char* stage, const DeviceInfo& d, const CommonOptions& o);
 // A timed series' clocks, throttle reasons and stream-hold timeouts as record fields (empty where not known).
 void add_clock_fields(Record& r, const TimingStats& t, bool timed);
-// Whether every timed repetition was held to its end: not a check of the result, so the record's own timing_check.
-Verdict held_verdict(int unheld_repetitions);
+// A record's timing_check: "-" untimed, else whether every repetition was held to its end (not in the run's verdict).
+inline const char* timing_check(bool timed, int unheld_repetitions) {
+  Verdict held;
+  held.add("held", unheld_repetitions == 0);
+  return timed ? held.word() : "-";
+}
 // A default run's report: a table for people (after a header, notes under it) or records for scripts, and a warning
 // on stderr if, over the timed series, a clock moved, the GPU throttled or a stream hold timed out.
 struct Report {

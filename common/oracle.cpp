@@ -167,20 +167,20 @@ struct Tally {
   void judge(float c, double exact, double abs_dot, std::uint64_t K, InputMode mode, std::uint64_t i, std::uint64_t j) {
     ++elements;
     const double err = std::fabs(static_cast<double>(c) - exact);
-    std::string failure;
     if (mode == InputMode::kExact) {
       worst = std::max(worst, err);
-      if (err != 0) failure = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
+      if (err != 0 && first_failure.empty()) {
+        first_failure = fmt::format("C[{}][{}] = {} but the exact value is {}", i, j, c, exact);
+      }
     } else {
       const double sigma = element_sigma(abs_dot, K), tol = kGemmLambda * sigma;
       z_sum += sigma > 0 ? (static_cast<double>(c) - exact) / sigma : 0;
       worst = std::max(worst, tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0));
-      if (err > tol) {
-        failure = fmt::format("C[{}][{}] = {:.9g} but the oracle gives {:.17g} (|error| {:.3g} > tolerance {:.3g})",
-                              i, j, c, exact, err, tol);
+      if (err > tol && first_failure.empty()) {
+        first_failure = fmt::format("C[{}][{}] = {:.9g} but the oracle gives {:.17g} (|error| {:.3g} > tolerance "
+                                    "{:.3g})", i, j, c, exact, err, tol);
       }
     }
-    if (first_failure.empty()) first_failure = failure;
   }
   void merge(const Tally& t) {
     elements += t.elements;
@@ -332,12 +332,8 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
 
 std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std::uint64_t N, std::uint64_t K) {
   const Selection sel(K);
-  std::vector<std::uint64_t> at;
-  if (probe == GemmProbe::kA) {
-    for (std::uint64_t j = 0; j < N; ++j) at.push_back(sel(j) * N + j);  // S: K x N
-  } else {
-    for (std::uint64_t i = 0; i < M; ++i) at.push_back(i * K + sel(i));  // S: M x K
-  }
+  std::vector<std::uint64_t> at(probe == GemmProbe::kA ? N : M);  // a one per column of K x N, or per row of M x K
+  for (std::uint64_t t = 0; t < at.size(); ++t) at[t] = probe == GemmProbe::kA ? sel(t) * N + t : t * K + sel(t);
   return at;
 }
 

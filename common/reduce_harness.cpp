@@ -74,10 +74,9 @@ class ReduceBench {
     std::string canary;  // changed_poison()'s answer
     SumCheck check;      // the value against `ref`
   };
-  // Poisons the result, the partials and shared memory; captures one reduction of input() into a CUDA graph, whose
-  // kernel that reads the input the harness sees instead of taking the stage's word (timed launches call the launcher:
-  // a graph times differently); checks that shape, runs the graph and checks the result. Relaxed capture: a first
-  // launch may load its module inside it.
+  // Poisons the result, the partials and shared memory; captures one reduction into a CUDA graph (relaxed: a first
+  // launch may load its module), whose kernel that reads the input gives the shape; runs the graph, checks the result.
+  // (Timed launches call the launcher: a graph times differently.)
   Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
     for (const auto* b : {&out_, &partials0_, &partials1_}) b->poison(s);
@@ -103,10 +102,8 @@ class ReduceBench {
     const float value = read_out(s);
     return {value, first, changed_poison(c, first), check_sum(value, ref, mode, shape_of(c, first), c.n)};
   }
-  // The canary: every poisoned word a launch of c may not write, still poisoned: the guards around the result and the
-  // input, and the partial sums past those its grids write (first.grid in the first buffer; in the second, the blocks
-  // of a launch over first.grid values). After a timed series: the last launch's, and the earlier ones' outside what
-  // each poisoning refills.
+  // The canary: every poisoned word a launch of c may not write: the guards around the result and the input, and the
+  // partial sums past those its grids write (first.grid, then the blocks of a launch over first.grid values).
   std::string changed_poison(const Config& c, const FirstLaunch& first) const {
     const std::size_t in0 = kGuard + offset_;
     return ladder::changed_poison(
@@ -157,8 +154,8 @@ class ReduceBench {
     return ReduceLaunch{c.block, c.limit, c.combine, {partials0_.get() + kGuard, partials1_.get() + kGuard},
                         ticket_.get()};
   }
-  // The grid and block of the one kernel in the graph that reads the input (every kernel of a stage takes a pointer
-  // first: the input, or the partial sums it reduces): the stage's report must agree, and the grid fit the partials.
+  // The grid and block of the one kernel in the graph whose first argument is the input: the stage's report must
+  // agree, and the grid fit the partials.
   FirstLaunch seen_first_launch(cudaGraph_t graph, const Config& c, const FirstLaunch& reported) const {
     std::size_t count = 0;
     CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
@@ -229,8 +226,8 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
   return c;
 }
 
-// Whether a configuration gives the same bits on every launch of the same input: every combine but atomic, whose
-// block sums arrive in any order, and atomic too where one block does all the work.
+// Whether a configuration gives the same bits every launch: every combine but atomic (block sums arrive in any order),
+// and atomic with one block.
 bool deterministic(Combine combine, const FirstLaunch& first) { return combine != Combine::kAtomic || first.grid == 1; }
 std::uint64_t largest(const std::vector<std::uint64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
@@ -375,8 +372,7 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   r.read_grid = sol.grid();
   const cudaStream_t s = bench.timer().stream();
   const float* in = bench.input();
-  // CUB's shape: 256-thread blocks of 16 items per thread per tile, then one block over the partial sums; at most one
-  // block per SM, the fewest CUB runs with enough work (the fewer the blocks, the looser the bound).
+  // CUB's shape: 256-thread blocks of 16 items per thread, then one block; at most one block per SM (the loosest).
   const SumShape cub_shape = stage_shape(n, std::min<std::uint64_t>(ceil_div<std::uint64_t>(n, 4096), d.sm_count),
                                          256, Combine::kTwoPass);
   // The read-only kernel's: each thread's chain of floats; the kept per-thread sums are then added in double.
@@ -404,11 +400,8 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   if (r.read_check.pass) {
     r.read_check = check_launches(reads, reads.front(), true, ref, o.input, read_shape, n, o.warmup, o.reps);
   }
-  if (sol.has_copy()) {
-    r.copy = bench.timer().time([&](cudaStream_t st) { sol.copy(in, n, st); }, o.warmup, o.reps);
-  } else {
-    r.copy.median_ms = r.copy.min_ms = r.copy.max_ms = NAN;
-  }
+  r.copy = sol.has_copy() ? bench.timer().time([&](cudaStream_t st) { sol.copy(in, n, st); }, o.warmup, o.reps)
+                          : TimingStats{NAN, NAN, NAN, {}, {}, 0};  // no room for a second input-sized buffer
   r.empty = bench.timer().time([&](cudaStream_t st) { sol.empty_launch(st); }, o.warmup, o.reps);
   r.memset = bench.timer().time(poison_out, o.warmup, o.reps);  // a 4-byte memset
   return r;
@@ -525,7 +518,7 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("error_bound_ratio", bounded ? r.measured.error / r.measured.tolerance : NAN, 3);
   rec.add("float_check", o.input == InputMode::kExact ? "exact" : v.field("float"));
   rec.add("timed_check", v.field("timed")).add("launches", r.launches).add("launches_checked", r.checked);
-  rec.add("timing_check", !r.timing ? "-" : held_verdict(unheld).word()).add("check", v.word());
+  rec.add("timing_check", timing_check(r.timing, unheld)).add("check", v.word());
   rec.add("ms_median", if_timed(r.t.median_ms)).add("ms_min", if_timed(r.t.min_ms)).add("ms_max", if_timed(r.t.max_ms));
   rec.add("gbps", stage_gbps).add("pct_peak", 100 * stage_gbps / peak, 4);
   add_clock_fields(rec, r.t, r.timing);
@@ -649,8 +642,7 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
   return ok ? 0 : 1;
 }
 
-// The default run (and --determinism): every configuration's exact check and probe, then the measured input checked,
-// timed and reported (or repeated). Returns the exit status.
+// The default run and --determinism: the exact check and probe, then the measured input checked, timed or repeated.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
   std::vector<Run> runs;  // every configuration the options ask for, in the order of the table
