@@ -258,13 +258,11 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
 
 void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, const DeviceInfo& d,
                   const std::string& fp, bool timing) {
-  fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n", stage.name,
-             timing ? ", timed beside cuBLAS and a naive kernel" : "");
-  fmt::print("  device   {}\n", device_line(d));
-  fmt::print("  shape    M = {}, N = {}, K = {}: A, B and C together {}; {:.1f} GFLOP per product\n", s.m, s.n, s.k,
-             human_bytes(static_cast<double>((s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float))),
-             2.0 * s.m * s.n * s.k / 1e9);
-  fmt::print("  input    {}, seed {}, fingerprint {}\n",
+  fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n  device   {}\n", stage.name,
+             timing ? ", timed beside cuBLAS and a naive kernel" : "", device_line(d));
+  fmt::print("  shape    M = {}, N = {}, K = {}: A, B and C together {}; {:.1f} GFLOP per product\n  input    {}, seed "
+             "{}, fingerprint {}\n", s.m, s.n, s.k, human_bytes((s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float)),
+             2.0 * s.m * s.n * s.k / 1e9,
              o.input == InputMode::kFloat ? "float: uniform in [0,1)" : "exact: random values k/4, k in [-4,4], not 0",
              o.seed, fp);
   const char* floats = o.input != InputMode::kFloat ? "" : ", float (every element checked within its probabilistic "
@@ -279,11 +277,10 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              "bf16 or fp16 read fails), the canary (the NaN guards around A, B and C unchanged after every launch)"
              "{}{}\n", kCheckedLaunches, floats, timed);
   if (!timing) return;
-  fmt::print("  timing   {}\n", timing_line(o, d));
-  fmt::print("  cuBLAS   cublasSgemm, {}\n", CublasSgemm::math_mode());
-  fmt::print("  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C once / median time\n");
-  fmt::print("  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from device "
-             "attributes\n", d.fp32_peak_gflops(), d.sm_count, d.fp32_lanes_per_sm(), d.clock_khz / 1000);
+  fmt::print("  timing   {}\n  cuBLAS   cublasSgemm, {}\n  GFLOP/s  2 M N K / median time; GB/s = bytes of A, B and C "
+             "once / median time\n  FP32     {:.0f} GFLOP/s theoretical: {} SMs x {} FMA lanes x 2 FLOP x {} MHz, from "
+             "device attributes\n", timing_line(o, d), CublasSgemm::math_mode(), d.fp32_peak_gflops(), d.sm_count,
+             d.fp32_lanes_per_sm(), d.clock_khz / 1000);
 }
 
 int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {

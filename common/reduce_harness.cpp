@@ -537,15 +537,13 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
                   int read_grid) {
   const bool timing = !o.check_only;
   const unsigned range = exact_range(largest(o.sizes));
-  fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n", stage.name,
-             timing ? ", timed beside cub::DeviceReduce::Sum" : "");
-  fmt::print("  device   {}\n", device_line(d));
-  fmt::print("  peak     {:.0f} GB/s theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n",
-             d.peak_gbps(), d.mem_clock_khz / 1000, d.bus_width_bits);
+  fmt::print("{}: float sum reduction, checked against the CPU oracle{}\n  device   {}\n  peak     {:.0f} GB/s "
+             "theoretical: 2 x {} MHz x {}-bit bus / 8, from device attributes\n", stage.name,
+             timing ? ", timed beside cub::DeviceReduce::Sum" : "", device_line(d), d.peak_gbps(),
+             d.mem_clock_khz / 1000, d.bus_width_bits);
   fmt::print("  input    {}, seed {}, at a 256-byte aligned address + {} floats, NaN before and after\n",
-             o.input == InputMode::kFloat
-                 ? "float: uniform in [0,1)"
-                 : fmt::format("exact: random dyadic values k/{} in [-1, 1], k a non-zero integer", range),
+             o.input == InputMode::kFloat ? "float: uniform in [0,1)"
+             : fmt::format("exact: random dyadic values k/{} in [-1, 1], k a non-zero integer", range),
              o.seed, o.offset);
   std::set<std::string> launches;
   for (const auto& r : runs) {
@@ -574,11 +572,10 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
   fmt::print("  not seen the memory-model bugs one GPU hides (a relaxed ticket, a non-coherent read of what the launch "
              "wrote, a block-scope atomic): the machine-code test (scripts/sass.py) reads them\n");
   if (!timing) return;
-  fmt::print("  timing   {}\n", timing_line(o, d));
-  fmt::print("  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
-             "(above 1: faster than CUB)\n");
-  fmt::print("  % read   the stage's GB/s over a kernel that only reads the same bytes ({} blocks of 512 threads, four "
-             "16-byte loads in flight each), timed alike: the speed of light a sum can reach here\n", read_grid);
+  fmt::print("  timing   {}\n  GB/s     bytes read (4 n) / median time, 1 GB = 1e9 B; x CUB = CUB time / stage time "
+             "(above 1: faster than CUB)\n  % read   the stage's GB/s over a kernel that only reads the same bytes ({} "
+             "blocks of 512 threads, four 16-byte loads in flight each), timed alike: the speed of light a sum can "
+             "reach here\n", timing_line(o, d), read_grid);
 }
 
 // How many floats lie between a and b, across zero too (-0 and +0 are 0 apart); NaN if either is not finite.

@@ -4,14 +4,11 @@
 
 namespace ladder {
 TimingStats summarize(std::vector<double> samples_ms) {
-  TimingStats s;
-  if (samples_ms.empty()) return s;
+  if (samples_ms.empty()) return {};
   std::sort(samples_ms.begin(), samples_ms.end());
   const std::size_t n = samples_ms.size();
-  s.min_ms = samples_ms.front();
-  s.max_ms = samples_ms.back();
-  s.median_ms = n % 2 ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
-  return s;
+  const double median = n % 2 ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  return {median, samples_ms.front(), samples_ms.back(), {}, {}, 0};
 }
 
 GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush)
