@@ -159,8 +159,7 @@ struct Kernel {
       : name(std::move(n)), run(std::move(r)), is_stage(stage), pad(p) {}
   std::string name;
   GemmRun run;
-  bool is_stage;  // a tiled variant (the stage's own kernel)
-  bool pad;
+  bool is_stage, pad;  // a tiled variant (the stage's own kernel); its tile rows padded
   Verdict v;
   GemmCheck exact, measured, timed;
   TimingStats t;

@@ -507,9 +507,8 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   const std::string common_values = resolve(out, common);
   const ParseOutcome described = cli.described(
       fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", regimes, combines),
-      fmt::format("\"sizes\": {}, \"blocks\": {}, \"regimes\": {}, \"combines\": {}, \"grid\": {}, \"offset\": {}, {}",
-                  out.sizes, out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset,
-                  common_values));
+      fmt::format(R"("sizes": {}, "blocks": {}, "regimes": {}, "combines": {}, "grid": {}, "offset": {}, {})", out.sizes,
+                  out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset, common_values));
   if (described.exit_status) return described;
   if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
@@ -551,9 +550,8 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   out.tile = tile == "32" ? 32 : 16;
   out.pads = pad == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad == "on"};
   const std::string common_values = resolve(out, common);
-  return cli.described("\"role\": \"gemm\"", fmt::format("\"m\": {}, \"n\": {}, \"k\": {}, \"tile\": {}, \"pad\": "
-                                                         "\"{}\", {}",
-                                                         out.m, out.n, out.k, out.tile, pad, common_values));
+  return cli.described(R"("role": "gemm")", fmt::format(R"("m": {}, "n": {}, "k": {}, "tile": {}, "pad": "{}", {})",
+                                                        out.m, out.n, out.k, out.tile, pad, common_values));
 }
 
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
@@ -581,9 +579,8 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   out.sizes = *parse_count_list(sizes);
   out.input = enum_of<InputMode>(kInputs, input);
   out.format = enum_of<Format>(kFormats, format);
-  return cli.described("\"role\": \"cpu\"",
-                       fmt::format("\"sizes\": {}, \"threads\": {}, \"reps\": {}, \"warmup\": {}, \"seed\": {}, "
-                                   "\"input\": \"{}\"", out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
+  return cli.described(R"("role": "cpu")", fmt::format(R"("sizes": {}, "threads": {}, "reps": {}, "warmup": {}, )"
+      R"("seed": {}, "input": "{}")", out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
 }
 
 ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {

@@ -252,17 +252,13 @@ struct Run {  // one configuration's checks and times
   Config c;
   FirstLaunch first{0, 0};           // the first launch, as the harness saw it (and the stage reported it)
   Verdict inputs;                    // the checks every mode makes first: the exact input's launches and the probe
-  SumReference exact_ref;
-  float exact_result = NAN;          // the first checked launch's on the exact input
+  SumReference exact_ref, ref;       // the exact input's, the measured input's
+  float exact_result = NAN, probe_result = NAN, result = NAN;  // the first exact launch's, the probe's, the measured
   double probe_sum = NAN;
-  float probe_result = NAN;
-  SumReference ref;                  // the measured input's
-  float result = NAN;
   SumCheck measured, timed;          // the measured input: its checked launch, every warm-up and timed launch
   TimingStats t;
   bool timing = false;
-  long long launches = 0;            // launches of the stage this configuration made
-  long long checked = 0;             // of them, launches whose result was judged
+  long long launches = 0, checked = 0;  // the stage's launches for this configuration; of them, those judged
   std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
   void keep_canary(const std::string& found, const std::string& launch) {
     if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
