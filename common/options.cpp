@@ -507,8 +507,9 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   const std::string common_values = resolve(out, common);
   const ParseOutcome described = cli.described(
       fmt::format("\"role\": \"reduce\",\n  \"regimes\": {},\n  \"combines\": {}", regimes, combines),
-      fmt::format(R"("sizes": {}, "blocks": {}, "regimes": {}, "combines": {}, "grid": {}, "offset": {}, {})", out.sizes,
-                  out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset, common_values));
+      fmt::format(R"("sizes": {}, "blocks": {}, "regimes": {}, "combines": {}, "grid": {}, "offset": {}, {})",
+                  out.sizes, out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset,
+                  common_values));
   if (described.exit_status) return described;
   if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "

@@ -262,9 +262,7 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
 // The row or column of S each index selects (oracle.hpp): (stride index + 3) mod k, the stride found once.
 struct Selection {
   std::uint64_t k, stride = 7;
-  explicit Selection(std::uint64_t k_) : k(k_) {
-    while (std::gcd(stride, k) != 1) stride += 2;
-  }
+  explicit Selection(std::uint64_t k_) : k(k_) { while (std::gcd(stride, k) != 1) stride += 2; }
   std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
 };
 }  // namespace
@@ -287,9 +285,7 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   if (M * N * K <= kFullCheckFlops) {
     out.method = "every element against the double oracle";
     std::vector<Tally> per_row(M);
-    parallel_chunks(M, 1, [&](std::size_t begin, std::size_t end) {
-      per_row[begin] = check_rows(A, B, C, N, K, mode, begin, end);
-    });
+    parallel_chunks(M, 1, [&](std::size_t i, std::size_t e) { per_row[i] = check_rows(A, B, C, N, K, mode, i, e); });
     for (const auto& t : per_row) tally.merge(t);
   } else {
     out.method = "first/last rows and columns, 1024 random elements, Freivalds (16 random vectors)";

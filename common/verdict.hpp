@@ -18,26 +18,12 @@ class Verdict {
   }
   void skip(const std::string& name, const std::string& reason) { entries_.push_back({name, State::kSkipped, reason}); }
   void add_all(const Verdict& other) { entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end()); }
-  bool pass() const {
-    bool judged = false;
-    for (const auto& e : entries_) {
-      if (e.state == State::kFail) return false;
-      judged = judged || e.state == State::kPass;
-    }
-    return judged;  // a run that judged nothing has shown nothing
-  }
+  bool pass() const { return summary([](const std::string&) { return true; }) == std::string("PASS"); }
   const char* word() const { return pass() ? "PASS" : "FAIL"; }
   // The checks under any of `names`: "FAIL" if one failed, else "PASS" if one passed, "skipped" if all were skipped,
-  // "-" if none was made.
+  // "-" if none was made (a run that judged nothing has shown nothing).
   const char* field(std::initializer_list<const char*> names) const {
-    bool passed = false, skipped = false;
-    for (const auto& e : entries_) {
-      if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
-      if (e.state == State::kFail) return "FAIL";
-      passed = passed || e.state == State::kPass;
-      skipped = skipped || e.state == State::kSkipped;
-    }
-    return passed ? "PASS" : skipped ? "skipped" : "-";
+    return summary([&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); });
   }
   const char* field(const std::string& name) const { return field({name.c_str()}); }
   // "name: reason" for every check that failed (or was skipped), in the order they were made.
@@ -51,6 +37,17 @@ class Verdict {
     State state;
     std::string reason;
   };
+  template <typename Selected>
+  const char* summary(Selected selected) const {
+    bool passed = false, skipped = false;
+    for (const auto& e : entries_) {
+      if (!selected(e.name)) continue;
+      if (e.state == State::kFail) return "FAIL";
+      passed = passed || e.state == State::kPass;
+      skipped = skipped || e.state == State::kSkipped;
+    }
+    return passed ? "PASS" : skipped ? "skipped" : "-";
+  }
   std::vector<std::string> reasons(State state) const {
     std::vector<std::string> out;
     for (const auto& e : entries_) {
