@@ -35,39 +35,32 @@ int attribute(cudaDeviceAttr attr, int device) {
 std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
 
 DeviceLookup find_device(int index) {
-  DeviceLookup out;
-  const auto refuse = [&out](int status, const std::string& message) {
-    out.exit_status = status;
-    out.message = message;
-    return out;
-  };
   int driver = 0, runtime = 0, count = 0;  // cudaGetDeviceCount leaves count untouched on error
   cudaDriverGetVersion(&driver);           // succeeds (reporting 0) even without a driver
   cudaRuntimeGetVersion(&runtime);
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();  // clear the sticky error state for the caller
-    return refuse(77, fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
-                                  "newer (CUDA {} runtime).",
-                                  no_gpu_reason(err, driver), kMinMajor, kMinMinor, version_string(runtime)));
+    return {false, 77, fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
+                                   "newer (CUDA {} runtime).",
+                                   no_gpu_reason(err, driver), kMinMajor, kMinMinor, version_string(runtime)), {}};
   }
   if (index >= count) {
-    return refuse(2, fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
-                                 count == 1 ? " is" : "s are", count - 1));
+    return {false, 2, fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
+                                  count == 1 ? " is" : "s are", count - 1), {}};
   }
   CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  DeviceInfo& d = out.info;
-  d = {index, prop.name, prop.major, prop.minor, prop.multiProcessorCount, static_cast<std::size_t>(prop.l2CacheSize),
-       attribute(cudaDevAttrMemoryClockRate, index), attribute(cudaDevAttrGlobalMemoryBusWidth, index),
-       attribute(cudaDevAttrClockRate, index), prop.totalGlobalMem, driver, runtime};
+  const DeviceInfo d{index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+                     static_cast<std::size_t>(prop.l2CacheSize), attribute(cudaDevAttrMemoryClockRate, index),
+                     attribute(cudaDevAttrGlobalMemoryBusWidth, index), attribute(cudaDevAttrClockRate, index),
+                     prop.totalGlobalMem, driver, runtime};
   if (d.cc_major * 10 + d.cc_minor < kMinMajor * 10 + kMinMinor) {
-    return refuse(77, fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs "
-                                  "{}.{} or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor));
+    return {false, 77, fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs "
+                                   "{}.{} or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor), d};
   }
-  out.ok = true;
-  return out;
+  return {true, 0, "", d};
 }
 
 int DeviceInfo::fp32_lanes_per_sm() const {

@@ -21,8 +21,7 @@ namespace ladder {
 struct DeviceInfo {
   int index = 0;
   std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0, sm_count = 0;
   std::size_t l2_bytes = 0;
   int mem_clock_khz = 0;   // cudaDevAttrMemoryClockRate (CUDA 13 removed cudaDeviceProp::memoryClockRate)
   int bus_width_bits = 0;  // cudaDevAttrGlobalMemoryBusWidth
@@ -73,7 +72,6 @@ struct Record {
   };
   std::vector<Field> fields;
   Record& add(const std::string& key, const std::string& text) { return put(key, text, true); }
-  Record& add(const std::string& key, const char* text) { return put(key, text, true); }
   Record& add(const std::string& key, double value, int significant = 6);  // null where not finite
   template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>  // whole numbers, and bool
   Record& add(const std::string& key, T value) {

@@ -52,10 +52,7 @@ bool all_digits(const std::string& s) {
 }
 
 // "-5": a number, but a negative one, which every option refuses as out of range (not as "not a number").
-bool negative_number(const std::string& text) {
-  const std::string s = trim(text);
-  return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1));
-}
+bool negative_number(const std::string& s) { return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1)); }
 bool negative_count(const std::string& s) { return s.size() > 1 && s[0] == '-' && parse_count(s.substr(1)); }
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }

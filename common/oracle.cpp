@@ -18,8 +18,7 @@ constexpr std::size_t kSumChunk = std::size_t{1} << 16;
 struct Kahan {
   double sum = 0, carry = 0;
   void add(double v) {
-    const double y = v - carry;
-    const double t = sum + y;
+    const double y = v - carry, t = sum + y;
     carry = (t - sum) - y;
     sum = t;
   }

@@ -61,11 +61,13 @@ class ReduceBench {
     make_input_on_device(spec.key, spec.exact_bits, place(n, offset), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  // The precision probe of size n at `offset`, NaN around it.
-  void upload_probe(const ProbeInput& p, std::uint64_t n, unsigned offset) {
+  // The precision probe of size n at `offset`, NaN around it; returns its exact sum.
+  double upload_probe(std::uint64_t seed, std::uint64_t n, unsigned offset) {
+    const ProbeInput p = precision_probe(seed, n);
     float* in = place(n, offset);
     CUDA_CHECK(cudaMemset(in, 0, n * sizeof(float)));
     scatter(in, p.positions, p.values, nullptr);
+    return p.sum;
   }
   const float* input() const { return input_.get() + kGuard + offset_; }  // where element 0 is
   struct Result {
@@ -74,9 +76,8 @@ class ReduceBench {
     std::string canary;  // changed_poison()'s answer
     SumCheck check;      // the value against `ref`
   };
-  // Poisons the result, the partials and shared memory; captures one reduction into a CUDA graph (relaxed: a first
-  // launch may load its module), whose kernel that reads the input gives the shape; runs the graph, checks the result.
-  // (Timed launches call the launcher: a graph times differently.)
+  // Poisons the result, partials and shared memory; captures one reduction in a CUDA graph (relaxed: a first launch
+  // may load its module), which gives the shape; runs it, checks the result. (A graph would time differently.)
   Result run_checked(const Config& c, const SumReference& ref, InputMode mode) {
     const cudaStream_t s = timer_.stream();
     for (const auto* b : {&out_, &partials0_, &partials1_}) b->poison(s);
@@ -213,10 +214,7 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
                                  n, ceil_div<std::uint64_t>(n, block), block));
   }
   if (regime == Regime::kTree) return c;
-  if (requested_grid) {
-    c.limit = requested_grid;
-    return c;
-  }
+  if (requested_grid) return {n, regime, block, combine, requested_grid, 0};
   c.blocks_per_sm = blocks_per_sm(ReduceLaunch{block, 0, combine, {nullptr, nullptr}, nullptr});
   if (c.blocks_per_sm < 1) {
     throw UsageError(fmt::format("--block {}: the occupancy API says no block of {} threads of this kernel fits on an "
@@ -226,8 +224,7 @@ Config make_config(std::uint64_t n, Regime regime, unsigned block, Combine combi
   return c;
 }
 
-// Whether a configuration gives the same bits every launch: every combine but atomic (block sums arrive in any order),
-// and atomic with one block.
+// The same bits every launch: every combine but atomic (block sums arrive in any order), and atomic with one block.
 bool deterministic(Combine combine, const FirstLaunch& first) { return combine != Combine::kAtomic || first.grid == 1; }
 std::uint64_t largest(const std::vector<std::uint64_t>& sizes) { return *std::max_element(sizes.begin(), sizes.end()); }
 double gbps(std::uint64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * sizeof(float) / (ms * 1e6) : NAN; }
@@ -349,10 +346,8 @@ void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::
       r.inputs.add("exact", got.check.pass,
                    got.check.pass ? "" : fmt::format("launch {} of {}: {}", l, kCheckedLaunches, got.check.reason));
     }
-    const ProbeInput p = precision_probe(o.seed, r.c.n);
-    bench.upload_probe(p, r.c.n, o.offset);
-    const auto got = bench.run_checked(r.c, {p.sum, p.sum}, InputMode::kExact);
-    r.probe_sum = p.sum;
+    r.probe_sum = bench.upload_probe(o.seed, r.c.n, o.offset);
+    const auto got = bench.run_checked(r.c, {r.probe_sum, r.probe_sum}, InputMode::kExact);
     r.probe_result = got.value;
     r.keep_canary(got.canary, "precision probe");
     r.inputs.add("probe", got.check.pass, got.check.reason);
@@ -496,8 +491,7 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   const double cub_gbps = of_refs(gbps(r.c.n, f.cub.median_ms));
   const double read_gbps = of_refs(gbps(r.c.n, f.read.median_ms));
   const double copy_gbps = of_refs(2 * gbps(r.c.n, f.copy.median_ms));  // every byte read and written
-  // Repetitions not held to the end (GpuTimer::time), here and in the references': not a check of the result, so not
-  // in the verdict, but the row's timing_check, and ./ladder saves no such row.
+  // Repetitions not held to the end (GpuTimer::time), here and in the references': the timing_check, not the verdict.
   int unheld = r.t.hold_timeouts;
   for (const auto* t : {&f.cub, &f.read, &f.copy, &f.empty, &f.memset}) unheld += t->hold_timeouts;
   const auto if_timed = [&](double value) { return r.timing ? value : NAN; };
@@ -617,12 +611,11 @@ int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d
     add_context_fields(rec, stage.name, d, o);
     rec.add("regime", to_string(r.c.regime)).add("n", r.c.n).add("block", r.c.block).add("grid", r.first.grid);
     rec.add("threads", r.first.block).add("combine", to_string(r.c.combine)).add("runs", o.determinism);
-    rec.add("distinct_results", distinct.size());
-    rec.add("min_result", lo, 9).add("max_result", hi, 9);
-    rec.add("reference", r.ref.sum, 17);
-    rec.add("max_abs_error", std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum)), 3);
-    rec.add("spread_ulps", ulps_between(lo, hi)).add("bitwise_identical", identical);
-    records.push_back(rec.add("deterministic_by_design", by_design).add("check", v.word()));
+    const double max_error = std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum));
+    rec.add("distinct_results", distinct.size()).add("min_result", lo, 9).add("max_result", hi, 9);
+    rec.add("reference", r.ref.sum, 17).add("max_abs_error", max_error, 3).add("spread_ulps", ulps_between(lo, hi));
+    rec.add("bitwise_identical", identical).add("deterministic_by_design", by_design);
+    records.push_back(rec.add("check", v.word()));
     if (o.format == Format::kTable) {
       fmt::print("{}: {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, where(r.c), o.determinism,
                  distinct.size(), distinct.size() == 1 ? "" : "s",
@@ -716,9 +709,8 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
       for (const std::uint64_t n : sizes) {
         SumReference ref;
         if (input == "probe") {
-          const ProbeInput p = precision_probe(o.seed, n);
-          bench.upload_probe(p, n, offset);
-          ref = {p.sum, p.sum};
+          const double sum = bench.upload_probe(o.seed, n, offset);
+          ref = {sum, sum};
         } else {
           bench.upload(InputSpec(o.seed, 0, mode, exact_range(max_n)), n, offset);
           all.add("input", same_on_device(bench.input(), host.get(), n),
@@ -752,9 +744,8 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
             }
           }
         }
-        const std::size_t size_failures = failures - failures_before;
         fmt::print("  input {}, offset {}, n = {:>8}: {:>4} runs, {}\n", input, offset, n, runs - runs_before,
-                   size_failures ? fmt::format("{} FAILED", size_failures) : std::string("all PASS"));
+                   failures > failures_before ? fmt::format("{} FAILED", failures - failures_before) : "all PASS");
       }
     }
   }

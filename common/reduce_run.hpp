@@ -4,7 +4,6 @@
 #include <cstdint>
 
 namespace ladder::reduce_run {
-
 constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
 constexpr unsigned kMinBlock = 64;
 constexpr unsigned kSelfTestMaxOffset = 3;

@@ -56,10 +56,7 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     samples.push_back(ms);
   }
-  TimingStats s = summarize(std::move(samples));
-  s.clocks_start = first;
-  s.clocks_end = last;
-  s.hold_timeouts = timeouts;
-  return s;
+  const TimingStats s = summarize(std::move(samples));
+  return {s.median_ms, s.min_ms, s.max_ms, first, last, timeouts};
 }
 }  // namespace ladder

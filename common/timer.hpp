@@ -53,12 +53,10 @@ class StreamHold {
   int* device_flags_ = nullptr;  // the same memory as the GPU addresses it
 };
 
-class GpuTimer {
+class GpuTimer {  // not copyable (its buffer and hold are not)
  public:
   GpuTimer(std::size_t l2_bytes, Flush flush);
   ~GpuTimer();
-  GpuTimer(const GpuTimer&) = delete;
-  GpuTimer& operator=(const GpuTimer&) = delete;
   cudaStream_t stream() const { return stream_; }
   static std::size_t flush_bytes(std::size_t l2_bytes, Flush flush) {
     return flush == Flush::kNone ? 0 : l2_write_bytes(l2_bytes) + l2_read_bytes(l2_bytes) + sizeof(float4);
