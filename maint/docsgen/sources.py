@@ -121,10 +121,10 @@ def common_match(pattern):
     if len(found) != 1:
         raise DocsError(f"common/ holds {len(found)} matches of {pattern}, not one: update maint/docsgen/sources.py")
     return found[0]
-def times_l2(function):  # 4 of `static std::size_t write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }`
+def times_l2(function):  # 4 of `inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }`
     return int(common_match(rf"\b{function}\(std::size_t (\w+)\) \{{ return (\d+) \* \1; \}}").group(2))
-def self_test_plan(field, full):  # the sizes or blocks --self-test full (quick) runs: `p.sizes = full ? {...} : {...}`
-    m = common_match(rf"p\.{field} = full \? std::vector<[\w:]+>\{{([^}}]*)\}}\s*: std::vector<[\w:]+>\{{([^}}]*)\}}")
+def self_test_plan(field, full):  # the sizes or blocks --self-test full (quick) runs: `sizes = full ? T{...} : T{...}`
+    m = common_match(rf"\b{field} = full \? \w+\{{([^}}]*)\}}\s*: \w+\{{([^}}]*)\}}")
     return [cpp_number(x, f"the self-test's {field}") for x in m.group(1 if full else 2).split(",")]
 def size_list(sizes):  # '1–4, 33, 4097–4100' (runs of four or more as ranges), from 2^20 on 2^k or 2^k+1
     runs = []
