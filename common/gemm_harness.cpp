@@ -79,6 +79,8 @@ class GemmBench {
   }
   // Times run: every launch's fingerprint of C must be the checked C's, and the last C the checked C bit for bit.
   TimingStats time(GpuTimer& timer, const GemmRun& run, int warmup, int reps, GemmCheck* after) {
+    const Deadline deadline((GpuTimer::warmups(warmup) + reps) * (work() + timer.flush_bytes()),
+                            "the warm-ups and timed repetitions of " + shape());
     const Kept<unsigned long long> kept(warmup, reps);
     const TimingStats t = timer.time(
         [&](cudaStream_t st) { run(a(), b(), c(), st); }, warmup, reps,
@@ -106,12 +108,16 @@ class GemmBench {
 
  private:
   void launch_into(const GemmRun& run, const float* A, const float* B, float* host, cudaStream_t stream) {
+    const Deadline deadline(work(), "a checked launch of " + shape());
     c_.poison(stream);
     if (poison_shared_) poison_shared_memory(stream);
     run(A, B, c(), stream);
     keep_canary(stream);
     CUDA_CHECK(cudaMemcpy(host, c(), s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost));
   }
+  // A launch's work for its Deadline: its flops at 10 GFLOP/s, counted as bytes at 1 GB/s.
+  double work() const { return 2.0 * s_.m * s_.n * s_.k / 10; }
+  std::string shape() const { return fmt::format("the GEMM, M = {}, N = {}, K = {}", s_.m, s_.n, s_.k); }
   // The canary after a launch: keeps the first guard of A, B, C or the selection matrix that no longer holds its NaN.
   void keep_canary(cudaStream_t stream) {
     std::vector<Guarded> buffers = {{a_.get(), kGuard, s_.m * s_.k, a_.count(), "A"},

@@ -1,12 +1,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
 #include <new>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -26,6 +32,68 @@ void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
                          "(or the GPU's compute capability, e.g. 90)\n");
   }
   std::exit(2);
+}
+
+namespace {
+struct Watch {  // what the watchdog thread waits for: the current Deadline, if one is armed
+  std::mutex m;
+  std::condition_variable changed;
+  std::chrono::steady_clock::time_point until;
+  std::string message;
+  bool armed = false;
+  int limit_s = -1;
+};
+Watch watch;
+
+[[noreturn]] void watchdog() {
+  std::unique_lock lock(watch.m);
+  for (;;) {
+    if (!watch.armed) {
+      watch.changed.wait(lock);
+    } else if (watch.changed.wait_until(lock, watch.until) == std::cv_status::timeout && watch.armed &&
+               std::chrono::steady_clock::now() >= watch.until) {
+      std::fputs(watch.message.c_str(), stderr);
+      std::_Exit(1);  // a kernel that never ends cannot be waited for: the process ends, and its context with it
+    }
+  }
+}
+
+std::string command_line() {  // as the program was started: /proc/self/cmdline, its arguments NUL-separated
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text.empty() ? "the same command" : text.substr(0, text.find_last_not_of(' ') + 1);
+}
+}  // namespace
+
+void set_time_limit(int seconds) { watch.limit_s = seconds; }
+
+Deadline::Deadline(double bytes_read, const std::string& what) {
+  static std::once_flag started;
+  std::call_once(started, [] { std::thread(watchdog).detach(); });
+  const double seconds = watch.limit_s < 0 ? 10 + bytes_read / 1e9 : watch.limit_s;
+  if (seconds <= 0) return;
+  const std::string command = command_line();
+  std::string program = command.substr(0, command.find(' '));
+  program = program.substr(program.rfind('/') + 1);
+  {
+    const std::lock_guard lock(watch.m);
+    watch.until = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    watch.message = fmt::format("{}: error: did not finish within {:.0f} s: a loop that never ends, or a barrier not "
+                                "every thread of the block reaches ({}); to repeat it: {}\n",
+                                program, seconds, what, command);
+    watch.armed = true;
+  }
+  watch.changed.notify_one();
+}
+
+Deadline::~Deadline() {
+  {
+    const std::lock_guard lock(watch.m);
+    watch.armed = false;
+  }
+  watch.changed.notify_one();
 }
 
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
@@ -55,6 +123,7 @@ std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& optio
 
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body) {
   if (options.list_devices) return list_devices(program);
+  set_time_limit(options.time_limit);
   const DeviceLookup lookup = find_device(options.device);
   if (!lookup.ok) {
     fmt::print(stderr, "{}: {}\n", program, lookup.message);

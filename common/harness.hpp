@@ -115,6 +115,19 @@ struct Report {
 };
 void progress(const std::string& line);  // on stderr, only when it is a terminal (a person is waiting)
 
+// A launch that never ends (a loop that stops advancing, a barrier not every thread of the block reaches) would hang
+// the program in its next wait for the GPU. So each checked launch and each timed series runs under a Deadline: past
+// it, the program names what it ran and the command that repeats it, and exits 1 (the kernel ends with the process).
+// The limit: --time-limit seconds, else 10 s plus 1 s per GB the launches read, far beyond any GPU's time for them.
+class Deadline {
+ public:
+  Deadline(double bytes_read, const std::string& what);
+  ~Deadline();
+  Deadline(const Deadline&) = delete;
+  Deadline& operator=(const Deadline&) = delete;
+};
+void set_time_limit(int seconds);  // from --time-limit: -1 derives each limit from the work, 0 sets none
+
 // A buffer under the canary: a launch may write p[zero, zero + live); p[0, zero) and p[zero + live, end) must keep
 // their poison (NaN, all bits set). name: how messages call element 0.
 struct Guarded {

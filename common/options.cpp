@@ -11,6 +11,7 @@
 #include <map>
 #include <regex>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -198,6 +199,12 @@ Check gemm_dim(const std::string& name) {
   };
 }
 
+template <typename T>
+bool negative(T value) {  // -1: a default that means "derived" (--time-limit), which --help shows as no default
+  if constexpr (std::is_signed_v<T>) return value < 0;
+  return false;
+}
+
 // One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the options'
 // accepted words.
 class CommandLine {
@@ -218,7 +225,7 @@ class CommandLine {
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
     CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
-    if (static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
+    if (!negative(value) && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
     const std::string name = display_name(flags);
     add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
   }
@@ -376,6 +383,9 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
            "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
            "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
            "wrote may then pass", kModes);
+  cli.whole("--time-limit", o.time_limit, 0, 86400, "S",
+            "Seconds one checked launch or timed series may take before the program stops it as never ending "
+            "(default: 10 plus 1 per GB it reads; 0: no limit)", kModes);
   cli.flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)",
            kModes);
   cli.choice("--format", t.format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);

@@ -43,6 +43,7 @@ struct CommonOptions {
   int error_study = 0;           // > 0: this many random configurations, each one's error / bound
   bool list_devices = false;
   bool shared_poison = true;     // NaN in every SM's shared memory before each checked launch (--no-shared-poison)
+  int time_limit = -1;           // seconds a checked launch or timed series may take: -1 from its work, 0 none
 };
 
 struct ReduceOptions : CommonOptions {

@@ -99,6 +99,7 @@ class ReduceBench {
     cudaGraphExec_t exec = nullptr;
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     const Owned<cudaGraphExec_t> owned_exec(exec, cudaGraphExecDestroy);
+    const Deadline deadline(4.0 * c.n, "the checked launch of " + where(c));
     CUDA_CHECK(cudaGraphLaunch(exec, s));
     const float value = read_out(s);
     return {value, first, changed_poison(c, first), check_sum(value, ref, mode, shape_of(c, first), c.n)};
@@ -116,6 +117,8 @@ class ReduceBench {
   }
   // Times the stage on input(), each launch from a poisoned result and partials, each result kept in *results.
   TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
+    const Deadline deadline((GpuTimer::warmups(warmup) + reps) * (4.0 * c.n + timer_.flush_bytes()),
+                            "the warm-ups and timed repetitions of " + where(c));
     const ReduceLaunch l = launch(c);
     const float* in = input();
     const Kept<float> kept(warmup, reps);

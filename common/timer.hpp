@@ -61,6 +61,7 @@ class GpuTimer {  // not copyable (its buffer and hold are not)
   static std::size_t flush_bytes(std::size_t l2_bytes, Flush flush) {
     return flush == Flush::kNone ? 0 : l2_write_bytes(l2_bytes) + l2_read_bytes(l2_bytes) + sizeof(float4);
   }
+  std::size_t flush_bytes() const { return flush_bytes(l2_bytes_, flush_); }  // what each repetition's flush moves
   static int warmups(int warmup) { return warmup < 1 ? 1 : warmup; }
   using Work = std::function<void(cudaStream_t)>;
   // Around every launch, outside the interval: poison before the flush (a launch that writes nothing cannot pass), keep

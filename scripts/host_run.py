@@ -205,9 +205,9 @@ def tiles(text):
 
 
 def combine_names():
-    """The Combine enum's values in order, as the options name them: relaunch, atomic, two-pass, last-block."""
-    enum = ladder_types().split("enum class Combine", 1)[1].split("};")[0]
-    return [_dashed(name) for name in re.findall(r"^\s+k(\w+),", enum, re.M)]
+    """The Combine enum's values in order, as the options name them: kCombineNames of common/reduce_stage.hpp."""
+    text = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()
+    return re.findall(r'"([\w-]+)"', re.search(r"kCombineNames\[\] = \{([^}]*)\}", text)[1])
 
 
 def ladder_types():
