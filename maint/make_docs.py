@@ -88,6 +88,8 @@ def stage_without_results():
             return []
         finally:
             not_measured.clear()
+
+
 def main(a):
     try:
         import jinja2  # noqa: F401

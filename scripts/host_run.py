@@ -347,9 +347,9 @@ def _parse(text):
 
 WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offset {}", "combine": "{}",
          "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
-         "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "padded", "m": "M = {}",
+         "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "pad {}", "m": "M = {}",
          "k": "K = {}"}
-PLAIN = {"blocks": ["", "last to first", "shuffled"], "pad": [None, ""], "reverse": [None, ""]}
+PLAIN = {"blocks": ["", "last to first", "shuffled"], "reverse": [None, ""]}
 
 
 def launch_words(options):

@@ -195,6 +195,7 @@ def long_sentences(page, text):
     """Each sentence of a page's prose, its evidence too (code a word; tables, headings and pictures out), over
     SENTENCE_WORDS words."""
     text = re.sub(r"`[^`\n]*`", "code", link_text(re.sub(r"<[^>\n]+>", " ", without_fences(text))))
+    text = text.replace(NOT_MEASURED, "value")  # one number, when it is measured
     blocks = re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.)\s)", text)  # paragraphs and list items
     return [f"{page}: a sentence of {len(words)} words, more than {SENTENCE_WORDS}: \"{' '.join(s.split())[:80]}...\""
             for block in blocks for s in re.split(r"(?<=[.!?])\s+", " ".join(

@@ -57,7 +57,8 @@ def build(dst, new):
     return None
 
 def run(dst, *args):
-    env = {**os.environ, "LADDER_BUILD": str(dst / "build"), "PYTHONPATH": str(dst)}
+    build = str(dst / "build")  # BUILD_DIR too: maint reads it before LADDER_BUILD (CI sets it)
+    env = {**os.environ, "LADDER_BUILD": build, "BUILD_DIR": build, "PYTHONPATH": str(dst)}
     return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
 
 def digitless(lines):
