@@ -43,7 +43,7 @@ struct Watch {  // what the watchdog thread waits for: the current Deadline, if 
   bool armed = false;
   int limit_s = -1;
 };
-Watch watch;
+Watch& watch = *new Watch;  // never destroyed: at exit the watchdog still waits on it (destroying it would hang)
 
 [[noreturn]] void watchdog() {
   std::unique_lock lock(watch.m);

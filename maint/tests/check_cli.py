@@ -67,6 +67,10 @@ ROWS = [
     ("cpu_baseline", "", 77, "no usable GPU.*--no-copy times the CPU sums alone", None, NO_GPU),
     ("cpu_baseline", "--threads 2000", 2, "--threads 2000 is out of range"),
     ("cpu_baseline", "-n 0", 2, "-n/--size 0 is out of range"),
+    ("deadline_probe", "lifted", 0, "^$"),  # a program whose Deadline was lifted ends (the watchdog waits on)
+    ("deadline_probe", "outlived", 1, r"^deadline_probe: error: did not finish within 1 s: a loop that never ends, or a "
+                                      r"barrier not every thread of the block reaches \(a probe\); to repeat it: "
+                                      r".*deadline_probe outlived$"),
     ("mutant_01_bound", "--version", 0, r"^mutant_01_bound: cuda-ladder [0-9.]+ \(commit [^)]*\), a copy of 01_naive "
                                         r"with a planted bug"),
     # ./ladder: help, and every value it can check refused in one line before anything is installed or built
@@ -131,6 +135,8 @@ ROWS = [
 def command(program, args):
     if program == "runner":
         return [sys.executable, "-m", "scripts.ladder", *shlex.split(args), "--build", str(build_dir())]
+    if program.endswith("_probe"):
+        return [str(build_dir() / "maint" / "bin" / program), *shlex.split(args)]
     path = {"ladder": ROOT / "ladder", "maint": ROOT / "maint" / "do"}.get(program) or build_dir() / (
         "maint/mutants/bin" if program.startswith("mutant_") else "bin") / program
     return [str(path), *shlex.split(args)]
@@ -150,8 +156,12 @@ def main():
                     f.write("#!/bin/sh\necho 'cmake version 3.22.1'\n")
                 os.chmod(f"{tmp}/old/cmake", 0o755)
                 env = {"PATH": f"{tmp}/old:{os.environ['PATH']}"}
-            done = subprocess.run(command(program, args), capture_output=True, text=True, cwd=ROOT, env={
-                **os.environ, "LADDER_NO_INSTALL": "1", "BUILD_DIR": never, "LADDER_CWD": str(ROOT), **(env or {})})
+            try:
+                done = subprocess.run(command(program, args), capture_output=True, text=True, cwd=ROOT, timeout=300,
+                                      env={**os.environ, "LADDER_NO_INSTALL": "1", "BUILD_DIR": never,
+                                           "LADDER_CWD": str(ROOT), **(env or {})})
+            except subprocess.TimeoutExpired as e:
+                done = subprocess.CompletedProcess(e.cmd, "still running after 300 s", "", "")
             out = done.stdout + done.stderr
             wrong = [f"exit {done.returncode}, not {want}"] if done.returncode not in (want if isinstance(
                 want, tuple) else (want,)) else []
