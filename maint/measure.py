@@ -185,8 +185,8 @@ def cmd_measure(a):
         ok &= part_ok
         meta.setdefault("parts", {})[part] = {"commit": git_commit(), "date": datetime.date.today().isoformat(),
                                                "elapsed_s": round(time.time() - t0, 1)}
-    meta["elapsed_s"] = round(sum(p.get("elapsed_s", 0) for p in meta["parts"].values()), 1)
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        meta["elapsed_s"] = round(sum(p.get("elapsed_s", 0) for p in meta["parts"].values()), 1)
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n")  # after each part: a run stopped early keeps its parts
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
 

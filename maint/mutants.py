@@ -332,10 +332,11 @@ def run(m, build):
         caught, line = status == 99, next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
     else:
         caught = status == 1 and m.says in text
-        line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ") or ": FAIL: " in l), "")
+        line = next((l.strip() for l in text.splitlines() if l.strip().startswith("FAIL ") or ": FAIL: " in l or
+                     ": error: " in l), "")
+    line = (line or text.strip()[-200:]).replace("=========", "").replace(str(build), "build").replace(f"{ROOT}/", "")
     return {"mutant": m.name, "stage": m.stage, "expect": m.expect, "args": m.args, "exit": status,
-            "verdict": "caught" if caught else "NOT CAUGHT", "line": (line or text.strip()[-200:]).replace(
-                "=========", "").strip()}
+            "verdict": "caught" if caught else "NOT CAUGHT", "line": line.strip()}
 
 def rows(build, gpu=True):
     """Every planted bug's run (the machine-code ones alone without a GPU), side by side, but those whose verdict
