@@ -310,9 +310,9 @@ def draw_charts():  # every chart of CHARTS from its data (chart_data), into doc
     xs, points = [2 ** (i / 4) for i in range(-12, 48)], marks["roofline.png"]
     ax.plot(xs, [min(fp32, x * round(top, 1)) for x in xs], color="black", linewidth=1.5,
             label="roof: min(FP32 peak, FLOP/B × peak GB/s)")
-    for m in points:  # points that would cover each other side by side, 0.35 octave apart
+    for m in points:  # points that would cover each other side by side, half an octave apart
         same = [o for o in points if o["x"] == m["x"] and abs(math.log(o["y"] / m["y"])) < 0.15]
-        x = m["x"] * 2 ** (0.35 * (same.index(m) - (len(same) - 1) / 2))
+        x = m["x"] * 2 ** (0.5 * (same.index(m) - (len(same) - 1) / 2))
         ax.plot([x], [m["y"]], linestyle="none", markersize=7, label=m["label"],
                 **{key: v for key, v in style(m["label"]).items() if key != "linestyle"})
     axes(ax, "arithmetic intensity (FLOP per byte moved; points that coincide drawn side by side)", "GFLOP/s",
