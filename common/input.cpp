@@ -53,7 +53,7 @@ ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
   const std::uint64_t key = stream_key(seed, 3);
   for (std::uint64_t i : at) {
     const auto r = static_cast<unsigned>(mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull) >> 57);  // 0..127
-    p.values.push_back(std::ldexp(static_cast<float>(4096u + 32u * r + 1u), -13));
+    p.values.push_back(std::ldexp(static_cast<float>((1u << (kProbeBits - 1)) + 32u * r + 1u), -kProbeBits));
     p.sum += p.values.back();
   }
   return p;

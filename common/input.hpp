@@ -52,11 +52,12 @@ void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, fl
 // below 2^24. The wider, the likelier a misplaced element changes the sum (unseen with probability 1/(2R)).
 unsigned exact_range(std::uint64_t n);
 // The precision probe of a sum of n elements: zeros except at up to kProbeElements positions (the first and last four,
-// and every residue mod 4 across [0, n)). Each value is k / 2^13, k = 2^12 + 32 r + 1 (r random in [0, 128)): 13
-// significant bits ending in 00001, so rounding it to 12 bits or fewer (fp16, TF32: 11; bf16: 8), to nearest or toward
-// zero, makes it smaller. Every partial sum is exact (a multiple of 2^-13 below kProbeElements): a kernel that reads
-// its input, or keeps a partial sum, in a lower precision returns another sum.
+// and every residue mod 4 across [0, n)). Each value is k / 2^B, k = 2^(B-1) + 32 r + 1 (B = kProbeBits, r random in
+// [0, 128)): B significant bits ending in 00001, so rounding it to B-1 bits or fewer (fp16, TF32: 11; bf16: 8), to
+// nearest or toward zero, makes it smaller. Every partial sum is exact (a multiple of 2^-B below kProbeElements): a
+// kernel that reads its input, or keeps a partial sum, in a lower precision returns another sum.
 constexpr std::size_t kProbeElements = 1024;
+constexpr int kProbeBits = 13;
 struct ProbeInput {
   std::vector<std::uint64_t> positions;  // ascending, distinct
   std::vector<float> values;
