@@ -1,9 +1,7 @@
-"""What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py), which
-logs every shared access with its thread, the stretch between barriers it falls in (phase) and its place there (seq):
-the lanes of one warp with the same (phase, seq) made one warp-wide request. From the requests come the pictures
-(diagrams.py), the pages' counts (model_pages.py) and what maint/tests/check_thread_models.py holds against Nsight
-Compute. Where the machine code touches shared memory otherwise than the source, COMPILED says so, with a test of
-docs/results/sass_<stage>.txt that shows it, and compiled_requests() applies it (compiled=False: the source's)."""
+"""What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py): the lanes
+of one warp at the same (phase, seq) make one warp-wide request. The pictures (diagrams.py), the pages' counts
+(model_pages.py) and check_thread_models.py use them. Where the machine code touches shared memory otherwise than the
+source, COMPILED says so with a test of docs/results/sass_<stage>.txt, and compiled_requests() applies it."""
 import itertools
 import re
 from collections import defaultdict, namedtuple
@@ -14,9 +12,8 @@ WARP, BANKS = 32, 32  # shared memory: 32 banks of one 32-bit word; word w lives
 ACCESS = {"ld": "loads", "st": "stores"}
 
 class Request(namedtuple("Request", "phase seq line array op warp lanes width")):
-    """One warp-wide shared-memory instruction of a warp: in the phase-th stretch between its barriers (__syncwarp and
-    shuffles count too), the seq-th access there, made by a line of the stage file; lanes ((lane, word), ...), the
-    first word each active lane touches, width words each (1: 32-bit, 4: 128-bit)."""
+    """One warp-wide shared-memory instruction: the seq-th access of the phase-th stretch between barriers; lanes
+    ((lane, first word), ...) of the active lanes, width words each (1: 32-bit, 4: 128-bit)."""
 
     @property
     def words(self):  # {thread of the block: its first word}
@@ -29,9 +26,8 @@ class Request(namedtuple("Request", "phase seq line array op warp lanes width"))
         return banks
 
     def conflict_free(self):
-        """A 32-bit access takes one wavefront. A 128-bit load returns four registers at one register (128 bytes) per
-        wavefront, two where every lane shares its address with lane ^ 1 or with lane ^ 2 (NVIDIA's description:
-        forums.developer.nvidia.com/t/77228)."""
+        """32-bit: one wavefront. 128-bit load: four, two where every lane shares its address with lane ^ 1 or lane ^ 2
+        (forums.developer.nvidia.com/t/77228)."""
         if self.width == 1:
             return 1
         assert self.width == 4 and self.op == "ld", "the stages here make 32-bit accesses and 128-bit loads only"
@@ -130,8 +126,7 @@ def gemm_block(stage, tile, pad, compiled=True):
 PROFILED = [("01_naive", "tree"), *((s, v) for s in ("02_grid_stride", "03_padding", "04_warp_unroll", "05_shuffle",
                                                      "06_float4", "07_multiblock") for v in ("stream", "tree")),
             ("08_gemm_tiled", "tiled"), ("08_gemm_tiled", "tiled padded")]
-# The aggregate conflict counters may exceed the host run's by this share of the conflict-free wavefronts: they count
-# more than the kernel's instructions do (model_pages.tolerance_note() shows it from the results).
+# How far the aggregate conflict counters may exceed the host run's, of the conflict-free wavefronts (tolerance_note).
 TOLERANCE = 0.10
 METRICS = {op: (f"smsp__inst_executed_op_shared_{op}.sum", f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum",
                 f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ACCESS}
@@ -143,10 +138,8 @@ def profiled_rows(ncu_rows, stage=None):
     return [found[p] for p in PROFILED if p in found and stage in (None, p[0])]
 
 def launch(row, compiled=True, key=lambda r: r.op):
-    """A profiled launch (a row of ncu.csv): the requests of one block, its blocks, how many times it makes them (its
-    blocks, and for the GEMM its steps along K, which make the same ones: the tiles are stored whole even at the edges),
-    and their totals that many times, {key(request): {requests, COUNTS, conflicts}}, where a predicated tree has every
-    warp of the block issue each step's instructions."""
+    """A row of ncu.csv: one block's requests, the blocks, how many times they repeat (blocks, times the GEMM's steps
+    along K), and their totals {key(request): {requests, COUNTS, conflicts}}; in a predicated tree every warp issues."""
     (gx, gy, gz), (bx, by, bz) = ([int(x) for x in row[k].strip("() ").split(",")] for k in ("grid", "block"))
     if row["stage"] == "08_gemm_tiled":
         pad = int(re.search(r"gemm_kernel<\d+, (\d+)>", row["kernel"]).group(1))
@@ -171,11 +164,9 @@ def launch(row, compiled=True, key=lambda r: r.op):
 
 class Comparison(namedtuple("Comparison", "stage variant op host measured blocks repeat line text steps",
                             defaults=(1, 1, None, "", ()))):
-    """A profiled launch's loads or stores (op), the host run's counts against Nsight Compute's, the launch making one
-    block's requests repeat times: of one source line (text, its code; line 0: one the stage file no longer has; steps,
-    the host run's (phase, requests, wavefronts) there), against its source counters (ncu_source.csv, summed over the
-    line's SASS instructions), exactly; or of the kernel (line None), against its aggregate counters (ncu.csv), exactly
-    but for the bank conflicts, within TOLERANCE. With host None, the host run could not make the launch (text: why)."""
+    """A launch's loads or stores (op), host run against Nsight Compute: of one source line (text; line 0: gone from
+    the file; steps: (phase, requests, wavefronts)) against ncu_source.csv, exactly; or of the kernel (line None)
+    against ncu.csv, exactly but for the bank conflicts (within TOLERANCE). host None: no host run (text: why)."""
 
     @property
     def excess(self):  # measured conflicts beyond the host run's, as a share of the conflict-free wavefronts
@@ -207,9 +198,8 @@ def compare(row, compiled=True):
                        blocks, repeat) for op, m in measured.items()]
 
 def compare_lines(row, source_rows):
-    """A Comparison of every line of one profiled launch that touches shared memory, in the host run or the profile.
-    Lines are matched by their code (// comments left out, spaces collapsed) and its place among the file's lines of
-    that code, so that a comment, on a line of its own or after the code, moves nothing."""
+    """A Comparison of every line of a profiled launch that touches shared memory; lines are matched by their code
+    (comments and spaces left out) and its place among the lines of that code, so that a comment moves nothing."""
     def by_code(numbered):  # {line number: (code, k)}: the k-th line of that code
         out, seen = {}, defaultdict(int)
         for number, text in sorted(numbered):
@@ -235,9 +225,8 @@ def compare_lines(row, source_rows):
                               steps=[(rs[0].phase, len(rs), sum(r.wavefronts() for r in rs)) for rs in by_phase(made)]))
     return out
 
-# One block of a reduce stage's tree, from its host run at n = block (thread t starts with element t): steps {s: [the
-# requests of the step where thread 0 adds element s]}, element {word: the element it holds before the tree},
-# warp_phases {the phases only warp 0 reaches, after a __syncwarp(), the other warps gone}.
+# One block of a reduce stage's tree at n = block: steps {s: [requests of the step where thread 0 adds element s]},
+# element {word: its element before the tree}, warp_phases {phases only warp 0 reaches, the other warps gone}.
 Tree = namedtuple("Tree", "steps element warp_phases")
 
 def tree(stage, block):

@@ -187,8 +187,7 @@ def layout_figure(s=16, block=1024, cell=8, top=70):  # shared memory unpadded (
     return svg
 
 def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
-    """04's unrolled steps: lanes, the partial sums they add, the __syncwarp() between steps, and one read-after-write
-    between lanes that the barrier orders."""
+    """04's unrolled steps: lanes, their partial sums, the __syncwarp()s, and one read-after-write they order."""
     t = br.tree("04_warp_unroll", block)
     steps = br.warp_steps(t)
     first = min(steps)  # the live partial sums at the start of the warp's steps: elements 0, first, 2 first, ...
@@ -226,8 +225,7 @@ def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
     return svg
 
 def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
-    """05's warp_reduce(): which lane each lane reads at each offset (the host run's shuffles), the lanes whose values
-    reach lane 0, and then the per-warp sums in shared memory."""
+    """05's warp_reduce(): whom each lane reads at each offset, the lanes reaching lane 0, then the per-warp sums."""
     trace = host_run.run("05_shuffle", "reduce", block=block, n=block)
     reads = {lane: [x[4] for x in trace.shuffles if x[:2] == (0, lane)][:5] for lane in range(WARP)}  # block 0
     rounds = [{lane: rs[k] for lane, rs in reads.items()} for k in range(len(reads[0]))]  # {lane: the lane it reads}
@@ -252,8 +250,7 @@ def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
         svg.text(left - 10, y + 4, f"offset {r[0]}", 11, "end")
         svg.text(left + WARP * cw + 8, y - 4, f"every lane adds: {span(others)}", 10)
         svg.text(left + WARP * cw + 8, y + 8, f"add lanes {span(r[i] for i in others)}'s v,", 10)
-        svg.text(left + WARP * cw + 8, y + 20, f"{span(set(range(WARP)) - set(others))} their own", 10,
-                 fill=MUTED)
+        svg.text(left + WARP * cw + 8, y + 20, f"{span(set(range(WARP)) - set(others))} their own", 10, fill=MUTED)
     y, reqs = top + rh * len(rounds) + 50, br.reduce_block("05_shuffle", block)  # the per-warp sums
     stores, load = [r for r in reqs if r.op == "st"], next(r for r in reqs if r.op == "ld")
     svg.text(16, y, f"Then ({block} threads): lane 0 of each of the {len(stores)} warps writes smem[warp]; warp 0 "
@@ -270,11 +267,9 @@ def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
     return svg
 
 def float4_reads(n, offset, threads, scalar=True):
-    """From a host run of 06: {element: (thread, how, slot)}, how 'assign' (a float4 of the loop that keeps loads in
-    flight, into its array's slot), 'construct' (a float4 copied one at a time) or, with scalar, 'scalar' (a float
-    read, found by one run per element)."""
-    out, run = {}, lambda **more: host_run.run("06_float4", "reduce", block=threads, grid=1, n=n, offset=offset,
-                                                **more)
+    """06's host run: {element: (thread, how, slot)}, how 'assign' (a float4 into its slot of the loads in flight),
+    'construct' (a float4 copied one at a time) or, with scalar, 'scalar' (a float read)."""
+    out, run = {}, lambda **more: host_run.run("06_float4", "reduce", block=threads, grid=1, n=n, offset=offset, **more)
     for b, tid, phase, how, region, element, dest in run().loads:
         for e in range(element, element + 4):
             assert e not in out, f"06_float4: element {e} loaded twice"
@@ -308,8 +303,7 @@ def split_figure(base_n=16, cw=14, left=150, top=62, rh=22):  # 06's head, float
     return svg
 
 def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66, rh=22):
-    """06's grid-stride over float4s: the vectors each thread loads together, kLoadsInFlight at a time, for the first
-    `shown` threads of a one-block grid."""
+    """06's grid-stride over float4s: the vectors the first `shown` threads load together, kLoadsInFlight at a time."""
     vectors, colours = threads * (rows - 1) + extra, [BLUE, ORANGE, PINK, GREEN]
     reads, batch, slot0 = float4_reads(4 * vectors, 0, threads, scalar=False), {}, {}
     for v in range(vectors):  # in each thread's order: a batch ends when the thread reuses its array's first slot
@@ -343,8 +337,7 @@ def loads_figure(threads=64, shown=8, rows=10, extra=5, cw=56, left=100, top=66,
     return svg
 
 def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60, rh=17):
-    """07's combines: what each block does when its sum is ready, the blocks finishing in the order they ran on the
-    host (any order: as the hardware schedules them), and one_block_kernel, which has nothing to combine."""
+    """07's combines: what each block does when its sum is ready, in the host's block order; then one_block_kernel."""
     grid, finish = len(order), {b: k + 1 for k, b in enumerate(order)}
     panel, after = rh * (grid + 1) + 62, left + (grid + 1.6) * unit
     svg = Svg(top + 3 * panel + 126, "07_multiblock: the combines", f"07_multiblock: {grid} blocks finishing in the "

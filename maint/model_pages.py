@@ -32,8 +32,7 @@ def _per_block(value, blocks):
     return f"{value / blocks:,.0f}" if value % blocks == 0 else f"{value / blocks:,.2f}"
 
 def _comparisons(ncu_rows, stage=None, compiled=True, source_rows=None):
-    """The comparisons of every profiled launch (of one stage) in ncu.csv: in aggregate, or with source_rows line by
-    line, of the launches ncu_source.csv has too."""
+    """The comparisons of every profiled launch (of one stage): in aggregate, or with source_rows line by line."""
     if source_rows is None:
         return [c for row in br.profiled_rows(ncu_rows, stage) for c in br.compare(row, compiled)]
     measured = {(x["stage"], x["variant"]) for x in source_rows}
@@ -108,10 +107,8 @@ def tolerance_note(ncu_rows, source_rows=()):
             "08's kPad 2) or the analysis (a broadcast counted as a conflict).")
 
 def gemm_access(stage, texts, op, tile, pad=0):
-    """How warp 0 of gemm_kernel<tile, pad> makes the access `texts` (an array and its indices as the source writes
-    them; a list where a sentence speaks of several at once, which must then agree) in the host run of the source:
-    the distinct words of one request, whether they are consecutive, their span, and the most wavefronts any of
-    its requests takes (1: no conflict)."""
+    """Warp 0's access `texts` (as the source writes it; a list must agree) in gemm_kernel<tile, pad>'s host run:
+    distinct words of one request, whether consecutive, their span, and the most wavefronts of its requests."""
     found = []
     for text in [texts] if isinstance(texts, str) else texts:
         line, array = br.line_of(stage, text), text.split("[", 1)[0]
@@ -123,6 +120,5 @@ def gemm_access(stage, texts, op, tile, pad=0):
         found.append({"words": len(words), "consecutive": words == list(range(words[0], words[0] + len(words))),
                       "span": words[-1] - words[0] + 1, "degree": max(r.wavefronts() for r in reqs)})
     if any(a != found[0] for a in found):
-        raise br.host_run.HostRunError(f"{stage}: {texts} differ in the host run ({found}); a page speaks of them as "
-                                       "one")
+        raise br.host_run.HostRunError(f"{stage}: {texts} differ in the host run ({found}); a page calls them one")
     return found[0]

@@ -1,13 +1,7 @@
-"""Planted bugs: each mutant is a copy of a real stage file with one realistic bug, made from the current stage files
-whenever ./maint/do builds, so that the mutants follow the code as it changes.
-
-A check is only as good as the bug it has been seen to catch. Every mutant below must be reported FAIL by its stage's
-default check (exit status 1, with the words of the check that catches it where only one can), or, for a missing
-barrier, flagged by compute-sanitizer's racecheck, or, for an ordering or scope that one GPU hides (a relaxed ticket, a
-non-coherent read, a block-scope atomic), refused in its machine code by scripts/sass.py, on the CPU. The maintainers'
-test `mutants` runs every one (./maint/do mutants shows what each printed); `mutant_texts` fails where a planted bug's
-text is no longer in its file exactly once.
-"""
+"""Planted bugs: copies of real stage files with one realistic bug each, made from the current files whenever ./maint/do
+builds. Each must be reported FAIL by its stage's default check (exit 1, with `says` printed), flagged by racecheck (a
+missing barrier), or refused in its machine code by scripts/sass.py on the CPU (an ordering or scope one GPU hides).
+The test `mutants` runs every one; `mutant_texts` fails where a planted bug's text is not in its file exactly once."""
 import concurrent.futures
 import pathlib
 import re
@@ -254,8 +248,7 @@ MUTANTS = [
            "adds into *out"),
 ]
 
-# The CPU baseline's planted bugs (cpu_baseline/sum.cpp): each must fail its own check (exit 1, FAIL printed); they
-# run on the CPU (--no-copy), except the copy's, which needs a GPU.
+# The CPU baseline's planted bugs: each must fail its check (exit 1, FAIL); all but the copy's run on the CPU.
 CPU_MUTANTS = [
     Mutant("cpu_chunk_floor", "cpu_baseline", "--no-copy -n 1000003 --threads 7 --reps 1", "fail",
            "const std::size_t chunk = (n + threads - 1) / threads;", "const std::size_t chunk = n / threads;",
@@ -285,14 +278,11 @@ def stale(m, text=None):
     if (bad := next((n for n in (text.count(find) for find, _ in edits(m)) if n != 1), None)) is not None:
         return f"{m.name}: its text occurs {bad} times in {source(m.stage).relative_to(ROOT)}, not once"
 
-def folder(build, m):
-    """Where the copy is written: a program of each under maint/mutants/ (maint/CMakeLists.txt), the machine-code ones,
-    which are read and not run, under maint/sass/."""
+def folder(build, m):  # a program under maint/mutants/ (maint/CMakeLists.txt); the machine-code ones under maint/sass/
     return pathlib.Path(build) / "maint" / ("sass" if m.expect == "sass" else "mutants") / f"mutant_{m.name}"
 
 def write_copies(build):
-    """Every planted bug's copy of its stage file, with its note (what --version says of it), written where it
-    changed; a planted bug whose text is stale gets no copy (its run says so)."""
+    """Every planted bug's copy of its stage file and note (for --version), written where changed; none where stale."""
     for m in MUTANTS + CPU_MUTANTS:
         text = source(m.stage).read_text()
         if stale(m, text):
@@ -339,11 +329,11 @@ def run(m, build):
             "verdict": "caught" if caught else "NOT CAUGHT", "line": line.strip()}
 
 def rows(build, gpu=True):
-    """Every planted bug's run (the machine-code ones alone without a GPU), side by side, but those whose verdict
-    rests on the GPU to itself (the shared-memory fill, a rate) one after another at the end."""
+    """Every planted bug's run (without a GPU the machine-code ones), side by side, but those that need the GPU to
+    themselves (the shared-memory fill, a rate) one after another at the end."""
     table_ = [m for m in MUTANTS if gpu or m.expect == "sass"]
-    alone = [m for m in table_ if m.fill or "peak" in m.says]
-    side = [m for m in table_ if m not in alone]
+    side = [m for m in table_ if not (m.fill or "peak" in m.says)]
+    alone = [m for m in table_ if m not in side]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         out = dict(zip([m.name for m in side], pool.map(lambda m: run(m, build), side)))
     out.update({m.name: run(m, build) for m in alone})

@@ -1,16 +1,8 @@
-"""A stage is a folder: tried on a scratch copy of the project, as CONTRIBUTING.md tells a contributor to add one.
-
-The copy gets a rung after the last: the last stage's folder copied under the next free number (NN_scratch: its
-number follows every stage's, so no stage of the project has that name), its main() naming it, and its page template
-copied from the last stage's with the name replaced. Then, in the copy:
-  - CMake finds the folder by its pattern: the new stage's tests are registered, and its program builds and
-    describes itself by its name;
-  - the docs render, and --check passes, naming the new stage among what is not measured; every page but the new
-    one keeps every line it had (a line that changes names the new stage: the stage list, the last rung's next link);
-  - the runner's checks (stage roles, arguments), the stage-diff budgets, the saved machine
-    code and the thread models pass with the new stage there;
-  - without the template, --check fails naming the missing page.
-The copy builds its harness and the new stage for one GPU; the other stages' descriptions are this build's.
+"""A stage is a folder: in a scratch copy of the project, the last stage copied as NN_scratch (the next free number),
+its main() and page template renamed, as CONTRIBUTING.md tells a contributor. Then in the copy: CMake registers its
+tests and builds it; the docs render and --check passes, naming it as not measured, and every other page keeps every
+line but those naming it; the runner's checks, the stage diffs, the saved machine code and the thread models pass;
+without its template, --check fails naming the missing page. Builds the new stage for one GPU.
 
   python3 -m maint.tests.check_add_stage    (LADDER_BUILD: this build)
 """

@@ -1,7 +1,5 @@
-"""The line budget (maint/budget.txt): every line of every file git tracks in a folder (comments and blank lines too),
-against the lines that folder may hold. Budgets only go down: a folder over its budget fails, and so does the
-reader's path, the maintainers' folder or the whole. The check's own planted bug: every budget one line lower must
-fail."""
+"""The line budget (maint/budget.txt): every line git tracks in each group of folders against the lines it may hold;
+a group over its budget fails. The check's own planted bug: every budget one line lower must fail."""
 import subprocess
 import sys
 

@@ -1,8 +1,5 @@
-#!/usr/bin/env python3
-"""The charts (maint/docsgen/charts.py) read at a glance: every chart drawn from the results passes the layout check
-that ./maint/do docs applies before it saves one (no legend over data, no two series of one colour and marker, no
-point on another or outside its axes, no tick or direct labels that collide, no level line through a bar), and that
-check is seen to fail on a small figure with each fault planted. Needs matplotlib (exit 77, skipped, without it). No GPU.
+"""Every chart drawn from the results passes the layout check ./maint/do docs applies (maint/docsgen/charts.py), and
+that check fails on a small figure with each fault planted. Needs matplotlib (exit 77 without it). No GPU.
 
   python3 -m maint.tests.check_charts
 """

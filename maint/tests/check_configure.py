@@ -1,10 +1,5 @@
-#!/usr/bin/env python3
-"""How the project configures, checked on a fresh build directory of its own (a Debug one, compute capability 7.5):
-
-  - the configure notes (which GPUs it builds for) are said once, on the first configure, as
-    CMake's own find modules say theirs, not again on every later one;
-  - device code of a Debug build is compiled with -G and without -lineinfo (which -G overrides, and nvcc would
-    warn about it for every file); a Release build keeps -lineinfo.
+"""On a fresh Debug build directory (compute capability 7.5): the configure notes are said once, not on every later
+configure; Debug device code is compiled with -G and without -lineinfo; a Release build keeps -lineinfo.
 
   python3 -m maint.tests.check_configure
 """

@@ -1,7 +1,6 @@
-"""A reader's edit is judged by its code, not by whether the evidence is fresh: in a scratch copy of the project with one
-constant of a stage changed (06's kLoadsInFlight, as its page invites), ./ladder test of that stage passes and says,
-in one note, that the measured results describe the code as it was; the maintainers' freshness check of the saved
-machine code fails on the same copy."""
+"""A reader's edit is judged by its code, not by the evidence's freshness: in a scratch copy with 06's kLoadsInFlight
+changed, ./ladder test of that stage passes with a note that the results describe the code as it was, and the saved
+machine code's freshness check fails."""
 import os
 import pathlib
 import subprocess

@@ -1,8 +1,6 @@
-#!/usr/bin/env python3
-"""Every experiment kept as a patch (docs/experiments/<stage>/<name>.patch) applies to its stage file as it is now,
-with git apply, as ./ladder try applies it, and changes it, at the lines its hunk headers name (the pages show them);
-and the check is seen to work: each patch with one context line altered must be refused, a copy with its hunks one
-line off must be flagged, and each patch given to another stage must be refused as that stage's."""
+"""Every experiment (docs/experiments/<stage>/<name>.patch) applies to its stage file as ./ladder try applies it, and
+changes it, at the lines its hunk headers name. Planted: a context line altered is refused, hunks one line off are
+flagged, and the patch given to another stage is refused as its own stage's."""
 import pathlib
 import re
 import sys

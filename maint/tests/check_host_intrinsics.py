@@ -1,10 +1,8 @@
-"""The intrinsics readers reach for, in the host run. The combining stage's file, edited as a reader would
-to use each family (loads and stores with cache hints, the atomics and their scopes, fences, cuda::atomic_ref,
-votes, warp reductions and shuffles with masks, cooperative groups), must still sum every element once on the host, at awkward sizes,
-in either thread order and on a second launch: the host runs it, no compiler error. An edit that loses sums through
-an intrinsic must fail there; one that uses what the host run does not model is refused by name, with the reader's
-file, the line and the line itself. And every file of ./ladder try's corpus (check_try_file.py) gets the verdict of
-the host checks try runs without a GPU: the correct ones pass, the wrong ones fail with their reason.
+"""The intrinsics readers reach for, in the host run: the combine stage's file, edited to use each family (cache-hinted
+loads and stores, atomics and their scopes, fences, cuda::atomic_ref, votes, warp reductions, shuffles with masks,
+cooperative groups), still sums every element once on the host; an edit that loses sums fails; one the host run does
+not model is refused naming it, the reader's file and line. Every file of ./ladder try's corpus (check_try_file.py)
+gets the verdict of try's host checks: the correct ones pass, the wrong ones fail with their reason.
 
   python3 -m maint.tests.check_host_intrinsics
 """

@@ -1,12 +1,9 @@
 """The planted bugs (maint/mutants.py), each of which its check must catch.
 
-  check_mutants.py            every planted bug on the GPU, and the machine-code ones: each caught by the check that
-                              names it (exit 77 without a GPU, after the machine-code ones ran)
-  check_mutants.py --cpu      the ones that need no GPU: the machine code's, and the CPU baseline's
-  check_mutants.py --texts    each planted bug's text is in its file exactly once; a copy of the table with one text
-                              changed must be reported (the check's own planted bug)
-  check_mutants.py --racy-warp  racecheck reports the unrolled last warp as written before Volta (volatile, no
-                              __syncwarp: maint/tests/racy_warp_unroll.cu), where 04_warp_unroll's tests see none
+  check_mutants.py              every planted bug (exit 77 without a GPU, after the machine-code ones ran)
+  check_mutants.py --cpu        the ones that need no GPU: the machine code's, and the CPU baseline's
+  check_mutants.py --texts      each planted bug's text is in its file once; a changed text must be reported
+  check_mutants.py --racy-warp  racecheck reports the pre-Volta unrolled warp (maint/tests/racy_warp_unroll.cu)
 """
 import subprocess
 import sys

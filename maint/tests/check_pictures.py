@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The stage pages' pictures (maint/diagrams.py), held to rules a reader can see, with no GPU: each SVG at most 830 px
 wide (a README column on GitHub); each text at least 8 px as shown, inside the picture (at 0.55 em a character), in no
 filled box it does not sit inside, at 4.5:1 (WCAG AA) or more against what lies under it (the last filled rectangle

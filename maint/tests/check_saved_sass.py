@@ -1,8 +1,7 @@
-"""The machine code the pages quote belongs to the kernels as they are: each stage is compiled for sm_90 as the build
-compiles it (scripts/sass.py), disassembled with cuobjdump as ./maint/do profile does, and compared with
-docs/results/sass_<stage>.txt line for line. A kernel edited since its last profile fails, naming the stage and the
-first line that differs, until ./maint/do profile runs again on a GPU; an edit of the comments only passes. The
-counters come from the same profile run, so this is also the freshness check of the profile.
+"""The machine code the pages quote belongs to the kernels as they are: each stage compiled for sm_90 as the build
+does, disassembled with cuobjdump as ./maint/do profile does, equals docs/results/sass_<stage>.txt line for line (also
+the freshness check of the profile). A kernel edit fails, naming the stage and the first line that differs; a comment
+passes.
 
   check_saved_sass.py [STAGE...]      compare (default: every stage)
   check_saved_sass.py --self-test     a kernel edit (03's padding i / 32 -> i / 16) must fail, a comment must pass

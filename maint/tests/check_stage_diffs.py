@@ -1,17 +1,12 @@
-#!/usr/bin/env python3
-"""Each reduce stage must differ from the one before it only by its technique: the code below the header comment
-(everything from the first #include on) of each adjacent pair of stages may change no more lines (removed + added, as
-`diff` counts them) than its budget. Harness code smeared into a stage, or a rename that touches every line, shows up
-here."""
+"""Each reduce stage differs from the one before only by its technique: from the first #include on, each adjacent pair
+may change no more lines (removed + added) than its budget; harness code smeared into a stage, or a rename, shows."""
 import difflib
 import sys
 
 from scripts.stages import combines, reduce_stages, stage_file
 
 DEFAULT_BUDGET = 40  # one technique in a ~60-line file
-# A rung whose combine strategies differ from the one before (its --describe lists other combines): in the combine
-# stage three strategies replace the relaunch loop, and a kernel of its own sums an input one block covers.
-COMBINE_BUDGET = 105
+COMBINE_BUDGET = 105  # a rung whose combines differ from the one before: three strategies replace the relaunch loop
 
 def code(stage):
     lines = stage_file(stage).read_text().splitlines()

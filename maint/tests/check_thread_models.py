@@ -1,16 +1,10 @@
-#!/usr/bin/env python3
-"""The host runs behind the stage pages' pictures and counts (maint/block_requests.py), held to the kernels' machine
-code and to Nsight Compute, with no GPU (the committed docs/results/ncu.csv, ncu_source.csv and sass_*.txt):
-  1. sums (scripts/host_checks.py): each kernel adds each element once, at every input offset, awkward n, several
-     blocks and grids, threads and blocks in either order; each tiled GEMM's C is the product; the stages whose pages
-     say their block_reduce() is another's have it word for word;
-  2. machine code: block_requests.COMPILED holds in sass_<stage>.txt; lane 0's shuffles (kind, distance) are the
-     SASS's; a thread has as many float4 loads in flight as the SASS issues before its first add;
-  3. per line: each source line's shared-memory instructions, wavefronts and ideal wavefronts equal Nsight Compute's
-     source counters exactly, for every profiled launch;
+"""The host runs behind the stage pages' pictures and counts (maint/block_requests.py), held, with no GPU, to the
+committed docs/results/ (ncu.csv, ncu_source.csv, sass_*.txt):
+  1. sums (scripts/host_checks.py), and the block_reduce()s the pages call another's are it word for word;
+  2. machine code: block_requests.COMPILED holds; lane 0's shuffles and the float4 loads in flight are the SASS's;
+  3. per line: shared-memory instructions, wavefronts and ideal wavefronts equal ncu's source counters exactly;
   4. aggregate: the bank conflicts lie within block_requests.TOLERANCE of the aggregate counters;
-  5. planted drifts: kernel edits (each in a copy of the stage) and edits of the analysis fail 1-3 with a message
-     that names the stage; a comment-only edit passes.
+  5. planted drifts: kernel and analysis edits fail 1-3 naming the stage; a comment-only edit passes.
 """
 import argparse
 import collections

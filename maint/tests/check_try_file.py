@@ -1,13 +1,8 @@
-"""./ladder try STAGE mine.cu, as a reader runs it, on the planted copies below: a correct copy
-passes what it can run; a lost element, a missing barrier (a race), a read past the per-warp sums (a wrong tail), a
-renamed kernel and a file that names another stage each fail, naming the check that caught them; a file that does
-not compile fails with the compiler's message naming the reader's file; a missing file is a one-line usage error.
-Without a GPU the GPU checks are 'not run' and a correct file exits 77; on one it must pass everything (exit 0).
-
-The copies are built in this build directory (LADDER_BUILD), as ./ladder try builds them; the first case runs the
-whole ./ladder driver, the others its Python side (the driver's part is the build, which the first case covers).
-Every case runs with the GPU hidden (try_file), then, on a GPU, the correct copy through every GPU check
-(try_file.gpu, --correct): the planted copies' reports rest on the host run either way.
+"""./ladder try STAGE mine.cu, as a reader runs it, on the planted copies below: a correct copy passes what it can run
+(exit 77 without a GPU, 0 on one); a lost element, a race, a wrong tail, a renamed kernel and a file naming another
+stage fail, naming the check; a file that does not compile fails with the compiler's message naming it; a missing file
+is a one-line usage error. Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side.
+Every case runs with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU.
 
   python3 -m maint.tests.check_try_file [--correct]
 """
@@ -20,9 +15,7 @@ import tempfile
 
 from scripts.stages import ROOT, binary, build_dir, ladder_stages
 
-# Planted copies of one stage, as a reader might write them: (name, edit, exit statuses allowed, text the report must
-# hold). this test puts each through ./ladder try; ./maint/do measure --part own saves the reports of two
-# of them for docs/own.md.
+# Planted copies of one stage: (name, edit, exit statuses allowed, texts the report must hold); docs/own.md shows two.
 STAGE = "05_shuffle"
 ORIGINAL = (ROOT / STAGE / "reduce.cu").read_text()
 CASES = [
@@ -42,20 +35,16 @@ CASES = [
      (1,), ["FAIL     host run", "does not name 05_shuffle"]),
 ]
 
-
 def ladder(args, cwd, driver):
     command = [str(ROOT / "ladder")] if driver else [sys.executable, "-m", "scripts.ladder"]
     env = {**os.environ, "LADDER_CWD": cwd, "PYTHONPATH": str(ROOT)}
     return subprocess.run([*command, "try", "--build", str(build_dir().resolve()), *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
 
-
 def gpu_visible():
     return subprocess.run([binary(ladder_stages()[0]), "--list-devices"], capture_output=True).returncode != 77
 
-
-# The corpus: files readers write, each an edit of a stage file. (name, stage, [(text, replacement)], what a correct
-# one must show, or a wrong one's reason: where the machine has a GPU, and where it has none).
+# The corpus: files readers write, each an edit of a stage file: (name, stage, [(text, replacement)]).
 LOOP = "i < n; i += stride) sum += in[i];"
 WARP = "v += __shfl_down_sync(0xffffffffu, v, offset);"
 CG = ("""__device__ float block_reduce(float v, float* smem) {
@@ -113,7 +102,6 @@ WRONG = [
         "grid, out, nullptr, nullptr);\n")], "a deterministic launch must give the same bits", None),
 ]
 
-
 def edited(stage, edits):
     text = (ROOT / stage / ("gemm.cu" if stage.startswith("08") else "reduce.cu")).read_text()
     for find, replace in edits:
@@ -121,10 +109,8 @@ def edited(stage, edits):
         text = text.replace(find, replace)
     return text
 
-
 def expectations(gpu):
-    """The planted copies of 05: (name, stage, text, exit statuses allowed, texts the report must hold), as this
-    machine can run them."""
+    """The planted copies of 05 as this machine runs them: (name, stage, text, exits allowed, texts the report has)."""
     disassembler = shutil.which("nvdisasm") or any((build_dir() / "tools").glob("nvidia/*/bin/nvdisasm"))
     print(f"on a GPU: {'yes' if gpu else 'no'}; a disassembler: {'yes' if disassembler else 'no'}")
     cases = []
@@ -138,18 +124,15 @@ def expectations(gpu):
         cases.append((name, STAGE, edit(ORIGINAL), allowed, wanted))
     return cases
 
-
 def corpus(gpu):
-    """The corpus as ./ladder try judges it here, in the form of expectations(): a correct file passes everything it
-    can run (exit 77 without a GPU), a wrong one fails with its reason (check_host_intrinsics.py judges the corpus by
-    the host run alone; ./maint/do measure --part own runs it through ./ladder try on a GPU and keeps the reports)."""
+    """The corpus in the form of expectations(): a correct file passes all it can run (exit 77 without a GPU), a wrong
+    one fails with its reason (./maint/do measure --part own runs it on a GPU)."""
     cases = [(name, stage, edited(stage, edits), (0,) if gpu else (77,),
               ["ladder try: passed everything" if gpu else "ladder try: passed the"]) for name, stage, edits in CORRECT]
     for name, stage, edits, on_gpu, without in WRONG:
         reason = on_gpu if gpu else without
         cases.append((name, stage, edited(stage, edits), (1,) if reason else (77,), [reason] if reason else []))
     return cases
-
 
 def main():
     only = sys.argv[1:]  # --correct: the planted correct copy, on a GPU; or the names of the cases to run
@@ -179,7 +162,6 @@ def main():
             problems.append(f"a missing file: exit {done.returncode}: {done.stdout}{done.stderr}")
     print("\n".join(problems))
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
