@@ -120,5 +120,6 @@ def gemm_access(stage, texts, op, tile, pad=0):
         found.append({"words": len(words), "consecutive": words == list(range(words[0], words[0] + len(words))),
                       "span": words[-1] - words[0] + 1, "degree": max(r.wavefronts() for r in reqs)})
     if any(a != found[0] for a in found):
-        raise br.host_run.HostRunError(f"{stage}: {texts} differ in the host run ({found}); a page calls them one")
+        raise br.host_run.HostRunError(f"{stage}: {texts} differ in the host run ({found}); a page speaks of them as "
+                                       "one")
     return found[0]

@@ -15,8 +15,7 @@ def verdict(name, problems, passed):
     return 1 if problems else 0
 
 def scratch_copy(tmp):
-    """A clone of the project in tmp/tree with the working tree's changes on it, new files that git does not ignore
-    included: what a clone of this tree has (git's history comes along, for what reads it)."""
+    """A clone of the project in tmp/tree with the working tree's changes and new files that git does not ignore."""
     tree = pathlib.Path(tmp) / "tree"
     subprocess.run(["git", "clone", "--quiet", "--shared", str(ROOT), str(tree)], check=True)
     diff = subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True, check=True).stdout

@@ -24,9 +24,8 @@ def add_stage(dst):
     shutil.copytree(dst / last, dst / new)
     source = dst / new / stage_file(last).name
     source.write_text(source.read_text().replace(f'"{last}"', f'"{new}"'))
-    template = (dst / "docs" / "templates" / "stages" / f"{last}.md").read_text()  # its pictures stay the last's
-    template = template.replace(f'"{last}"', f'"{new}"')  # the layout writes the title from the page's name
-    (dst / "docs" / "templates" / "stages" / f"{new}.md").write_text(template)
+    pages = dst / "docs" / "templates" / "stages"  # the new page keeps the last's pictures; its title is its name's
+    (pages / f"{new}.md").write_text((pages / f"{last}.md").read_text().replace(f'"{last}"', f'"{new}"'))
     return new
 
 def build(dst, new):
@@ -57,8 +56,7 @@ def digitless(lines):
     return [re.sub(r"\d+", "#", line) for line in lines]
 
 def lost_lines(dst, new):
-    """Lines of the project's pages that the copy's pages changed without naming the new stage (or counting it: a
-    line whose only change is a number)."""
+    """Lines of the project's pages that the copy changed without naming the new stage (or only in a number)."""
     problems = []
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         rel = page.relative_to(ROOT)
@@ -101,8 +99,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         dst = scratch_copy(tmp)
         new = add_stage(dst)
-        problem = build(dst, new)
-        problems = [problem] if problem else checks(dst, new)
+        problems = [problem] if (problem := build(dst, new)) else checks(dst, new)
     return verdict("add_stage", problems, f"{new} added as a folder and a page template: CMake, the docs, the "
                    "runner's checks and the stage diffs take it, no other page loses a line, and a missing template "
                    "is named")

@@ -1,8 +1,6 @@
-"""The command lines readers meet: every stage program's (bad values in one line naming the option, help, version, no
-GPU), cpu_baseline's, a copy's --version, and ./ladder's (per-command help, errors in the project's words, every value
-it can check refused before anything is installed or built). Each row: (program, arguments, exit status, a regular
-expression the output must match, one it must not, environment). Program "ladder" is the driver, run with a build
-directory of its own that must not exist afterwards; "runner" is its Python side against this build's programs."""
+"""The command lines readers meet: the stage programs', cpu_baseline's, a copy's --version, ./ladder's and ./maint/do's.
+Each row: (program, arguments, exit status, a regular expression the output must match, one it must not, environment).
+Program "ladder" runs with a build directory that must not exist afterwards; "runner" is its Python side."""
 import os
 import re
 import shlex
@@ -142,24 +140,20 @@ def command(program, args):
     return [str(path), *shlex.split(args)]
 
 def main():
-    # without a GPU every stage says so in one line and exits 77
-    rows = ROWS + [(s, "", 77, f"^{s}: no usable GPU: .*compute capability 7.5", None, NO_GPU)
+    rows = ROWS + [(s, "", 77, f"^{s}: no usable GPU: .*compute capability 7.5", None, NO_GPU)  # each in one line
                    for s in ladder_stages()]
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for row in rows:
-            program, args, want, pattern, reject, env = (*row, None, None)[:6]
-            never = f"{tmp}/never-built"
-            if env == "old-cmake":  # a cmake on PATH that says it is 3.22.1: too old, not missing
-                os.makedirs(f"{tmp}/old", exist_ok=True)
-                with open(f"{tmp}/old/cmake", "w") as f:
-                    f.write("#!/bin/sh\necho 'cmake version 3.22.1'\n")
-                os.chmod(f"{tmp}/old/cmake", 0o755)
-                env = {"PATH": f"{tmp}/old:{os.environ['PATH']}"}
+        os.mkdir(f"{tmp}/old")  # a cmake on PATH that says it is 3.22.1: too old, not missing
+        with open(f"{tmp}/old/cmake", "w") as f:
+            f.write("#!/bin/sh\necho 'cmake version 3.22.1'\n")
+        os.chmod(f"{tmp}/old/cmake", 0o755)
+        never, old = f"{tmp}/never-built", {"PATH": f"{tmp}/old:{os.environ['PATH']}"}
+        for program, args, want, pattern, reject, env in ((*row, None, None)[:6] for row in rows):
             try:
                 done = subprocess.run(command(program, args), capture_output=True, text=True, cwd=ROOT, timeout=300,
                                       env={**os.environ, "LADDER_NO_INSTALL": "1", "BUILD_DIR": never,
-                                           "LADDER_CWD": str(ROOT), **(env or {})})
+                                           "LADDER_CWD": str(ROOT), **(old if env == "old-cmake" else env or {})})
             except subprocess.TimeoutExpired as e:
                 done = subprocess.CompletedProcess(e.cmd, "still running after 300 s", "", "")
             out = done.stdout + done.stderr

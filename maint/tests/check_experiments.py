@@ -45,13 +45,11 @@ def main():
         shifted = re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{int(m.group(1)) + 1}", text, flags=re.M)
         if not misplaced_hunks(shifted, source):
             problems.append(f"{rel}: a copy with its hunks one line off passed: the check is broken")
-        # The planted bugs: a stale patch (one context line no longer in the file) must not apply...
         lines = text.splitlines(keepends=True)
         i = next(k for k, line in enumerate(lines) if line.startswith(" ") and line.strip())
         stale = "".join(lines[:i] + [" " + lines[i][1:].rstrip("\n") + " // changed\n"] + lines[i + 1:])
         if "does not apply" not in (refused(stage, stale) or ""):
             problems.append(f"{rel}: a stale copy (context line {i + 1} altered) applied: the check is broken")
-        # ...and a patch given to another stage is refused as the other stage's.
         other = next(s for s in reduce_stages() if s != stage)
         if f"it is an experiment of {stage}" not in (refused(other, text) or ""):
             problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")

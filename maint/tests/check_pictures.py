@@ -1,8 +1,6 @@
-"""The stage pages' pictures (maint/diagrams.py), held to rules a reader can see, with no GPU: each SVG at most 830 px
-wide (a README column on GitHub); each text at least 8 px as shown, inside the picture (at 0.55 em a character), in no
-filled box it does not sit inside, at 4.5:1 (WCAG AA) or more against what lies under it (the last filled rectangle
-drawn there, else the white panel); the conflict colour told from orange (1.5:1 or more, another hue). A self-test
-plants each fault in a small picture and demands that it is reported."""
+"""The stage pages' pictures (maint/diagrams.py), with no GPU: each SVG at most 830 px wide; each text at least 8 px as
+shown, inside the picture (0.55 em a character), in no filled box it does not sit inside, at 4.5:1 (WCAG AA) or more
+against what lies under it; the conflict colour told from orange. Each fault, planted, must be reported."""
 import colorsys
 import sys
 import xml.etree.ElementTree as ET

@@ -1,8 +1,6 @@
-"""Tests of the runner behind ./ladder (scripts/): the stage roles read from the programs (one combine stage, defaults
-first, no runner module naming a stage), ./ladder test (ctest's listing and the skipped tests' reasons on stdout),
-the presets, the arguments (try builds no copy twice and none for the file's own value, takes an option given twice
-as two values; test passes -- on to ctest; diff takes two stages of one kind), try's line for a failed GPU check, and
-the profile's reading of ncu's units. python3 -m maint.tests.test_runner [CASE...]
+"""Tests of the runner behind ./ladder (scripts/): the stage roles read from the programs, ./ladder test (ctest's
+listing and skip reasons on stdout), the presets, the arguments of try, test and diff, try's line for a failed GPU
+check, and the profile's reading of ncu's units. python3 -m maint.tests.test_runner [CASE...]
 """
 import json
 import pathlib
@@ -76,34 +74,29 @@ def parsed(argv):
         return None
 
 def arguments():
-    problems, checked = [], 0
+    problems = []
     stage = next(s for s in stages.reduce_stages() if stages.constants(s))  # a stage with a constant to vary
     name, own = next(iter(stages.constants(stage).items()))
     others = [v for v in ("1", "2", "8") if v != own]
     for spec, want in [(f"{name}={others[0]},{others[1]},{own}", others[:2]), (f"{name}={others[0]},{others[0]}",
                                                                                others[:1])]:
-        got = tries.parse_change(stage, spec).values
-        checked += 1
-        if got != want:
+        if (got := tries.parse_change(stage, spec).values) != want:
             problems.append(f"try {stage} {spec}: copies for {got}, not {want}")
     try:
         tries.parse_change(stage, f"{name}={own},{own}")
         problems.append(f"try {stage} {name}={own}: the file's own value alone was accepted")
     except UsageProblem:
-        checked += 1
+        pass
     with tempfile.TemporaryDirectory() as tmp:
         a = parsed(["try", "--build", tmp, stage, "--grid=64", "--grid=128"])
-        checked += 1
         if a is None or a.change != "--grid=64,128":
             problems.append(f"try {stage} --grid=64 --grid=128: read as {a and a.change}")
         a = parsed(["test", "--build", tmp, "-R", "x", "--", "--schedule-random", "-j1"])
-        checked += 1
         if a is None or a.ctest_args != ["-R", "x", "--schedule-random", "-j1"]:
             problems.append(f"test ... -- --schedule-random -j1: ctest gets {a and a.ctest_args}")
     reduce, gemm = stages.reduce_stages(), maint.gemm_stage()
     for pair, ok in [(reduce[:2], True), (reduce[1::-1], True), ((reduce[0], reduce[-1]), True),
                      ((reduce[-1], gemm), False), ((reduce[0], reduce[0]), False)]:
-        checked += 1
         try:
             diff_pair(*pair)
             if not ok:
@@ -111,12 +104,11 @@ def arguments():
         except UsageProblem as e:
             if ok:
                 problems.append(f"diff {pair}: refused ({e})")
-    return problems, checked
+    return problems, 10
 
 def why_failed():
-    """./ladder try's line for a failed GPU check is the first that says why, whoever printed it: the harness refusing
-    the run (its own "program: FAIL: ..." line, which the report once missed), a check's FAIL line, the sanitizer's
-    first report, an error, or else the last line printed; never "no FAIL line"."""
+    """./ladder try's line for a failed GPU check is the first that says why: the harness's "program: FAIL: ..." line,
+    a check's FAIL line, the sanitizer's first report, an error, or else the last line; never "no FAIL line"."""
     refused = ("try_07_own: n = 1024, block 256: checking\ntry_07_own: FAIL: n = 1024, block 256, stream regime, atomic: "
                "the stage launched 0 kernels whose first argument is the input")
     cases = [(refused, 1, "FAIL: n = 1024, block 256, stream regime, atomic: the stage launched 0 kernels"),
