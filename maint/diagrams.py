@@ -1,7 +1,5 @@
-"""The stage pages' pictures, drawn as SVG from host runs of the stages' own code (block_requests.py): every word,
-lane, shuffle, load and ticket drawn is one the kernel's code logged. Each lies on an opaque white panel with fixed
-colours (GitHub shows an SVG as an image, whose prefers-color-scheme follows the reader's system, not GitHub's theme):
-the Okabe-Ito set, told apart with colour-blindness too, and a wine for bank conflicts."""
+"""The stage pages' pictures, drawn as SVG from host runs of the stages' own code (block_requests.py), on an opaque
+white panel in fixed colours (GitHub's dark theme does not reach an SVG): the Okabe-Ito set, and wine for conflicts."""
 import itertools
 import math
 import pathlib

@@ -1,8 +1,6 @@
 """On a fresh Debug build directory (compute capability 7.5): the configure notes are said once, not on every later
 configure; Debug device code is compiled with -G and without -lineinfo; a Release build keeps -lineinfo.
-
-  python3 -m maint.tests.check_configure
-"""
+Run: python3 -m maint.tests.check_configure"""
 import json
 import pathlib
 import subprocess

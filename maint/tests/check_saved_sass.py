@@ -1,8 +1,6 @@
-"""The machine code the pages quote belongs to the kernels as they are: each stage compiled for sm_90 as the build
-does, disassembled with cuobjdump as ./maint/do profile does, equals docs/results/sass_<stage>.txt line for line (also
-the freshness check of the profile). A kernel edit fails, naming the stage and the first line that differs; a comment
-passes.
-
+"""The machine code the pages quote is the kernels': each stage compiled for sm_90 as the build does, disassembled with
+cuobjdump as ./maint/do profile does, equals docs/results/sass_<stage>.txt line for line (the profile's freshness
+check). A kernel edit fails, naming the stage and the first line that differs; a comment passes.
   check_saved_sass.py [STAGE...]      compare (default: every stage)
   check_saved_sass.py --self-test     a kernel edit (03's padding i / 32 -> i / 16) must fail, a comment must pass
 Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing.

@@ -3,9 +3,7 @@
 stage fail, naming the check; a file that does not compile fails with the compiler's message naming it; a missing file
 is a one-line usage error. Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side.
 Every case runs with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU.
-
-  python3 -m maint.tests.check_try_file [--correct]
-"""
+Run: python3 -m maint.tests.check_try_file [--correct]"""
 import os
 import pathlib
 import shutil
