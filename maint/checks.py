@@ -1,7 +1,6 @@
-"""./maint/do test: the maintainers' tests. Each check is a program of maint/tests/ (or of the build), each line printed
-as its check ends. The checks that need no GPU run side by side; the ones that use it run one after another, beside
-them, so each has the GPU to itself (a planted bug whose verdict rests on the shared-memory fill or on a rate needs
-that). Exit status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
+"""./maint/do test: the maintainers' checks, each a program; those that need no GPU run side by side, those that use it
+one after another beside them, each with the GPU to itself. Exit status 0 when none failed (a check that cannot run
+here, exit 77, is listed with its reason), 1 otherwise."""
 import concurrent.futures
 import os
 import re
