@@ -266,3 +266,5 @@ def first_builds():
     return [{**b, "took": f"{int(b['seconds'])} s" if int(b["seconds"]) < 120 else f"{int(b['seconds']) / 60:.0f} minutes",
              "where": f"{b['cpus']} CPU cores, {'without a GPU' if b['gpu'] == 'none' else 'with a GPU'}"}
             for b in (data if isinstance(data, list) else [data])]
+def constant_sweep(name, regime):  # a constant's ./ladder try rows of one regime, by its value: [(value, row)]
+    return sorted((int(re.search(r"= (\d+)", r["variant"])[1]), r) for r in rows(name) if r["regime"] == regime)
