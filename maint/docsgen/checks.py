@@ -20,7 +20,7 @@ COMPARATIVE = re.compile(r"\b(faster|slower|fastest|slowest|largest|smallest|bea
                          r"nothing measurable|no faster|no slower|no change|better|worse|doubles|halves|"
                          r"more than|less than|above CUB|below CUB|ahead of)\b", re.I)
 ALLOWED = {
-    "the fastest of each row in bold",  # how a table marks its maximum, computed by probe_table()
+    "the fastest of each row in bold",  # how a table marks its maximum and its ties, computed by probe_table()
     "above 1 is faster than",  # the definition of the × CUB column
     "above 1: faster than",  # the same definition as ./ladder run prints it
 }

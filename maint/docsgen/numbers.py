@@ -87,8 +87,18 @@ def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
 def probe_rank(stage, regime, which="best"):  # the block size at which a stage was fastest (or slowest) in the probe
     return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
-def probe_best_line(regime):
-    return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}")))
+def probe_tied(data):  # the block sizes of one row's probe whose runs distinct() cannot tell from its fastest's
+    from .compare import distinct
+    best = max(data, key=lambda r: f(r["gbps"]))
+    return [r["block"] for r in data if distinct(r, best) == 0]
+def probe_best_line(regime):  # '02 1024 (128, 256 within noise), ..., 06 1024'
+    stages = dict.fromkeys(r["stage"] for r in rows(f"probe_{regime}"))
+    ties = {s: [b for b in probe_tied(stage_rows(f"probe_{regime}", s)) if b != probe_rank(s, regime)] for s in stages}
+    return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" + (f" ({', '.join(ties[s])} within noise)" if ties[s] else "")
+                     for s in stages)
+def probe_tie_count():  # (stages whose fastest block size ties with another, probe rows) over both regimes
+    groups = [stage_rows(f"probe_{g}", s) for g in ("stream", "tree") for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{g}"))]
+    return sum(len(probe_tied(d)) > 1 for d in groups), len(groups)
 def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
 def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its best % of the peak, as printed

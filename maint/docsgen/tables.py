@@ -13,7 +13,7 @@ from scripts.tries import try_lines
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, common_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
-from .numbers import (accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
+from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
                       gemm_ffma_per_mac, handoff_by_n, mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
 from .sources import own_report, padded
 
@@ -134,7 +134,8 @@ def probe_table(regime):
     blocks, body = sorted({int(r["block"]) for r in data}), []
     for label in dict.fromkeys(row_label(r) for r in data):
         by = {int(r["block"]): f(r["gbps"]) for r in data if row_label(r) == label}
-        body.append([label, *[f"**{by[b]:.0f}**" if b == max(by, key=by.get) else f"{by[b]:.0f}" for b in blocks]])
+        tied = [int(b) for b in probe_tied([r for r in data if row_label(r) == label])]
+        body.append([label, *[f"**{by[b]:.0f}**" if b in tied else f"{by[b]:.0f}" for b in blocks]])
     return md_table(["stage", *[str(b) for b in blocks]], body)
 def small_n_table():
     by = {c: sweep_07(c) for c in combines(combine_stage())}
