@@ -278,3 +278,5 @@ def first_builds():
             for b in (data if isinstance(data, list) else [data])]
 def constant_sweep(name, regime):  # a constant's ./ladder try rows of one regime, by its value: [(value, row)]
     return sorted((int(re.search(r"= (\d+)", r["variant"])[1]), r) for r in rows(name) if r["regime"] == regime)
+def combine_tree_at(block):  # combine_tree.csv's rows at one block size, slowest first
+    return sorted((r for r in rows("combine_tree") if int(r["block"]) == block), key=lambda r: -f(r["ms_median"]))
