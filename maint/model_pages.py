@@ -70,11 +70,11 @@ def model_check(stage, ncu_rows, source_rows=()):
               for c in comps if c.measured["instructions"] > c.host["requests"]][:1]
     return "\n\n".join([
         "The host run executes this stage's own kernel code for one block (`scripts/host_run.py`) and logs every "
-        "shared-memory access with its thread, step and source line. Times the blocks launched, each line's "
-        "instructions, wavefronts and ideal wavefronts against Nsight Compute's source counters (the same profile, per "
+        "shared-memory access with its thread, step and source line. Multiplied by the blocks launched, each line's "
+        "instructions, wavefronts and ideal wavefronts are set against Nsight Compute's source counters (the same profile, per "
         "SASS instruction, `docs/results/ncu_source.csv`): "
         + (f"{len(wrong)} of {len(lines)} rows differ: " + "; ".join(wrong) if wrong else
-           f"all {len(lines)} rows agree exactly.") + " The test `thread_models` (run by `./ladder test`) demands that "
+           f"all {len(lines)} rows agree exactly.") + " The maintainers' check `thread_models` (`./maint/do test`) demands that "
         "they do.",
         md_table(["launch", "line", "source", "access", "instructions, host run", "ncu", "wavefronts, host run", "ncu",
                   "ideal wavefronts, host run", "ncu"], by_line, left=4),

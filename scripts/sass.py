@@ -87,6 +87,9 @@ def build_flags(build):
     return [x for w in keep for x in (["-isystem", w] if not w.startswith("-") else [w])]
 
 
+ARCH = "sm_90"  # what the machine-code rules compile for unless --arch says otherwise
+
+
 def compile_cubin(src, arch, tools, build, tmp):
     """src compiled as the build compiles a stage, for arch, to tmp/k.cubin; its path."""
     cubin = pathlib.Path(tmp) / "k.cubin"
@@ -199,7 +202,7 @@ def check(src, arch, tools, build):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("sources", nargs="*", type=lambda s: pathlib.Path(s).resolve(), help="the .cu files (default: every stage's)")
-    p.add_argument("--arch", default="sm_90", help="the GPU to compile for (default: sm_90, the H200's)")
+    p.add_argument("--arch", default=ARCH, help=f"the GPU to compile for (default: {ARCH}, the H200's)")
     p.add_argument("--build", type=pathlib.Path, default=build_dir(), help="the build directory (default: build)")
     p.add_argument("--expect-violation", action="store_true",
                    help="a planted bug: pass only if every file breaks a rule")

@@ -280,3 +280,5 @@ def constant_sweep(name, regime):  # a constant's ./ladder try rows of one regim
     return sorted((int(re.search(r"= (\d+)", r["variant"])[1]), r) for r in rows(name) if r["regime"] == regime)
 def combine_tree_at(block):  # combine_tree.csv's rows at one block size, slowest first
     return sorted((r for r in rows("combine_tree") if int(r["block"]) == block), key=lambda r: -f(r["ms_median"]))
+def gemm_pct_peak(column, **match):  # a GEMM row's GFLOP/s as % of the FP32 peak, computed as the roofline table does
+    return f"{100 * f(select('gemm', **match)[column]) / fp32_peak():.1f}"

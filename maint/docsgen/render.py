@@ -7,7 +7,7 @@ import re
 from ..measure import HANDOFF_SIZES, NCU_SECTIONS, TRIES
 from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
 from maint import gemm_stage
-from scripts import sanitize
+from scripts import sanitize, sass
 from scripts.run import cpu_stage_row, stage_diff
 from scripts.stages import combine_stage, ladder_stages, reduce_stages, relative_error
 from . import base, compare, numbers, sources, tables
@@ -52,7 +52,7 @@ def jinja_environment():
     env.globals.update({name: template_helper(fn) for name, fn in {**helpers, **MORE_HELPERS}.items()})
     env.filters["pow2"] = base.pow2
     env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES,
-                       NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize, TRIES=dict(TRIES))
+                       NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize, SASS=sass, TRIES=dict(TRIES))
     return env
 def squeeze_blank_lines(text):
     """At most one blank line in a row outside code blocks (a helper with nothing to say leaves an empty line)."""
