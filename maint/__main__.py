@@ -11,9 +11,6 @@ from scripts.stages import NoGpu, StageError, UsageProblem, say
 COMMANDS = {
     "measure": "everything the docs are built from, written to docs/results/ (needs a GPU)",
     "profile": "Nsight Compute counters of every stage, the SASS the pages quote, racecheck (needs ncu)",
-    "mutants": "every planted bug of maint/mutants.py, run as its check runs it, with what the stage printed",
-    "sweep": "GB/s against n for every stage with a stream regime, and CUB",
-    "probe": "GB/s against the block size, 64 to 1024, for every reduce stage",
     "docs": "render docs/ and README.md from docs/templates/ and docs/results/ (--check compares, changes nothing)",
     "test": "the maintainers' tests: the harness, the runner, the planted bugs, the docs and their freshness",
 }
@@ -25,18 +22,14 @@ def parser():
     c = {name: sub.add_parser(name, help=text, description=text, allow_abbrev=False) for name, text in COMMANDS.items()}
     for name in COMMANDS:
         c[name].add_argument("--build", metavar="DIR", help="the build directory (default: build)")
-    for name in ("measure", "sweep", "probe"):
-        stage_options(c[name], gemm=name == "measure")
+    stage_options(c["measure"], gemm=True)
     for name in ("measure", "profile"):
         c[name].add_argument("--profile-size", metavar="N", default=PROFILE_SIZE, help="n of the profiled reduce runs")
         c[name].add_argument("--profile-gemm", metavar="M", default=PROFILE_GEMM, help="M = N = K of the profiled GEMM")
-    for name in ("measure", "sweep"):
-        c[name].add_argument("--sweep", metavar="SIZES", default=SWEEP, help="a list (1000,2^20) or a range (2^10..2^30)")
-    for name in ("profile", "mutants"):
-        c[name].add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
+    c["measure"].add_argument("--sweep", metavar="SIZES", default=SWEEP, help="a list (1000,2^20) or a range (2^10..2^30)")
+    c["profile"].add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
     c["measure"].add_argument("--part", metavar="LIST", help="only these parts (default: all)")
     c["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is complete")
-    c["probe"].add_argument("--regime", choices=["stream", "tree"], default="stream", help="the regime")
     c["docs"].add_argument("--check", action="store_true", help="compare, change nothing: fail on any difference")
     c["docs"].add_argument("--self-test", action="store_true", help="plant wrong claims: every one must be caught")
     c["test"].add_argument("-k", metavar="WORDS", help="only the checks whose names hold WORDS")
@@ -55,7 +48,7 @@ def main(argv):
             if getattr(a, option, None):
                 writable_directory(f"--{option}", getattr(a, option))
         a.save_format = "csv"
-        if a.command in ("profile", "mutants", "sweep", "probe") and not a.save:
+        if a.command == "profile" and not a.save:
             a.save = str(a.build / "results")
         os.environ["LADDER_BUILD"] = str(a.build)
         if a.command == "docs":

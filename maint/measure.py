@@ -231,19 +231,6 @@ def print_probe(rows):
     print(f"\nGB/s against threads per block ({rows[0]['regime']} regime, n = {rows[0]['n']}; * marks the fastest)\n\n"
           f"{table(['stage', *map(str, blocks)], out)}")
 
-def study(name, rows, show, a):
-    show(rows)
-    if a.save:
-        save(a.save, name, rows, {**meta_from(rows[0]), "commit": git_commit()})
-    return 0 if all_pass(rows) else 1
-
-def cmd_mutants(a):
-    rows = mutants.rows(a.build)
-    mutants.print_rows(rows)
-    if a.save:
-        save(a.save, "mutants", rows)
-    return 0 if all(r["verdict"] == "caught" for r in rows) else 1
-
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
 
 # The sections every profile collects (they name their metrics per GPU, so nothing here breaks on another chip), and
@@ -499,6 +486,4 @@ def racecheck(a):
         if a.save:
             (pathlib.Path(a.save) / name).write_text(text)
 
-COMMANDS = {"measure": cmd_measure, "profile": cmd_profile, "mutants": cmd_mutants,
-            "sweep": lambda a: study("sweep", sweep_rows(a), print_sweep, a),
-            "probe": lambda a: study(f"probe_{a.regime}", probe_rows(a, a.regime), print_probe, a)}
+COMMANDS = {"measure": cmd_measure, "profile": cmd_profile}
