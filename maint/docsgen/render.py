@@ -98,15 +98,16 @@ def glossary_terms():
     return sorted(terms, key=lambda t: -len(t[0]))
 
 def autolink(text, rel):
-    """Links the first use of each glossary term in a page's prose (not headings, tables, code or links; a code span that
-    is exactly the term, whole)."""
+    """Links the first use of each glossary term in a page's prose and table cells (not headings, a table's header, code
+    or links; a code span that is exactly the term, whole)."""
     if str(rel) == "glossary.md":
         return text
     target, terms = docs_path("glossary.md"), glossary_terms()
     done, lines, fenced = set(), text.split("\n"), False
     for i, line in enumerate(lines):
         fenced ^= line.startswith("```")
-        if fenced or line.startswith(("#", "|", "```", "<!--", "![", "<")) or not line.strip():  # HTML: as it is
+        header = line.startswith("|") and (i + 1 == len(lines) or lines[i + 1].startswith("| ---"))
+        if fenced or header or line.startswith(("#", "| ---", "```", "<!--", "![", "<")) or not line.strip():  # HTML
             continue
         for form, anchor, pattern in terms:
             if anchor in done:
