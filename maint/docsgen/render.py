@@ -98,8 +98,7 @@ def glossary_terms():
     return sorted(terms, key=lambda t: -len(t[0]))
 
 def autolink(text, rel):
-    """Links the first use of each glossary term in a page's prose and table cells (not headings, a table's header, code
-    or links; a code span that is exactly the term, whole)."""
+    """Links each glossary term's first use in prose or a table cell (no heading, header or link; code only as `term`)."""
     if str(rel) == "glossary.md":
         return text
     target, terms = docs_path("glossary.md"), glossary_terms()
