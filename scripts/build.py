@@ -15,15 +15,12 @@ BUILD_DEPS = ["cmake", "g++", "libcli11-dev", "libfmt-dev"]
 HEADERS = {"libcli11-dev": "CLI/CLI.hpp", "libfmt-dev": "fmt/format.h", "libgtest-dev": "gtest/gtest.h"}
 MIN_CMAKE = "3.24"
 
-
 def version(text):
     return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
-
 
 def cmake_version():
     done = subprocess.run(["cmake", "--version"], capture_output=True, text=True) if shutil.which("cmake") else None
     return done.stdout.split()[2] if done and done.returncode == 0 else None
-
 
 def have(package):
     """Whether what a Debian/Ubuntu package provides is here, however it was installed."""
@@ -32,7 +29,6 @@ def have(package):
     if package in HEADERS:
         return any((pathlib.Path(d) / HEADERS[package]).is_file() for d in ("/usr/include", "/usr/local/include"))
     return shutil.which({"ninja-build": "ninja", "python3-pip": "pip3"}.get(package, package)) is not None
-
 
 def ensure(required, optional=()):
     """Installs what is missing with apt-get where it can (as root or with password-less sudo, unless
@@ -62,10 +58,8 @@ def ensure(required, optional=()):
     if old or still:
         sys.exit(2)
 
-
 def ncpu():
     return os.cpu_count() or 2
-
 
 def gpu_visible():
     """Whether a GPU is visible: nvidia-smi lists one (or, without it, a device node exists), and CUDA_VISIBLE_DEVICES
@@ -75,7 +69,6 @@ def gpu_visible():
     if shutil.which("nvidia-smi"):
         return "GPU " in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
     return any(pathlib.Path("/dev").glob("nvidia[0-9]*"))
-
 
 def build(build_dir, targets=(), optional=("ninja-build",)):
     """Installs what the build needs, configures build_dir where it is new (or CUDAARCHS or LADDER_CMAKE_ARGS ask for
@@ -111,7 +104,6 @@ def build(build_dir, targets=(), optional=("ninja-build",)):
         (build_dir / "first_build.json").write_text(json.dumps(
             {"seconds": round(time.time() - started), "cpus": ncpu(), "gpu": "yes" if gpu_visible() else "none",
              "date": time.strftime("%Y-%m-%d"), "command": "./ladder build in a fresh clone"}) + "\n")
-
 
 def disassemblers(build_dir):
     """nvdisasm, with which the machine-code checks read the stages' code: the CUDA Toolkit's, else the one PyPI ships

@@ -36,7 +36,6 @@ GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
 WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
 NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
 
-
 def block_order(blocks, grid, n):
     """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
     if blocks == "last first":
@@ -44,7 +43,6 @@ def block_order(blocks, grid, n):
     if blocks == "shuffled":
         return random.Random(grid * 1000003 + n).sample(range(grid), grid)
     return []
-
 
 def first_failures(runs, message):
     """Each run (group, what, host_run.run's arguments) side by side on a pool of threads (each run a process of its
@@ -64,12 +62,10 @@ def first_failures(runs, message):
             out.append(said)
     return out
 
-
 def sum_problems(stage):
     """The kernels' runs (kernel_problems), then, where they passed, the launcher's (launcher_problems), which a
     launcher the host run cannot build refuses by name (HostRunUnmodelled)."""
     return kernel_problems(stage) or launcher_problems(stage)
-
 
 def kernel_problems(stage):
     """Each kernel at each of SHAPES (the one-block kernel on one block, where it is up to 16 elements a thread) in
@@ -106,7 +102,6 @@ def kernel_problems(stage):
                      for order in ORDERS if grid > 1 or not order[3]]
     return first_failures(runs, message)
 
-
 def elements(stage, entry, **launch):
     """Which input elements the launch never adds, or adds more than once, and the threads that bring each to their
     block's sum: a run with only that element 1, for every element."""
@@ -118,7 +113,6 @@ def elements(stage, entry, **launch):
     said = [f"in[{e}] is never added" if s == 0 else f"in[{e}] is added {s:g} times" +
             (f" (by threads {', '.join(map(str, t.readers[e]))})" if t.readers.get(e) else "") for e, s in wrong[:4]]
     return f"; {'; '.join(said)}{f' (and {len(wrong) - 4} more)' if len(wrong) > 4 else ''}" if said else ""
-
 
 def launcher_problems(stage):
     """The stage's own launcher on the host (runtime.hpp), at the sizes of LAUNCHER_SIZES: blocks of 64 in every
@@ -149,7 +143,6 @@ def launcher_problems(stage):
                 runs.append((block, n, combine, regimes(stage)[0], 0))
     return first_failures([(r[:4], r, dict(launch(*r), cycle=CYCLE, quiet=1)) for r in runs], message)
 
-
 def gemm_problems(stage):
     """Every tiled variant's C, made by the stage's own launcher (which sizes the grid and block), against the
     product on the host (A[i] = i + 1, B[i] = -(i + 1): integers, exact)."""
@@ -170,10 +163,8 @@ def gemm_problems(stage):
             for reverse in (0, 1)]
     return first_failures(runs, message)
 
-
 def problems(stage):
     return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage))
-
 
 def index_problems(stage):
     """A 32-bit variable compared with, or made from, a 64-bit parameter of its function (the kernel's n): past 2^32
@@ -197,7 +188,6 @@ def index_problems(stage):
                            "elements it wraps (declare it std::size_t)")
     return out
 
-
 def main(argv):
     try:
         found = problems(argv[0])
@@ -208,7 +198,6 @@ def main(argv):
         found = [str(e)]
     print("\n".join(found) or f"{argv[0]}: every host run adds each element once (or makes C the product)")
     return 1 if found else 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

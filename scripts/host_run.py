@@ -40,14 +40,11 @@ UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__nanosleep|c
                         r"this_grid|grid_group|coalesced_threads|coalesced_group|labeled_partition|binary_partition|"
                         r"memcpy_async|this_cluster|cluster_group|invoke_one|inclusive_scan|exclusive_scan)\b")
 
-
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
 
-
 class HostRunUnmodelled(HostRunError):
     """A file using something the host run does not model: not a failure of the file, a check not run."""
-
 
 @contextlib.contextmanager
 def stage_text(stage, text, shown_as=None):
@@ -68,11 +65,9 @@ def stage_text(stage, text, shown_as=None):
             ROOT = saved
             SHOWN_AS.pop(stage, None)
 
-
 def stage_path(stage, root=None):
     """The stage's .cu file, under root (default: ROOT, which stage_text() may point at an edited copy)."""
     return next((pathlib.Path(root or ROOT) / stage).glob("*.cu"))
-
 
 # ---- the stage file's device code, unchanged but for its __shared__ declarations ---------------------------------
 
@@ -82,7 +77,6 @@ def _shared(m):
         return f'auto {name} = ladder_host::dynamic_shared<{kind}>("{name}");'
     sizes = re.findall(r"\[([^\]]*)\]", dims)
     return f'auto {name} = ladder_host::shared<{", ".join([kind, *sizes])}>("{name}");'
-
 
 def top_level_items(text):
     """(first line number, text) of each top-level declaration: from a line at brace depth 0 to the line that
@@ -100,7 +94,6 @@ def top_level_items(text):
             start = None
     return items
 
-
 def _shared_pointers(item, names):
     """`T* name` parameters of a __device__ function, where name is a __shared__ array of the file: what the array
     decays to, so a pointer that logs."""
@@ -109,7 +102,6 @@ def _shared_pointers(item, names):
         return item
     pattern = re.compile(r"\b([\w:]+)\s*\*\s*(%s)\b" % "|".join(map(re.escape, names)))
     return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head) + item[len(head):]
-
 
 def device_code(text, path, launcher=False):
     """The stage's device code, kernels and what they use, with #line so logged lines are the stage file's; with
@@ -127,7 +119,6 @@ def device_code(text, path, launcher=False):
             keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names))}')
     return "\n".join(keep)
 
-
 def refuse_unmodelled(item, first_line, path):
     """Raises HostRunUnmodelled naming the first use, in one item of device code, of what the host run does not
     model, with the file, the line and the line itself."""
@@ -138,7 +129,6 @@ def refuse_unmodelled(item, first_line, path):
             raise HostRunUnmodelled(f"the host run does not model `{found.group(1)}` ({where}); the GPU checks "
                                     "still run")
 
-
 def _closing(text, start):
     """The index just past the bracket that closes the one at text[start]."""
     depth = 0
@@ -147,7 +137,6 @@ def _closing(text, start):
         if depth == 0:
             return i + 1
     raise HostRunError("the host run cannot find the end of a launch's arguments")
-
 
 def _top_level_split(text):
     parts, depth, start = [], 0, 0
@@ -158,7 +147,6 @@ def _top_level_split(text):
             start = i + 1
     return parts + [text[start:].strip()]
 
-
 def host_launches(item):
     """A host function with each `kernel<<<grid, block[, smem[, stream]]>>>(args)` as
     `ladder_host::launch([&] { kernel(args); }, grid, block[, smem[, stream]])` (runtime.hpp)."""
@@ -167,7 +155,6 @@ def host_launches(item):
         config, call = ", ".join(_top_level_split(m.group(2))), f"{m.group(1)}{item[m.end() - 1:end]}"
         item = f"{item[:m.start()]}ladder_host::launch([&] {{ {call}; }}, {config}){item[end:]}"
     return item
-
 
 def launcher_name(text):
     """The launcher main() hands to the harness: run_reduce_stage's or run_gemm_stage's fourth argument."""
@@ -178,11 +165,9 @@ def launcher_name(text):
     args = _top_level_split(code[m.end():_closing(code, m.end() - 1) - 1])
     return args[3] if len(args) > 3 and re.fullmatch(r"\w+", args[3]) else None
 
-
 def _dashed(name):
     """An enum value's name as the options say it: TwoPass -> two-pass."""
     return re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()
-
 
 def entries(text):
     """[(name, call, dynamic shared bytes, gemm)] of the kernels in a stage file: what the driver can launch."""
@@ -198,17 +183,14 @@ def entries(text):
         out.append((f"tiled-{tile}-{pad}", f"gemm_kernel<{tile}, {pad}>(a.A, a.B, a.C, a.M, a.N, a.K)", "0", True))
     return out
 
-
 def tiles(text):
     """08's (kTile, kPad) instantiations, as the launcher names them."""
     return [tuple(map(int, t)) for t in dict.fromkeys(re.findall(r"launch_tiled<(\d+), (\d+)>", text))]
-
 
 def combine_names():
     """The Combine enum's values in order, as the options name them: kCombineNames of common/reduce_stage.hpp."""
     text = (pathlib.Path(ROOT) / "common" / "reduce_stage.hpp").read_text()
     return re.findall(r'"([\w-]+)"', re.search(r"kCombineNames\[\] = \{([^}]*)\}", text)[1])
-
 
 def ladder_types():
     """What the kernels and launchers name of common/reduce_stage.hpp and gemm_stage.hpp (Combine, ReduceLaunch,
@@ -219,7 +201,6 @@ def ladder_types():
         found += re.findall(r"^(?:enum class|struct) (?!\w*Stage\b)\w+ \{.*?^\};|^template <typename T>\n__host__ "
                             r"__device__ constexpr T ceil_div.*?$", text, re.M | re.S)
     return "namespace ladder {\n" + "\n".join(found) + "\n}  // namespace ladder\n"
-
 
 def program(text, path, launcher=True):
     """The host run's program: the kernels as entries, and (launcher) the entry "launcher", the stage's own."""
@@ -235,7 +216,6 @@ def program(text, path, launcher=True):
             f'#include "driver.hpp"\n'
             f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    "
             f"{','.join(chr(10) + '    ' + t for t in table).lstrip()}}});\n}}\n")
-
 
 @functools.lru_cache(maxsize=None)
 def _build(source):
@@ -257,7 +237,6 @@ def _build(source):
     if warnings.exists() and warnings.read_text().strip():  # shown, not failed: the GPU build only warns too
         print(f"host run: the host build of the device code warns:\n{warnings.read_text().strip()}", file=sys.stderr)
     return exe, ""
-
 
 def executable(stage, launcher=False):
     """The stage's host-run program, with its launcher where that builds on the host (else the kernels alone);
@@ -281,7 +260,6 @@ def executable(stage, launcher=False):
                                 "checks still run")
     return exe
 
-
 # ---- one run, and its log ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -300,7 +278,6 @@ class Access:
     def word(self):
         return self.byte // 4
 
-
 @dataclass
 class Trace:
     accesses: list = field(default_factory=list)  # every shared access, of every block: (block, Access)
@@ -315,7 +292,6 @@ class Trace:
 
     def of_block(self, block=0):
         return [a for b, a in self.accesses if b == block]
-
 
 def _parse(text):
     """The Trace of a run's log (cuda_host.hpp says what each line holds)."""
@@ -344,26 +320,22 @@ def _parse(text):
             t.readers[int(f[0])] = [int(x.split(":")[0]) for x in f[2:]]
     return t
 
-
 WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offset {}", "combine": "{}",
          "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
          "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "pad {}", "m": "M = {}",
          "k": "K = {}"}
 PLAIN = {"blocks": ["", "last to first", "shuffled"], "reverse": [None, ""]}
 
-
 def launch_words(options):
     """A host run's options as a reader's message says them: block 64, grid 3, n = 1000, ... (none of the driver's)."""
     return ", ".join(WORDS[k].format(PLAIN[k][int(v)] if k in PLAIN else v) for k, v in options
                      if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"))
-
 
 def run(stage, entry, **options):
     """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
     options = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                            for k, v in options.items()))
     return _trace(executable(stage, entry == "launcher"), stage, entry, options)
-
 
 @functools.lru_cache(maxsize=256)
 def _trace(exe, stage, entry, options):
@@ -381,10 +353,8 @@ def _trace(exe, stage, entry, options):
         raise HostRunError(f"{where}: {why}")
     return _parse(done.stdout)
 
-
 def kernel_entries(stage):
     return [name for name, *_ in entries(stage_path(stage).read_text())]
-
 
 # ---- warp-wide requests --------------------------------------------------------------------------------------------
 

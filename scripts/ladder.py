@@ -58,7 +58,6 @@ class Parser(argparse.ArgumentParser):
         say(f"{'maint' if 'maint' in self.prog else 'ladder'}: error: {message} (see {self.prog} --help)")
         sys.exit(2)
 
-
 def stage_options(p, gemm=True):
     p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
     g = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
@@ -74,7 +73,6 @@ def stage_options(p, gemm=True):
         g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
     p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
     p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="the result files' format")
-
 
 def parser():
     p = Parser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,
@@ -104,7 +102,6 @@ def parser():
     stage_options(cmds["try"])
     return p, cmds
 
-
 def writable_directory(option, path):
     """A directory option is usable before anything is built or run: it is a directory, or one can be made in its
     nearest existing parent (tried, and removed again); UsageProblem otherwise."""
@@ -118,7 +115,6 @@ def writable_directory(option, path):
     except OSError as e:
         what = "is not writable" if base == p else f"cannot be made in {base} ({e.strerror})"
         raise UsageProblem(f"{option} {path}: the directory {what}") from None
-
 
 def take_build(argv):
     """--build DIR (or --build=DIR) anywhere among the arguments chooses the build directory for every step."""
@@ -134,7 +130,6 @@ def take_build(argv):
             out, i = out + [argv[i]], i + 1
     cwd = pathlib.Path(os.environ.get("LADDER_CWD", "."))
     return out, (cwd / build_dir).absolute() if build_dir else ROOT / "build"
-
 
 def take_try_change(a, extras, p):
     """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
@@ -153,7 +148,6 @@ def take_try_change(a, extras, p):
     name = a.change.split("=", 1)[0] + "="
     while extras and extras[0].startswith(name):
         a.change += "," + extras.pop(0)[len(name):]
-
 
 def parse(argv):
     argv, build_dir = take_build(argv)
@@ -190,7 +184,6 @@ def parse(argv):
         run.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
     return a
 
-
 def main(argv):
     try:
         a = parse(argv)
@@ -221,7 +214,6 @@ def main(argv):
     except (StageError, UsageProblem) as e:
         say(f"ladder: error: {e}")
         return 2
-
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # ./ladder diff 04 05 | head ends quietly, as diff itself would

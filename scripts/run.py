@@ -17,21 +17,17 @@ from .stages import (CPU, ROOT, StageError, UsageProblem, all_pass, all_regimes,
 # ./ladder's timing and input options, passed to the stage programs as they are: each program checks them.
 RUN_OPTIONS = ("reps", "warmup", "seed", "input", "flush", "device")
 
-
 def run_args(a, only=RUN_OPTIONS):
     return [x for name in only if getattr(a, name, None) is not None for x in (f"--{name}", str(getattr(a, name)))]
 
-
 def size_args(a):
     return ["-n", a.size] if getattr(a, "size", None) else []
-
 
 def gemm_args(a):
     """The GEMM rung's arguments: --gemm-size and --gemm-reps as its --size and --reps, and the input options."""
     return [*(["--size", a.gemm_size] if getattr(a, "gemm_size", None) else []),
             *(["--reps", a.gemm_reps] if getattr(a, "gemm_reps", None) else []),
             *run_args(a, ("seed", "input", "device", "flush"))]
-
 
 def check_options(a):
     """Every stage option ./ladder was given, checked by a program that takes it before anything runs: a refused
@@ -47,13 +43,11 @@ def check_options(a):
         except UsageProblem as e:
             raise UsageProblem(f"{carrier}: {e}" if carrier else str(e)) from None
 
-
 # ---- run -------------------------------------------------------------------------------------------------------------
 
 def run_combines(stage):
     """A stage with several combine strategies runs its default (the first) beside the fastest deterministic one."""
     return list(dict.fromkeys([combines(stage)[0], "last-block"]))
-
 
 def ladder_rows(a):
     rows = []
@@ -63,11 +57,9 @@ def ladder_rows(a):
         rows += run_binary(stage, [*size_args(a), *regime_args(stage), *combine, *run_args(a)])[0]
     return rows
 
-
 def cpu_rows(a):
     say(f"[cpu] {CPU}: the CPU's float loop, on every hardware thread, and the copy of the input to the GPU")
     return run_binary(CPU, [*size_args(a), *run_args(a, ("seed", "input", "device"))])[0]
-
 
 def gemm_rows(a):
     rows = []
@@ -75,7 +67,6 @@ def gemm_rows(a):
         say(f"[{ladder_stages().index(stage) + 1}/{len(ladder_stages())}] {stage}")
         rows += run_binary(stage, ["--pad", "both", *gemm_args(a)])[0]
     return rows
-
 
 def cmd_run(a):
     started = time.time()
@@ -93,7 +84,6 @@ def cmd_run(a):
         if grows:
             save(a.save, f"gemm_{grows[0]['m']}", grows, fmt=a.save_format)
     return 0 if all_pass(rows, grows) else 1  # the ladder's verdict: the CPU rows are a baseline, shown with theirs
-
 
 def ladder_lines(rows):
     """The comparison, one line per stage (and per combine where a stage runs several), both regimes side by side:
@@ -126,7 +116,6 @@ def ladder_lines(rows):
                "% read", "x prev", "x CUB"]
     return headers, body, reference_lines(rows)
 
-
 def reference_lines(rows):
     """CUB, the read-only kernel and the device-to-device copy, each the median over the stages' runs (each stage
     times them again in its own process): {name: {ms, gbps, pct_peak, pct_read}}."""
@@ -140,10 +129,8 @@ def reference_lines(rows):
                      "pct_read": 100 * read_ms / ms}
     return out
 
-
 REFERENCE_NAMES = {"cub": "CUB DeviceReduce::Sum", "read": "read-only kernel (speed of light)",
                    "copy": "cudaMemcpy device to device (read + write)"}
-
 
 def print_ladder(rows):
     r0, n = rows[0], int(rows[0]["n"])
@@ -170,12 +157,10 @@ def print_ladder(rows):
           "tree regime); x CUB: CUB's time in the same run / the stage's stream time (*: 01's tree time; above 1 is "
           "faster than CUB)")
 
-
 def cpu_stage_row(ladder, stage):
     """The stage's row the CPU is compared with: its default combine, in the stream regime where it has one."""
     mine = [r for r in ladder if r["stage"] == stage and r["combine"] == run_combines(stage)[0]]
     return next((r for r in mine if r["regime"] == "stream"), mine[0])
-
 
 def cpu_lines(cpu, ladder):
     """The CPU beside the ladder: the loop, on every hardware thread, the copies, and the first and last reduce
@@ -209,7 +194,6 @@ def cpu_lines(cpu, ladder):
         cells += [f"{ms:.3f}", f"{n_bytes / (ms * 1e6):.1f}", f"{loop_ms / ms:.1f}"]
     return ["the same input", "threads", "check", "rel. error", "ms", "GB/s", "x loop"], body
 
-
 def print_cpu(cpu, ladder):
     print(f"\nThe CPU ({cpu[0]['cpu']}) on the same {cpu[0]['n']} floats, and the copy a kernel waits for when its "
           f"input starts on the host; median of {cpu[0]['reps']} reps\n")
@@ -219,7 +203,6 @@ def print_cpu(cpu, ladder):
     print("  rel. error: |sum - oracle| / oracle; check *: the float result was not judged (its bound would exceed "
           "0.1% of the sum, so it says nothing) and the exact check carried the verdict. The CPU rows are the "
           "baseline: a FAIL there is the float loop's, shown, and sets cpu_baseline's exit status, not this command's")
-
 
 def print_gemm(rows):
     r0 = rows[0]
@@ -234,11 +217,9 @@ def print_gemm(rows):
                 f"{naive / cublas:.2f}"])
     print(table(["kernel", "check", "ms", "GFLOP/s", "% cuBLAS", "x naive"], out))
 
-
 # ---- diff: the code a stage adds, as its page shows it ---------------------------------------------------------------
 
 HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
-
 
 def stage_diff(before, after, context=2):
     """The unified diff of two stage files below their header comments (everything before the first #include), with
@@ -252,7 +233,6 @@ def stage_diff(before, after, context=2):
         out.append(f"@@ -{int(m[1]) + a0}{m[2] or ''} +{int(m[3]) + b0}{m[4] or ''} @@" if m else line)
     return "\n".join(out)
 
-
 def diff_pair(before, after):
     """Two stages ./ladder diff can show: any two whose stage files have the same name (rungs of one kind)."""
     if before == after:
@@ -262,12 +242,10 @@ def diff_pair(before, after):
         raise UsageProblem(f"diff {before[:2]} {after[:2]}: {before}/{a_file.name} and {after}/{b_file.name} are "
                            "stages of two kinds; ./ladder diff compares two stage files of one kind")
 
-
 # ---- test: CTest, the skipped tests and why, and whether the measured results still describe the code --------------
 
 SKIP_REASON = re.compile(r"^(?:SKIPPED: (.*)|\S*?:? ?(no usable GPU)\b.*)$", re.M)
 NO_GPU = "no usable GPU (no driver, no device, or compute capability below 7.5)"
-
 
 def cmd_test(a):
     """ctest in the build directory (as a reader would run it there), the skipped tests grouped by the reason their
@@ -292,7 +270,6 @@ def cmd_test(a):
     if note:
         print(f"ladder: note: {note}")
     return status
-
 
 def stale_evidence():
     """Which code the measured results (docs/results/) no longer describe: the stage, harness and CPU sources changed

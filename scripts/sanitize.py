@@ -17,28 +17,23 @@ TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"]
 ARGS = ["--self-test", "quick", "--no-shared-poison"]
 REPORT = re.compile(r"^=+ +((?:Invalid|Race|Barrier|Error|Warning|Program hit).*)$", re.M)
 
-
 def program():
     """compute-sanitizer: on PATH, beside nvcc, or in the CUDA Toolkit's usual home; None where there is none."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     return next((p for p in (shutil.which("compute-sanitizer"), str(pathlib.Path(nvcc).parent / "compute-sanitizer"))
                  if p and pathlib.Path(p).exists()), None)
 
-
 MISSING = "compute-sanitizer not found (it ships with the CUDA Toolkit: put its bin/ on PATH)"
-
 
 def command(exe, tool):
     return [program() or "compute-sanitizer", "--tool", tool, "--error-exitcode", "99", "--print-limit", "20",
             str(exe), *ARGS]
-
 
 def run(exe):
     """[(tool, exit status, what it printed)] of every tool, run side by side."""
     with concurrent.futures.ThreadPoolExecutor(len(TOOLS)) as pool:
         done = pool.map(lambda t: subprocess.run(command(exe, t), capture_output=True, text=True), TOOLS)
         return [(tool, d.returncode, d.stdout + d.stderr) for tool, d in zip(TOOLS, done)]
-
 
 def main(argv):
     if len(argv) != 1:
@@ -59,7 +54,6 @@ def main(argv):
             failed += 1
             print(out[-4000:])
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -31,7 +31,6 @@ STORES, LOADS, WIDE = {"ST", "STG"}, {"LD", "LDG"}, {"GPU", "SYS"}
 INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
 LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
 
-
 class Instr(NamedTuple):
     addr: str
     opcode: str   # with its modifiers: ATOM.E.ADD.STRONG.GPU
@@ -53,10 +52,8 @@ class Instr(NamedTuple):
     def __str__(self):
         return f"{self.opcode} (/*{self.addr}*/)"
 
-
 class Skip(Exception):
     """A tool is missing: the test cannot run here."""
-
 
 def find_tools(build):
     """nvcc, and nvdisasm: on PATH, beside nvcc, in /usr/local/cuda/bin, or where ./ladder put it (<build>/tools)."""
@@ -73,7 +70,6 @@ def find_tools(build):
                    f"'nvidia-cuda-nvdisasm=={major[1] if major else 13}.*'")
     return nvcc, nvdisasm
 
-
 def build_flags(build):
     """The flags the build compiles a stage with (its compile_commands.json, which CMake writes): includes,
     definitions, optimisation, standard and line information."""
@@ -86,9 +82,7 @@ def build_flags(build):
     keep = [w for i, w in enumerate(words) if re.match(r"-(I|D|O|std=|lineinfo$|G$)", w) or words[i - 1] == "-isystem"]
     return [x for w in keep for x in (["-isystem", w] if not w.startswith("-") else [w])]
 
-
 ARCH = "sm_90"  # what the machine-code rules compile for unless --arch says otherwise
-
 
 def compile_cubin(src, arch, tools, build, tmp):
     """src compiled as the build compiles a stage, for arch, to tmp/k.cubin; its path."""
@@ -99,7 +93,6 @@ def compile_cubin(src, arch, tools, build, tmp):
         raise RuntimeError(f"{shown(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
     return cubin
 
-
 def disassemble(src, arch, tools, build):
     """nvdisasm's listing, with each instruction's source lines, of src compiled to a cubin for arch."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +101,6 @@ def disassemble(src, arch, tools, build):
         if dis.returncode != 0:
             raise RuntimeError(f"nvdisasm failed on {shown(src)}:\n{dis.stderr.strip()}")
         return dis.stdout
-
 
 def kernels(listing):
     """{mangled name: [Instr, ...]} in code order. A //## File line group ends with the outermost location (the
@@ -122,7 +114,6 @@ def kernels(listing):
         elif (m := INSTR.match(line)) and code is not None:
             code.append(Instr(m.group(1), m.group(2), m.group(3), where))
     return out
-
 
 def problems(code):
     """(instruction, what is wrong) for every rule this kernel's code breaks."""
@@ -143,12 +134,10 @@ def problems(code):
             written = ins
     return out
 
-
 def destination(ins):
     """The register an atomic returns into (RZ: the result is dropped), after any predicate operands."""
     regs = [r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)]
     return regs[0] if regs else "RZ"
-
 
 def ticket_problems(code, i):
     """An atomic whose result is used takes a ticket: a release after the block's global stores before it, an acquire
@@ -165,7 +154,6 @@ def ticket_problems(code, i):
         out.append((ins, f"{ins} takes a ticket with no CCTL.IVALL after it (acquire missing): the reads after it "
                          f"may see stale data of the other blocks"))
     return out
-
 
 def readable(names, sources):
     """Demangled kernel names (c++filt, where there is one), enum arguments named: reduce_kernel<Combine::kAtomic>."""
@@ -185,7 +173,6 @@ def readable(names, sources):
         return f"{m.group(1)}::{items[int(m.group(2))]}" if int(m.group(2)) < len(items) else m.group(0)
     return [re.sub(r"\((?:\w+::)*(\w+)\)(\d+)", enum, n.removeprefix("void ").strip()) for n in names]
 
-
 def check(src, arch, tools, build):
     """The lines that name each problem of every kernel of src, and how many kernels it has."""
     code = kernels(disassemble(src, arch, tools, build))
@@ -197,7 +184,6 @@ def check(src, arch, tools, build):
     names = readable(list(code), headers)
     return [f"{ins.where}: {name}: {what}" for name, instrs in zip(names, code.values())
             for ins, what in problems(instrs)], len(code)
-
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -224,7 +210,6 @@ def main(argv):
     except RuntimeError as e:
         print(f"sass: error: {e}", file=sys.stderr)
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

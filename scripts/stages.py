@@ -16,32 +16,25 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CPU = "cpu_baseline"  # the CPU's sums of the same input and the copy of it to the GPU (cpu_baseline/sum.cpp)
 
-
 class UsageProblem(Exception):
     """A command line ./ladder refuses: one line, exit status 2."""
-
 
 class StageError(Exception):
     """A stage that could not be run or built as asked: one line (and what it printed), exit status 2."""
 
-
 class NoGpu(Exception):
     """The stage found no usable GPU: exit status 77."""
 
-
 def say(text):
     print(text, file=sys.stderr, flush=True)
-
 
 def build_dir():
     """The build directory whose programs are run: LADDER_BUILD (./ladder sets it from --build), else build/."""
     return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build").absolute()
 
-
 def ladder_stages():
     """Every stage, in order: the folders named NN_name that hold a CMakeLists.txt (CMake builds the same)."""
     return sorted(p.parent.name for p in ROOT.glob("[0-9][0-9]_*/CMakeLists.txt"))
-
 
 def stage_file(stage):
     """The stage's source file: the one .cu file of its folder."""
@@ -50,7 +43,6 @@ def stage_file(stage):
         raise StageError(f"{stage}/ holds {len(found)} .cu files; a stage is one file")
     return found[0]
 
-
 def resolve_stage(name):
     """'06' or '06_float4' -> '06_float4'."""
     found = [s for s in ladder_stages() if s == name or s[:2] == name.zfill(2)]
@@ -58,13 +50,11 @@ def resolve_stage(name):
         raise UsageProblem(f"no stage '{name}': the stages are {', '.join(ladder_stages())}")
     return found[0]
 
-
 def binary(program, build=None):
     path = pathlib.Path(build or build_dir()) / "bin" / program
     if not path.exists():
         raise StageError(f"{path} does not exist: build first (./ladder build)")
     return str(path)
-
 
 @functools.lru_cache(maxsize=None)
 def describe(program, args=()):
@@ -75,57 +65,45 @@ def describe(program, args=()):
         raise UsageProblem(done.stderr.strip().removeprefix(f"{program}: error: "))
     return json.loads(done.stdout)
 
-
 def role(stage):
     return describe(stage)["role"]
-
 
 def reduce_stages():
     return [s for s in ladder_stages() if role(s) == "reduce"]
 
-
 def gemm_stages():
     return [s for s in ladder_stages() if role(s) == "gemm"]
 
-
 def regimes(stage):
     return describe(stage)["regimes"]
-
 
 def combines(stage):
     """The stage's combine strategies; the first is its default."""
     return describe(stage)["combines"]
 
-
 def all_regimes():
     """The regimes of the reduce stages, in the order of the stage with the most (stream, tree)."""
     return list(dict.fromkeys(r for s in sorted(reduce_stages(), key=lambda s: -len(regimes(s))) for r in regimes(s)))
 
-
 def combine_stage():
     """The reduce stage that offers several combine strategies (the last rung of the reduction)."""
     return next(s for s in reduce_stages() if len(combines(s)) > 1)
-
 
 def regime_args(stage, wanted=("stream", "tree")):
     """--regime for the stage: the wanted regimes it has."""
     mine = [r for r in wanted if r in regimes(stage)]
     return ["--regime", ",".join(mine)] if len(regimes(stage)) > 1 else []
 
-
 CONSTANT = re.compile(r"^constexpr\s+(?:int|unsigned|unsigned int|std::size_t)\s+(k\w+)\s*=\s*([^;]+);", re.M)
-
 
 def constants(stage):
     """The constants ./ladder try can change: the file's top-level `constexpr int kName = ...;` lines."""
     return dict(CONSTANT.findall(stage_file(stage).read_text()))
 
-
 def shown(path):
     """A path as a message shows it: relative to the repository when it is inside it."""
     path = pathlib.Path(path)
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
-
 
 # ---- running a program and reading its rows ------------------------------------------------------------------------
 
@@ -154,16 +132,13 @@ def run_binary(stage, args, exe=None):
     say(f"      {stage} {' '.join(args)}  ({time.time() - started:.1f} s)")
     return rows, proc.returncode
 
-
 def all_pass(*row_lists):
     """The rows' verdicts, as each program decided them (common/verdict.hpp): nothing here judges a row again."""
     return all(r["check"] == "PASS" for rows in row_lists for r in rows)
 
-
 def row_label(r):
     """A result row's name in every table: its stage, with its combine where the stage has several."""
     return r["stage"] if len(combines(r["stage"])) == 1 else f"{r['stage']} ({r['combine']})"
-
 
 def relative_error(r, result="result", reference="reference"):
     """|result - reference| / |reference|, the result read as the float the program printed (its shortest decimal
@@ -171,21 +146,17 @@ def relative_error(r, result="result", reference="reference"):
     value = struct.unpack("f", struct.pack("f", float(r[result])))[0]
     return abs(value - float(r[reference])) / abs(float(r[reference]))
 
-
 def fmt_num(v, spec):
     return "-" if v is None or v == "" else format(float(v), spec)
-
 
 def table(headers, rows):
     widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
     return "\n".join("  " + "  ".join(f"{str(c):>{w}}" if i else f"{str(c):<{w}}" for i, (c, w) in
                                       enumerate(zip(cells, widths))) for cells in [headers, *rows])
 
-
 def git_commit():
     done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return done.stdout.strip() if done.returncode == 0 else "unknown"
-
 
 def meta_from(row):
     """The GPU, driver and toolkit of a run, for the result files' meta."""
@@ -200,7 +171,6 @@ def meta_from(row):
             "driver": tool(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                            lambda out: out.split()[0]),
             "nvcc": tool(["nvcc", "--version"], lambda out: out.strip().splitlines()[-1])}
-
 
 def save(directory, name, rows, meta=None, fmt="csv"):
     """Writes rows to <directory>/<name>.csv (or .json), and the meta beside them."""

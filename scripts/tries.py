@@ -24,7 +24,6 @@ from .stages import (ROOT, StageError, UsageProblem, all_pass, binary, combines,
 
 Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
 
-
 def parse_change(stage, spec):
     """What ./ladder try changes, checked against the stage file before anything is built: 'NAME=v1,v2' (a constant),
     '--option=v1,v2' (a stage option, which the program checks), 'path/to/name.patch' (an experiment) or
@@ -54,7 +53,6 @@ def parse_change(stage, spec):
         return Change("option", name, values, None)
     return Change("constant", name, check_constant(stage, name, values), None)
 
-
 def check_constant(stage, name, values):
     """The values to build a copy for: all but the file's own (the stage as it is runs that one)."""
     found = constants(stage)
@@ -77,7 +75,6 @@ def check_constant(stage, name, values):
                            f"there is nothing to compare: give other values")
     return others
 
-
 def git_apply(args, cwd):
     """git apply in a scratch directory, never in a repository around it."""
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(pathlib.Path(cwd).parent)}
@@ -85,7 +82,6 @@ def git_apply(args, cwd):
         return subprocess.run(["git", "apply", *args], cwd=cwd, env=env, capture_output=True, text=True)
     except FileNotFoundError:
         raise UsageProblem("git is needed to apply an experiment's patch (apt-get install git)") from None
-
 
 def patched_text(stage, patch):
     """The stage file with the patch applied by git apply (in a scratch copy; the stage file stays as it is).
@@ -113,10 +109,8 @@ def patched_text(stage, patch):
                                f"{error(proc.stderr)}")
         return copy.read_text()
 
-
 def variant_target(stage, name):
     return f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}"
-
 
 def build_copies(build, stage, copies):
     """Writes each (target, source text, note) copy of a stage file, and its note, under <build>/try/<target>/ (the top
@@ -137,14 +131,12 @@ def build_copies(build, stage, copies):
         raise StageError(f"the copies of {stage} did not build (the compiler's errors are above)")
     return [str(pathlib.Path(build) / "try" / "bin" / t) for t in targets]
 
-
 def patched_copy(build, stage, patch):
     """The stage with an experiment's patch applied, built under <build>/try/; its executable."""
     say(f"ladder: building {stage} with {shown(patch)}")
     note = f"a copy of {stage} with {pathlib.Path(patch).name} applied (./ladder try)"
     return build_copies(build, stage, [(variant_target(stage, pathlib.Path(patch).stem), patched_text(stage, patch),
                                         note)])[0]
-
 
 def cmd_try(a):
     stage = resolve_stage(a.stage)
@@ -183,7 +175,6 @@ def cmd_try(a):
     status = run_variants(a, stage, name, runs, **meta)
     return status if judged else 1
 
-
 def judge_on_host(stage, variants):
     """Each (label, text) variant's kernels run on the host (every element added once...): a line each, on stdout;
     whether none failed."""
@@ -192,7 +183,6 @@ def judge_on_host(stage, variants):
     for label, status, detail in verdicts:
         print(f"  {status:8} host run of {label}" + (f"\n           {detail}" if status != PASS else ""), flush=True)
     return all(status != FAIL for _, status, _ in verdicts)
-
 
 def host_verdict(stage, text, path=None):
     """(PASS, FAIL or NOT_RUN, the first problem or why not run) of the host checks of the stage holding text; their
@@ -205,7 +195,6 @@ def host_verdict(stage, text, path=None):
         except host_run.HostRunError as e:
             found = [str(e)]
     return (FAIL, found[0]) if found else (PASS, "")
-
 
 def run_variants(a, stage, name, runs, **meta):
     """Runs each (label, executable, extra arguments), prints them side by side and saves them."""
@@ -225,7 +214,6 @@ def run_variants(a, stage, name, runs, **meta):
              a.save_format)
     return 0 if all_pass(rows) else 1
 
-
 def try_lines(rows, is_gemm):
     """One line per variant (and regime): (headers, body), for ./ladder try and the docs."""
     key = "pad" if is_gemm else "regime"
@@ -240,7 +228,6 @@ def try_lines(rows, is_gemm):
          fmt_num(r["pct_peak"], ".1f"), f"{base[r['regime']] / float(r['ms_median']):.2f}", fmt_num(r["x_cub"], ".2f")]
         for r in rows]
 
-
 # ---- the reader's own file ------------------------------------------------------------------------------------------
 
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "not run"
@@ -248,7 +235,6 @@ Check = collections.namedtuple("Check", "name status detail command")
 STAGE_FAILURE = re.compile(r"^(?:[\w.-]+: )?\s*((?:FAIL|error)\b.*)$", re.M)
 FLOOR_S = 30  # the least time a check on the GPU is given; a sanitizer's run, 4 times as much
 WIDE_N = 2 ** 32 + 3  # past what a 32-bit index holds: 16 GiB of floats
-
 
 def why_failed(text, status):
     """What a failed run printed that says why: compute-sanitizer's first report, the stage's first FAIL line or
@@ -258,7 +244,6 @@ def why_failed(text, status):
     line = found[1].strip() if found else (f"exit status {status}: {last}" if last else
                                            f"exit status {status}, and it printed nothing")
     return ("compute-sanitizer: " if status == 99 else "") + line[:300]
-
 
 class Report:
     """The report, on stdout, one line per check as it ends (progress and the compiler went to stderr)."""
@@ -290,7 +275,6 @@ class Report:
                   f"; not run: {c.name.split(':')[0]} ({c.detail})" for c in skipped))
         return 0
 
-
 def timed(name, cmd, limit, shown_cmd):
     """The check of running cmd: PASS on exit 0, else FAIL with why; stopped past limit seconds, which says so."""
     try:
@@ -301,7 +285,6 @@ def timed(name, cmd, limit, shown_cmd):
     return Check(name, PASS if status == 0 else FAIL, why_failed(done.stdout + done.stderr, status) if status else "",
                  shown_cmd)
 
-
 def machine_code(copy, build):
     cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(copy)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
@@ -309,7 +292,6 @@ def machine_code(copy, build):
     return Check("machine code: the orderings and scopes one GPU hides (scripts/sass.py)",
                  {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL), "; ".join(lines[-3:]),
                  " ".join(["python3", *cmd[1:]]))
-
 
 def not_this_stage(stage, text):
     """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has:
@@ -323,7 +305,6 @@ def not_this_stage(stage, text):
                 f"runs: {', '.join(m[0] for m in kernels)})")
     return None
 
-
 def host_runs(stage, text, repeat, not_it, path):
     """The file's kernels on the host, in a copy of the project with the stage file replaced, messages naming path."""
     what = "C equals the product, made by the file's launcher at edge shapes, either thread order" \
@@ -332,7 +313,6 @@ def host_runs(stage, text, repeat, not_it, path):
         "and a second launch, and through the file's launcher with the shared memory and buffers it asks for"
     name = f"host run: {what}"
     return Check(name, FAIL, not_it, repeat) if not_it else Check(name, *host_verdict(stage, text, path), repeat)
-
 
 def gpu_checks(exe, stage, report):
     """The checks on the GPU, each under a time limit of many times the stage's own run of it (a floor of FLOOR_S)."""
@@ -363,13 +343,11 @@ def gpu_checks(exe, stage, report):
         for done in concurrent.futures.as_completed(runs):
             report.add(done.result())
 
-
 def own_copy(stage, path):
     """(target, text, note) of the copy a reader's file is built as; #line: the compiler's messages and the machine
     code's lines name the reader's file, not the copy."""
     return (variant_target(stage, f"own_{path.stem}"), f'#line 1 "{path}"\n{path.read_text()}',
             f"{path.name}, a reader's version of {stage} (./ladder try)")
-
 
 def try_file(a, stage, path):
     text = path.read_text()
