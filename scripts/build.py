@@ -1,5 +1,6 @@
 """What a command needs before it runs: the packages the build needs (installed with apt-get where ./ladder may, the
 command printed first), the build itself (CMake), and the disassemblers the machine-code checks read with (pip)."""
+import functools
 import json
 import os
 import pathlib
@@ -18,6 +19,7 @@ MIN_CMAKE = "3.24"
 def version(text):
     return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
 
+@functools.lru_cache(maxsize=None)  # each call starts cmake, a Python wrapper where pip installed it
 def cmake_version():
     done = subprocess.run(["cmake", "--version"], capture_output=True, text=True) if shutil.which("cmake") else None
     return done.stdout.split()[2] if done and done.returncode == 0 else None
@@ -50,6 +52,7 @@ def ensure(required, optional=()):
             if done.returncode != 0:
                 say(f"ladder: apt-get could not install {p}; its last lines:\n" +
                     "\n".join("  " + l for l in (done.stdout + done.stderr).splitlines()[-15:]))
+        cmake_version.cache_clear()  # apt may have installed it
     old = "cmake" in [p for p in required if not have(p)] and cmake_version()
     if old:
         say(f"ladder: CMake {old} is too old: {MIN_CMAKE} or newer is needed ('pip install cmake' gives one)")
