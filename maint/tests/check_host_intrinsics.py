@@ -10,7 +10,7 @@ import sys
 from maint.tests import check_try_file, verdict
 from scripts import host_run, tries
 from scripts.host_checks import sum_problems
-from scripts.stages import combine_stage, stage_file
+from scripts.stages import combine_stage
 
 TICKET = ("      cuda::atomic_ref<unsigned, cuda::thread_scope_device> counter(*ticket);\n"
           "      is_last = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;\n")
@@ -57,64 +57,48 @@ LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
            ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")])]
 
-def edited(stage, edits):
-    text = stage_file(stage).read_text()
-    for find, replace in edits:
-        if text.count(find) != 1:
-            raise SystemExit(f"host_intrinsics: `{find.strip()}` is not once in {stage}'s file: update this test")
-        text = text.replace(find, replace)
-    return text
-
 def problems_of(stage, edits, shown_as=None):
-    with host_run.stage_text(stage, edited(stage, edits), shown_as):
+    with host_run.stage_text(stage, check_try_file.edited(stage, edits), shown_as):
         return sum_problems(stage)
 
-def corpus_verdict(case):
-    """(name, status, detail) of one corpus file through the host checks, as ./ladder try runs them."""
+def corpus_problems(case):
+    """One file of the corpus through the host checks, as ./ladder try runs them: what went otherwise."""
     name, stage, edits = case[:3]
-    return name, *tries.host_verdict(stage, check_try_file.edited(stage, edits), f"{name}.cu")
+    want = {w[0]: w[4] for w in check_try_file.WRONG}.get(name)
+    status, detail = tries.host_verdict(stage, check_try_file.edited(stage, edits), f"{name}.cu")
+    if (status != tries.PASS) if want is None else (status != tries.FAIL or want not in detail):
+        return [f"corpus {name}: the host checks say {status}, not {'FAIL: ' + want if want else 'PASS'}: {detail[:800]}"]
+    return []
 
-def corpus_problems():
-    """The corpus, each file in a process of its own (the host run's builds are the time): what went otherwise."""
-    reasons = {name: cpu for name, _, _, _, cpu in check_try_file.WRONG}
-    cases = [*check_try_file.CORRECT, *(w[:3] for w in check_try_file.WRONG if w[4])]
-    with concurrent.futures.ProcessPoolExecutor() as pool:
-        verdicts = list(pool.map(corpus_verdict, cases))
-    out = []
-    for name, status, detail in verdicts:
-        want = reasons.get(name)
-        if (status != tries.PASS) if want is None else (status != tries.FAIL or want not in detail):
-            out.append(f"corpus {name}: the host checks say {status}, not {'FAIL: ' + want if want else 'PASS'}: "
-                       f"{detail[:800]}")
-    return out, len(cases)
+def edit_problems(kind, name, edits):
+    """A correct edit ("runs") must pass, one that loses sums ("loses") fail, one the host run does not model
+    ("refused") be refused naming it, the reader's file and line (as ./ladder try hands it a reader's file)."""
+    try:
+        found = problems_of(combine_stage(), edits, "mine.cu" if kind == "refused" else None)
+    except host_run.HostRunUnmodelled as e:
+        if kind != "refused":
+            return [f"{name}: the host run did not run it: {str(e)[:1500]}"]
+        lines = check_try_file.edited(combine_stage(), edits).split("\n")
+        line = next(n for n, text in enumerate(lines, 1) if name in text)
+        if f"`{name}" not in str(e) or f"mine.cu:{line}: `" not in str(e):
+            return [f"{name}: refused, but without naming it, the reader's file and line {line}: {e}"]
+        return []
+    except host_run.HostRunError as e:
+        return [f"{name}: the host run did not run it ({kind}): {str(e)[:1500]}"]
+    wrong = {"runs": bool(found), "loses": not found, "refused": True}[kind]
+    return [f"{name} ({kind}): the host run said {found[:1] or 'nothing wrong'}"] if wrong else []
 
 def main():
-    stage = combine_stage()
-    problems, corpus = corpus_problems()
-    for name, edits in RUNS:
-        try:
-            found = problems_of(stage, edits)
-        except host_run.HostRunError as e:
-            found = [str(e)[:1500]]
-        problems += [f"{name}: the host run of a correct file failed: {found[0]}"] if found else []
-    try:
-        if not problems_of(stage, LOSES[1]):
-            problems.append(f"{LOSES[0]}: the host run passed a file that loses every block's sum but one")
-    except host_run.HostRunError as e:
-        problems.append(f"{LOSES[0]}: the host run did not run: {e}")
-    for name, edits in REFUSED:  # as ./ladder try hands the host run a reader's file, which its messages name
-        try:
-            problems_of(stage, edits, "mine.cu")
-            problems.append(f"{name}: the host run ran a file using it instead of refusing it by name")
-        except host_run.HostRunUnmodelled as e:
-            line = next(n for n, text in enumerate(edited(stage, edits).split("\n"), 1) if name in text)
-            if f"`{name}" not in str(e) or f"mine.cu:{line}: `" not in str(e):
-                problems.append(f"{name}: refused, but without naming it, the reader's file and line {line}: {e}")
-        except host_run.HostRunError as e:
-            problems.append(f"{name}: not refused by name, but: {str(e)[:800]}")
+    """Every file in a process of its own, side by side (the host run's builds are the time)."""
+    corpus = [*check_try_file.CORRECT, *(w[:3] for w in check_try_file.WRONG if w[4])]
+    with concurrent.futures.ProcessPoolExecutor() as pool:
+        jobs = [pool.submit(corpus_problems, case) for case in corpus]
+        edits = [("runs", *r) for r in RUNS] + [("loses", *LOSES)] + [("refused", *r) for r in REFUSED]
+        jobs += [pool.submit(edit_problems, *job) for job in edits]
+        problems = [p for job in jobs for p in job.result()]
     return verdict("host_intrinsics", problems, f"{len(RUNS)} files using the intrinsics readers reach for ran right "
                    f"on the host, the one that loses sums through atomicExch failed, {len(REFUSED)} were refused by "
-                   f"name, and the {corpus} files of the try corpus the host run can judge got their verdicts")
+                   f"name, and the {len(corpus)} files of the try corpus the host run can judge got their verdicts")
 
 if __name__ == "__main__":
     sys.exit(main())
