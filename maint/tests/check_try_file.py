@@ -4,6 +4,7 @@ stage fail, naming the check; a file that does not compile fails with the compil
 is a one-line usage error. Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side.
 Every case runs with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU.
 Run: python3 -m maint.tests.check_try_file [--correct]"""
+import concurrent.futures
 import os
 import pathlib
 import shutil
@@ -11,7 +12,8 @@ import subprocess
 import sys
 import tempfile
 
-from scripts.stages import ROOT, binary, build_dir, ladder_stages
+from scripts.stages import ROOT, binary, build_dir, ladder_stages, stage_file
+from scripts.tries import build_copies, own_copy
 
 # Planted copies of one stage: (name, edit, exit statuses allowed, texts the report must hold); docs/own.md shows two.
 STAGE = "05_shuffle"
@@ -101,7 +103,7 @@ WRONG = [
 ]
 
 def edited(stage, edits):
-    text = (ROOT / stage / ("gemm.cu" if stage.startswith("08") else "reduce.cu")).read_text()
+    text = stage_file(stage).read_text()
     for find, replace in edits:
         assert text.count(find) == 1, f"`{find[:60]}` is not once in {stage}'s file: update the corpus"
         text = text.replace(find, replace)
@@ -142,11 +144,17 @@ def main():
         return 77
     cases = [c for c in expectations(gpu) if not only or c[0] in only or ("--correct" in only and c[0] == "correct")]
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, stage, text, allowed, wanted) in enumerate(cases):
-            path = pathlib.Path(tmp) / f"{name}.cu"
+        for name, stage, text, *_ in cases:
             assert name == "correct" or text != (ROOT / STAGE / "reduce.cu").read_text(), f"{name} changes nothing"
-            path.write_text(text)
-            done = ladder([stage[:2], path.name], tmp, driver=i == 0)
+            (pathlib.Path(tmp) / f"{name}.cu").write_text(text)
+        # Built together first (those that compile), then tried side by side: the builds are most of the time.
+        built = [own_copy(STAGE, pathlib.Path(tmp) / f"{c[0]}.cu") for c in cases if "FAIL     build" not in c[4]]
+        build_copies(build_dir().resolve(), STAGE, built)
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            runs = list(pool.map(lambda i: ladder([STAGE[:2], f"{cases[i][0]}.cu"], tmp, driver=i == 0),
+                                 range(len(cases))))
+        for (name, stage, text, allowed, wanted), done in zip(cases, runs):
+            path = pathlib.Path(tmp) / f"{name}.cu"
             out = done.stdout + done.stderr
             missing = [w for w in wanted if w not in out]
             if name == "no_semicolon" and f"{path}(" not in out:
