@@ -7,6 +7,7 @@ Run: python3 -m maint.tests.check_add_stage (LADDER_BUILD: this build)"""
 import concurrent.futures
 import difflib
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -45,8 +46,8 @@ def build(dst, new):
         return f"CMake did not register {new}'s tests:\n{listed[-1500:]}"
     return None
 
-def run(dst, *args):
-    build = str(dst / "build")  # BUILD_DIR too: maint reads it before LADDER_BUILD (CI sets it)
+def run(dst, *args, build=None):
+    build = str(build or dst / "build")  # BUILD_DIR too: maint reads it before LADDER_BUILD (CI sets it)
     env = {**os.environ, "LADDER_BUILD": build, "BUILD_DIR": build, "PYTHONPATH": str(dst)}
     return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
 
@@ -72,22 +73,22 @@ CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles
           ["maint.tests.check_stage_diffs"], ["maint.tests.check_saved_sass", "{new}"],
           ["maint.tests.check_thread_models", "--stage={new}"]]
 
-def checks(dst, new):
+def checks(dst, new, other):
+    """other: a second copy with the stage but not its template, checked beside the rest with dst's build."""
     render = run(dst, "maint", "docs")
     if render.returncode != 0:
         return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
     problems = lost_lines(dst, new)
-    commands = [[arg.format(new=new) for arg in cmd] for cmd in CHECKS]
-    with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:  # each a process of its own
-        done = list(pool.map(lambda cmd: run(dst, *cmd), commands))
-    for cmd, proc in zip(commands, done):
+    (other / "docs" / "templates" / "stages" / f"{new}.md").unlink()
+    jobs = [(dst, [arg.format(new=new) for arg in cmd]) for cmd in CHECKS] + [(other, ["maint", "docs", "--check"])]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:  # each a process of its own
+        *done, missing = pool.map(lambda job: run(job[0], *job[1], build=dst / "build"), jobs)
+    for (_, cmd), proc in zip(jobs, done):
         if proc.returncode not in (0, 77):
             problems.append(f"{' '.join(cmd)} with {new}: exit {proc.returncode}:\n"
                             f"{(proc.stdout + proc.stderr)[-1500:]}")
     if f"not measured yet: {new}" not in done[0].stdout:
         problems.append(f"--check did not name {new} among what is not measured:\n{done[0].stdout[-1500:]}")
-    (dst / "docs" / "templates" / "stages" / f"{new}.md").unlink()
-    missing = run(dst, "maint", "docs", "--check")
     if missing.returncode == 0 or f"docs/templates/stages/{new}.md" not in missing.stderr:
         problems.append(f"without its template, --check did not name it (exit {missing.returncode}):\n"
                         f"{missing.stderr[-1500:]}")
@@ -95,9 +96,10 @@ def checks(dst, new):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        dst = scratch_copy(tmp)
+        dst, other = scratch_copy(tmp), scratch_copy(pathlib.Path(tmp) / "other")
         new = add_stage(dst)
-        problems = [problem] if (problem := build(dst, new)) else checks(dst, new)
+        add_stage(other)
+        problems = [problem] if (problem := build(dst, new)) else checks(dst, new, other)
     return verdict("add_stage", problems, f"{new} added as a folder and a page template: CMake, the docs, the "
                    "runner's checks and the stage diffs take it, no other page loses a line, and a missing template "
                    "is named")
