@@ -1,7 +1,6 @@
 """What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py): the lanes
-of one warp at the same (phase, seq) make one warp-wide request. The pictures (diagrams.py), the pages' counts
-(model_pages.py) and check_thread_models.py use them. Where the machine code touches shared memory otherwise than the
-source, COMPILED says so with a test of docs/results/sass_<stage>.txt, and compiled_requests() applies it."""
+of one warp at the same (phase, seq) make one warp-wide request. Where the machine code touches shared memory otherwise
+than the source, COMPILED says so with a test of docs/results/sass_<stage>.txt, and compiled_requests() applies it."""
 import itertools
 import re
 from collections import defaultdict, namedtuple

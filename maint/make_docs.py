@@ -10,9 +10,9 @@ import tempfile
 
 from .diagrams import stale_diagrams, write_diagrams
 from .docsgen import synthetic_gpu
-from .docsgen.base import (CHARTS, DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, results_in, ROOT, rows,
+from .docsgen.base import (DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, results_in, ROOT, rows,
                            select, state, TEMPLATES)
-from .docsgen.charts import chart_data, chart_vs_table, check_charts, draw_charts
+from .docsgen.charts import CHART_SPECS, chart_data, chart_vs_table, check_charts, draw_charts
 from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
                              hardware_literals, layout_problems, lint_rendered, lint_template, outside_code,
                              reader_problems)
@@ -89,7 +89,6 @@ def stage_without_results():
         finally:
             not_measured.clear()
 
-
 def main(a):
     try:
         import jinja2  # noqa: F401
@@ -120,7 +119,7 @@ def check(rendered, problems):
     print("".join(f"docs: not measured yet: {note} (the pages say so; run ./maint/do measure on a GPU)\n"
                   for note in sorted(not_measured)), end="")
     if not problems:
-        print(f"docs: {len(rendered)} pages match the templates and results; {len(CHARTS)} charts present")
+        print(f"docs: {len(rendered)} pages match the templates and results; {len(CHART_SPECS)} charts present")
     return 1 if problems else 0
 def write(rendered):  # the pages, the charts (where matplotlib is) and the pictures
     for out, text in rendered.items():
@@ -131,7 +130,7 @@ def write(rendered):  # the pages, the charts (where matplotlib is) and the pict
         print(f"{'unchanged' if same else 'wrote'} {out.relative_to(ROOT)}", file=sys.stderr)
     try:
         draw_charts()
-        print(f"drew {', '.join(CHARTS)} in docs/img/", file=sys.stderr)
+        print(f"drew {', '.join(CHART_SPECS)} in docs/img/", file=sys.stderr)
     except ImportError:
         print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
     print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)

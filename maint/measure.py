@@ -33,8 +33,7 @@ OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
 
 def runs(out, name, calls, by_status=False):
-    """Each (stage, arguments[, exe, label]) run, the rows saved as <name>.csv; whether every row passed (by_status:
-    whether every run exited 0)."""
+    """Each (stage, arguments[, exe, label]) run, its rows in <name>.csv; whether all passed (by_status: exited 0)."""
     rows, ok = [], True
     for stage, args, *variant in calls:
         r, status = run_binary(stage, args, exe=variant[0] if variant else None)
@@ -190,8 +189,7 @@ def cmd_measure(a):
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
 
-# ---- sweep, probe, mutants -------------------------------------------------------------------------------------------
-
+# ---- the size sweep and the block-size probe ------------------------------------------------------------------------
 def sweep_rows(a):
     rows, stages = [], [s for s in reduce_stages() if has_stream(s)]
     for i, stage in enumerate(stages, 1):
@@ -232,7 +230,6 @@ def print_probe(rows):
           f"{table(['stage', *map(str, blocks)], out)}")
 
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
-
 # The sections every profile collects (they name their metrics per GPU, so nothing here breaks on another chip), and
 # every counter ncu.csv keeps: its short name (what the pages ask for), its ncu metric (the pages name it, so a reader
 # can ask ncu for the same one), what a table calls it, and whether it is asked for by name (the rest come with the
@@ -459,8 +456,7 @@ def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
     return lines
 
 def saved_kernels(stage):
-    """Which kernels docs/results/sass_<stage>.txt keeps: a reduce stage's reduce_kernel(s); every instantiation of
-    the tiled GEMM, each under its "Function :" line."""
+    """Which kernels sass_<stage>.txt keeps: reduce_kernel(s), or every tiled GEMM, each under its "Function :" line."""
     if role(stage) == "gemm":
         return (lambda l: "gemm_kernel" in l and "naive" not in l), True
     return (lambda l: "reduce_kernel" in l), False

@@ -1,7 +1,6 @@
 """Planted bugs: copies of real stage files with one realistic bug each, made from the current files whenever ./maint/do
 builds. Each must be reported FAIL by its stage's default check (exit 1, with `says` printed), flagged by racecheck (a
-missing barrier), or refused in its machine code by scripts/sass.py on the CPU (an ordering or scope one GPU hides).
-The test `mutants` runs every one; `mutant_texts` fails where a planted bug's text is not in its file exactly once."""
+missing barrier), or refused in its machine code by scripts/sass.py on the CPU (an ordering or scope one GPU hides)."""
 import concurrent.futures
 import pathlib
 import re
@@ -24,6 +23,10 @@ class Mutant(NamedTuple):
     bug: str     # the bug, in words
     fill: bool = False  # it reads shared memory it never wrote: its verdict rests on the NaN fill (the GPU to itself)
     says: str = "FAIL"  # what its output must hold (the check that catches it, where only one can)
+
+# Lines of 07's file that several planted bugs edit.
+MEMSET = "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n"
+FLOAT4_ADD = "    for (int k = 0; k < kLoadsInFlight; ++k) sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);\n"
 
 MUTANTS = [
     Mutant("01_bound", "01_naive", "--check-only -n 1000003", "fail",
@@ -94,15 +97,13 @@ MUTANTS = [
            "  sum = block_reduce(sum, smem);\n", "  sum = block_reduce(rintf(sum), smem);\n",
            "partial sums rounded to integers: each thread's sum goes through rintf() before the block tree (default "
            "run)"),
-    Mutant("07_input_bf16", "07_multiblock", "", "fail",
-           "    for (int k = 0; k < kLoadsInFlight; ++k) sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);\n",
+    Mutant("07_input_bf16", "07_multiblock", "", "fail", FLOAT4_ADD,
            "    for (int k = 0; k < kLoadsInFlight; ++k) {\n      auto bf16 = [](float x) { return "
            "__uint_as_float((__float_as_uint(x) + 0x8000u) & 0xffff0000u); };\n      sum += (bf16(v[k].x) + "
            "bf16(v[k].y)) + (bf16(v[k].z) + bf16(v[k].w));\n    }\n",
            "input read as bf16: the float4 loads of the main loop rounded to 8 significant bits, the block sums kept "
            "in float (default run)"),
-    Mutant("07_memset_warm", "07_multiblock", "", "fail",
-           "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n",
+    Mutant("07_memset_warm", "07_multiblock", "", "fail", MEMSET,
            "      static int calls = 0;  // the memset 'saved' once the results have been checked\n      if (calls++ "
            "< 5) CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
            "memset skipped after the first five calls (the checked ones): every warm-up and timed launch adds into a "
@@ -118,14 +119,12 @@ MUTANTS = [
     Mutant("07_ticket_reset", "07_multiblock", "--check-only --input exact --combine last-block -n 2^24", "fail",
            "        *ticket = 0;  // ready for the next launch\n", "",
            "ticket never reset: from the second launch on no block draws the last ticket, *out is never written"),
-    Mutant("07_memset_once", "07_multiblock", "", "fail",
-           "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n",
+    Mutant("07_memset_once", "07_multiblock", "", "fail", MEMSET,
            "      static int calls = 0;  // the memset 'saved' after the first two calls\n      if (calls++ < 2) "
            "CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
            "memset skipped after the first two calls: from the third launch on the blocks add into a stale *out "
            "(default run)"),
-    Mutant("07_fadd_rz", "07_multiblock", "", "fail",
-           "    for (int k = 0; k < kLoadsInFlight; ++k) sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);\n",
+    Mutant("07_fadd_rz", "07_multiblock", "", "fail", FLOAT4_ADD,
            "    for (int k = 0; k < kLoadsInFlight; ++k) sum = __fadd_rz(sum, (v[k].x + v[k].y) + (v[k].z + "
            "v[k].w));\n",
            "main loop adds with round-toward-zero (__fadd_rz): every partial sum leans low, which neither the exact "
@@ -142,8 +141,7 @@ MUTANTS = [
            "warp 0 reads all 32 per-warp slots without its lane < warps guard: 30 of them were never written in this "
            "launch (64 threads), and pass where stale shared memory happens to be 0; NaN in every SM's shared memory "
            "before each checked launch shows it", fill=True),
-    Mutant("07_memset_mid", "07_multiblock", "", "fail",
-           "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // the blocks add into *out\n",
+    Mutant("07_memset_mid", "07_multiblock", "", "fail", MEMSET,
            "      static int calls = 0;  // the memset 'saved' once, in the middle of the timed repetitions\n      "
            "if (calls++ != 30) CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n",
            "memset skipped once, on the 21st of the 50 timed repetitions: that launch adds into a stale *out, which "

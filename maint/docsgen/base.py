@@ -17,7 +17,6 @@ DOCS = ROOT / "docs"
 TEMPLATES = DOCS / "templates"
 LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own
 IMG = DOCS / "img"
-CHARTS = ["ladder.png", "sweep.png", "probe.png", "gemm.png", "roofline.png", "accuracy.png"]
 # What a rendering reads that a check may switch: the result files (the synthetic GPU's, in a check), and the folder
 # of the page being rendered ("root" for README.md, "." for docs/, "stages").
 state = types.SimpleNamespace(results=DOCS / "results", page_dir=".")
@@ -41,17 +40,15 @@ _cache = {}
 def missing(note):  # notes what a page will say is not measured yet, and raises NotMeasured
     not_measured.add(note)
     raise NotMeasured(note)
-def use_results(directory):  # render from the result files in directory (a check renders from a synthetic GPU's)
-    state.results = pathlib.Path(directory)
-    _cache.clear()
 @contextlib.contextmanager
-def results_in(directory):  # the result files in directory while it lasts, then those before
-    before = state.results
-    use_results(directory)
+def results_in(directory):  # render from the result files in directory while it lasts (a check: a synthetic GPU's)
+    before, state.results = state.results, pathlib.Path(directory)
+    _cache.clear()
     try:
         yield
     finally:
-        use_results(before)
+        state.results = before
+        _cache.clear()
 def default_combine(r): return r["combine"] == combines(r["stage"])[0]  # its stage file's first
 
 # What the pages call the stream and the tree ladder: each stage's row in that regime (01 runs only the tree
@@ -78,11 +75,17 @@ def rows(name):
 def measured(name):
     path = state.results / f"{name}.csv"
     return path.exists() and len(path.read_text().splitlines()) > 1
-def meta():
-    path = state.results / "meta.json"
+def json_result(name, how):  # docs/results/<name>, or the error that says how to make it
+    path = state.results / name
     if not path.exists():
-        raise DocsError("docs/results/meta.json is missing: run ./maint/do measure on a GPU")
+        raise DocsError(f"docs/results/{name} is missing: {how}")
     return json.loads(path.read_text())
+def meta(): return json_result("meta.json", "run ./maint/do measure on a GPU")
+def result_text(name, note):  # docs/results/<name>, or NotMeasured (note) where it is missing: the page says so
+    path = state.results / name
+    if not path.exists():
+        missing(note)
+    return path.read_text()
 def stage_rows(name, stage):  # NotMeasured where the file has none
     return [r for r in rows(name) if r["stage"] == stage] or missing(f"{stage}: no rows in docs/results/{name}.csv")
 def select(name, **match):  # the one row of a result file that matches: select("ladder_tree", stage="03_padding")

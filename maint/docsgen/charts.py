@@ -108,7 +108,6 @@ REFERENCE_STYLES = {name: dict(color=color, linestyle=line, marker=marker) for n
     "read-only kernel": ("#7f7f7f", "-", "+"), "naive": ("#7f7f7f", "-.", "1"), "CPU float loop": ("#17becf", "--", "."),
     "CPU Kahan, float": ("#7f7f7f", ":", ".")}.items()}
 PEAK = dict(color="black", linestyle="--", linewidth=1)  # a theoretical peak: a line, no marker
-COPY = dict(color="#7f7f7f", linestyle="-.", linewidth=1.5)  # the ladder's cudaMemcpy row
 ROUNDING = dict(color="#8b0000", linestyle="-.", linewidth=0.8)  # u = 2^-24
 
 def style(label):
@@ -131,11 +130,12 @@ def series_of(marks, **match):  # {series: [(x, y), ...]} of the marks that matc
         if all(m.get(k) == v for k, v in match.items()):
             out.setdefault(m["series"], []).append((m["x"], m["y"]))
     return out
-def small_multiples(plt, series, ncols, size, panel, scale=lambda y: y, sharey=True):
-    """A panel per series, in its look and titled with its name, the other series faint grey behind it: series whose
-    values coincide each stay visible. panel(ax, first column, last column) adds the axes and reference lines."""
-    rows = -(-len(series) // ncols)
-    fig, grid = plt.subplots(rows, ncols, figsize=size, sharex=True, sharey=sharey, squeeze=False)
+def small_multiples(plt, marks, step, ylabel, level, scale=lambda y: y, right=None):
+    """A panel per series against n, five to a row, in its look and titled with its name, the other series faint grey
+    behind it: series whose values coincide each stay visible. level: (y, label, look) of a line in every panel."""
+    series, ncols = series_of(marks), 5
+    fig, grid = plt.subplots(-(-len(series) // ncols), ncols, figsize=(12, 5.4), sharex=True, sharey=True,
+                             squeeze=False)
     for k, ax in enumerate(grid.flat):
         if k >= len(series):
             ax.set_visible(False)
@@ -145,8 +145,12 @@ def small_multiples(plt, series, ncols, size, panel, scale=lambda y: y, sharey=T
             ax.plot([x for x, _ in other], [scale(y) for _, y in other], color="#d9d9d9", linewidth=0.8, label="_other")
         ax.plot([x for x, _ in pts], [scale(y) for _, y in pts], label=name, markersize=4, linewidth=1.2, **style(name))
         ax.set_title(name, fontsize=8, color=style(name)["color"])
-        panel(ax, k % ncols == 0, k % ncols == ncols - 1 or k == len(series) - 1)
-    return fig, grid
+        ax.axhline(level[0], label=level[1], **level[2])
+        axes(ax, "" if ax.get_subplotspec().is_first_row() else "n (floats)", ylabel if k % ncols == 0 else "", None,
+             sorted({m["x"] for m in marks})[::step], lambda n: pow2(int(n)), grid="major")
+        if right and (k % ncols == ncols - 1 or k == len(series) - 1):
+            right(ax)
+    return fig
 
 # ---- what a chart must not do: a legend over data, two series alike, a point hidden or cut off ---------------------
 def chart_problems(fig):
@@ -194,12 +198,14 @@ def chart_problems(fig):
                 for b in texts[i + 1:] if a.get_window_extent().overlaps(b.get_window_extent())]
     return list(dict.fromkeys(out))
 
-def save_chart(fig, name, legend_of=None):
+def save_chart(fig, name, legend_of=None, title=None):
     """docs/img/<name> with the data it was drawn from, once chart_problems() passes; legend_of's legend on the right."""
     import matplotlib.pyplot as plt
     if legend_of:
         legend_of.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
     problems = chart_problems(fig)
     if not problems:
         fig.savefig(IMG / name, metadata={"Description": json.dumps(chart_data(name), ensure_ascii=True)})
@@ -217,7 +223,7 @@ def axes(ax, xlabel, ylabel, title, xticks=None, ticklabel=str, logy=True, grid=
     ax.set(xlabel=xlabel, ylabel=ylabel, **{"title": title} if title else {})
     ax.grid(True, which=grid, alpha=0.3)
 
-def draw_charts():  # every chart of CHARTS from its data (chart_data), into docs/img/
+def draw_charts():  # every chart of CHART_SPECS from its data (chart_data), into docs/img/
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -247,23 +253,13 @@ def draw_charts():  # every chart of CHARTS from its data (chart_data), into doc
     ax.set_ylabel(f"GB/s (n = {first['n']} floats)")
     ax.set_title(f"Sum of {first['n']} floats, median of {first['reps']} reps, L2 flushed ({gpu})", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
-    fig.tight_layout()
     save_chart(fig, "ladder.png")
     # The size sweep: a panel per series (GB/s against n; the peak dashed; % of it on the right).
-    series, ticks = series_of(marks["sweep.png"]), sorted({m["x"] for m in marks["sweep.png"]})[::10]
-
-    def sweep_panel(ax, left, right):
-        ax.axhline(top, label="theoretical peak", **PEAK)
-        axes(ax, "n (floats)" if not ax.get_subplotspec().is_first_row() else "", "GB/s" if left else "", None,
-             ticks, lambda n: pow2(int(n)), grid="major")
-        if right:
-            ax.secondary_yaxis("right", functions=(lambda y: 100 * y / top, lambda p: p * top / 100)).set_ylabel(
-                "% of peak", fontsize=8)
-    fig, _ = small_multiples(plt, series, 5, (12, 5.4), sweep_panel)
-    fig.suptitle(f"GB/s against n, stream regime, L2 flushed; dashed: the theoretical peak; grey: the other series ({gpu})",
-                 fontsize=9)
-    fig.tight_layout()
-    save_chart(fig, "sweep.png")
+    fig = small_multiples(plt, marks["sweep.png"], 10, "GB/s", (top, "theoretical peak", PEAK), right=lambda ax: (
+        ax.secondary_yaxis("right", functions=(lambda y: 100 * y / top, lambda p: p * top / 100)).set_ylabel(
+            "% of peak", fontsize=8)))
+    save_chart(fig, "sweep.png", title=f"GB/s against n, stream regime, L2 flushed; dashed: the theoretical peak; "
+               f"grey: the other series ({gpu})")
     # The block-size probe: a panel per series and regime (a row each), GB/s from 0.
     fig, grid = plt.subplots(2, 7, figsize=(13, 4.8), sharex=True, sharey="row")
     blocks = sorted({m["x"] for m in marks["probe.png"]})
@@ -281,9 +277,8 @@ def draw_charts():  # every chart of CHARTS from its data (chart_data), into doc
                  lambda b: str(int(b)), False, "major", fontsize=7)
             ax.set_ylim(0, 1.1 * max(m["y"] for m in marks["probe.png"] if m["table"] == t))
             ax.tick_params(labelleft=k == 0)
-    fig.suptitle(f"Block-size probe, n = {rows('probe_stream')[0]['n']}; grey: the other stages ({gpu})", fontsize=9)
-    fig.tight_layout()
-    save_chart(fig, "probe.png")
+    save_chart(fig, "probe.png", title=f"Block-size probe, n = {rows('probe_stream')[0]['n']}; grey: the other stages "
+               f"({gpu})")
     # GEMM: every kernel of the 16x16 table against size, the FP32 peak as a line.
     fig, ax = plt.subplots(figsize=(8, 4.2))
     fp32 = round(fp32_peak(), 1)
@@ -295,16 +290,10 @@ def draw_charts():  # every chart of CHARTS from its data (chart_data), into doc
          sorted({int(m["x"]) for m in marks["gemm.png"]}), fontsize=7)
     save_chart(fig, "gemm.png", ax)
     # Accuracy: a panel per series, relative error against n, one rounding (u) dashed.
-    def accuracy_panel(ax, left, right):
-        ax.axhline(2.0 ** -24, label="u = 2^-24 (one rounding)", **ROUNDING)
-        axes(ax, "" if ax.get_subplotspec().is_first_row() else "n (floats)", "relative error" if left else "", None,
-             sorted({m["x"] for m in marks["accuracy.png"]})[::5], lambda n: pow2(int(n)), grid="major")
-    fig, _ = small_multiples(plt, series_of(marks["accuracy.png"]), 5, (12, 5.4), accuracy_panel,
-                             lambda y: max(y, 1e-12))
-    fig.suptitle(f"|result - exact sum| / exact sum against n (uniform in [0, 1)); dash-dot: u = 2^-24, one rounding; "
-                 f"grey: the other series ({gpu})", fontsize=9)
-    fig.tight_layout()
-    save_chart(fig, "accuracy.png")
+    fig = small_multiples(plt, marks["accuracy.png"], 5, "relative error", (2.0 ** -24, "u = 2^-24 (one rounding)",
+                          ROUNDING), lambda y: max(y, 1e-12))
+    save_chart(fig, "accuracy.png", title=f"|result - exact sum| / exact sum against n (uniform in [0, 1)); dash-dot: "
+               f"u = 2^-24, one rounding; grey: the other series ({gpu})")
     # The roofline: each row of its table a point, in its series' look.
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
     xs, points = [2 ** (i / 4) for i in range(-12, 48)], marks["roofline.png"]

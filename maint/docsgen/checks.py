@@ -7,8 +7,8 @@ import re
 import tempfile
 
 from scripts.stages import ladder_stages, role
-from . import synthetic_gpu
-from .base import (CHARTS, DocsError, f, IMG, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, results_in, ROOT, rows,
+from . import charts, synthetic_gpu
+from .base import (DocsError, f, IMG, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, results_in, ROOT, rows,
                    state, TEMPLATES)
 from .compare import SAID
 from .render import pages, PLACEHOLDER, render
@@ -173,7 +173,7 @@ def check_structure():  # a page per stage, each in the stage layout, every resu
         except DocsError as e:
             problems.append(str(e))
     return problems + [f"docs/img/{chart} is missing: run ./maint/do docs where matplotlib is installed"
-                       for chart in CHARTS if not (IMG / chart).exists()]
+                       for chart in charts.CHART_SPECS if not (IMG / chart).exists()]
 
 # page (as rendered, relative to the project): (the most words of prose, the most open tables; None: no limit)
 LIMITS = {"README.md": (1000, None), "docs/method.md": (3000, None), "docs/stages/07_multiblock.md": (1500, 4)}
@@ -187,7 +187,7 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
     folded = re.compile(r"<details>(?:(?!<details>).)*?</details>", re.S)  # the innermost first: folds nest
     while folded.search(text):
         text = folded.sub("", text)
-    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return without_fences(text)
 
 SENTENCE_WORDS = 40  # the most words a sentence of a reader's page may have
 

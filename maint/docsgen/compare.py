@@ -155,14 +155,13 @@ def read_kernel_passed():
     """Some stage's median time in the ladder is below the read-only kernel's, timed in the same process (% of read
     above 100)."""
     return any(f(r["pct_read"]) > 100 for r in rows("ladder"))
+def spread_within(vals, share): return max(vals) <= (1 + share) * min(vals)  # the largest at most share above the least
 def per_block_flat(combine, blocks, within=0.10):
     """A combine's time per block (tree regime) stays within 10% over the block sizes given."""
-    vals = [per_block(combine, b) for b in blocks]
-    return max(vals) <= (1 + within) * min(vals)
+    return spread_within([per_block(combine, b) for b in blocks], within)
 def per_block_same(stages, block, within=0.05):
     """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
-    vals = [per_block_ns(s, block) for s in stages]
-    return max(vals) <= (1 + within) * min(vals)
+    return spread_within([per_block_ns(s, block) for s in stages], within)
 def costliest(combine, view="combine_tree"):
     """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
     combine's."""

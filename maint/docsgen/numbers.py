@@ -1,7 +1,6 @@
 """The numbers the prose quotes, from the result files: the profiler's counters, 07 at small n, the probe and the
 sweep, accuracy, GEMM, the CPU, the handoff, the planted bugs and where the results were measured."""
 import collections
-import json
 import math
 import re
 import statistics
@@ -11,8 +10,8 @@ from ..mutants import MUTANTS
 from maint import gemm_stage, has_stream
 from scripts.run import cpu_stage_row
 from scripts.stages import combine_stage, combines, reduce_stages, regimes, relative_error, row_label
-from .base import (and_list, common_constant, default_combine, default_of, DocsError, f, meta, not_measured, option, pow2, rows, select,
-                   stage_rows, state, value_range)
+from .base import (and_list, common_constant, default_combine, default_of, DocsError, f, json_result, meta,
+                   not_measured, option, pow2, rows, select, stage_rows, state, value_range)
 
 # ---- the profiler (docs/results/ncu.csv), a counter by its short name (maint/measure.py's NCU_COUNTERS) -------------
 def ncu_value(stage, variant, metric): return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
@@ -73,9 +72,8 @@ def first_n_at(combine, pct):
     """The smallest sweep size from which on every larger one reaches pct % of the read-only kernel."""
     data = sorted(sweep_07(combine).items())
     return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
-def per_block(combine, block):
-    r = select("combine_tree", combine=combine, block=block)
-    return f(r["ms_median"]) * 1e6 / int(r["grid"])
+def ns_per_block(r): return f(r["ms_median"]) * 1e6 / int(r["grid"])  # a row of combine_tree.csv
+def per_block(combine, block): return ns_per_block(select("combine_tree", combine=combine, block=block))
 def per_block_ns(stage, block):
     r = select("probe_tree", stage=stage, block=block)
     return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
@@ -102,9 +100,8 @@ def probe_tie_count():  # (stages whose fastest block size ties with another, pr
 def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
 def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its best % of the peak, as printed
-    data = stage_rows("sweep", stage)
-    best = max(format(f(r["pct_peak"]), fmt) for r in data)
-    return " and ".join(pow2(r["n"]) for r in data if format(f(r["pct_peak"]), fmt) == best)
+    best = sweep_max(stage, fmt)  # the numbers' maximum, not the strings' ("9.5" > "85.3")
+    return " and ".join(pow2(r["n"]) for r in stage_rows("sweep", stage) if format(f(r["pct_peak"]), fmt) == best)
 def sweep_reach():  # 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'
     top = {}
     for r in rows("sweep"):
@@ -268,11 +265,7 @@ def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's pa
     return list(by.items())
 def first_builds():
     """docs/results/first_build.json: each first ./ladder build recorded there, with how long it took and where."""
-    path = state.results / "first_build.json"
-    if not path.exists():
-        raise DocsError("docs/results/first_build.json is missing: copy <build>/first_build.json from a fresh clone's "
-                        "first ./ladder build")
-    data = json.loads(path.read_text())
+    data = json_result("first_build.json", "copy <build>/first_build.json from a fresh clone's first ./ladder build")
     return [{**b, "took": f"{int(b['seconds'])} s" if int(b["seconds"]) < 120 else f"{int(b['seconds']) / 60:.0f} minutes",
              "where": f"{b['cpus']} CPU cores, {'without a GPU' if b['gpu'] == 'none' else 'with a GPU'}"}
             for b in (data if isinstance(data, list) else [data])]

@@ -2,6 +2,7 @@
 diffs, the saved machine code, the sanitizers' and ./ladder try's saved reports, and the build's settings. A quote of
 code the files no longer hold fails the rendering, so a sentence that quotes a kernel follows it."""
 import difflib
+import itertools
 import json
 import re
 
@@ -9,7 +10,7 @@ from ..tests.check_try_file import CASES, ORIGINAL, STAGE
 from maint import gemm_stage
 from scripts.stages import describe, stage_file
 from scripts.build import MIN_CMAKE
-from .base import and_list, cpp_number, DocsError, missing, pow2, ROOT, rows, state
+from .base import and_list, cpp_number, DocsError, pow2, result_text, ROOT, rows, state
 
 def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds it
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
@@ -34,11 +35,9 @@ def flag_list(stage, without=None):  # the options `stage --help` lists, as code
     return [f"`{flag}`" for flag in listed(stage) if flag not in (listed(without) if without else [])]
 
 # ---- the machine code ./maint/do profile saved (docs/results/sass_<stage>.txt) ------------------------------------
-def sass_lines(stage):
-    path = state.results / f"sass_{stage}.txt"
-    if not path.exists():  # a stage not profiled yet: its page says so where it would quote the machine code
-        missing(f"{stage}: no docs/results/sass_{stage}.txt (./maint/do profile on a GPU)")
-    return path.read_text().splitlines()
+def sass_lines(stage):  # a stage not profiled yet: its page says so where it would quote the machine code
+    note = f"{stage}: no docs/results/sass_{stage}.txt (./maint/do profile on a GPU)"
+    return result_text(f"sass_{stage}.txt", note).splitlines()
 def sass_span(stage, start, end, last=False):  # from the first instruction holding start to the first (last) holding end
     lines = sass_lines(stage)
     a = next(i for i, l in enumerate(lines) if start in l)
@@ -65,11 +64,9 @@ def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().
 def memcheck():
     """./maint/do measure's memcheck runs of 06 (docs/results/memcheck.txt, each run a line "$ <the command>" and its
     "ERROR SUMMARY: N errors"): the commands, the sizes (and offsets) they ran at, and the errors in all."""
-    path = state.results / "memcheck.txt"
-    if not path.exists():
-        missing("docs/results/memcheck.txt: compute-sanitizer's memcheck of 06")
+    text = result_text("memcheck.txt", "docs/results/memcheck.txt: compute-sanitizer's memcheck of 06")
     runs, command = [], None
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         command = line[2:].strip() if line.startswith("$ ") else command
         if m := re.search(r"ERROR SUMMARY: (\d+) error", line):
             runs.append((command, int(m.group(1))))
@@ -86,10 +83,8 @@ def own_diff(name):  # a planted copy of 05 (maint/tests/check_try_file.py) as `
     return "```diff\n" + "\n".join(difflib.unified_diff(ORIGINAL.splitlines(), after.splitlines(), f"{STAGE}/"
                                                          f"{stage_file(STAGE).name}", "mine.cu", n=3, lineterm="")) + "\n```"
 def own_report(name):  # what ./ladder try printed for the case on the GPU of these results
-    path = state.results / f"own_{name}.txt"
-    if not path.exists():
-        missing(f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
-    return "```text\n" + path.read_text().rstrip() + "\n```"
+    text = result_text(f"own_{name}.txt", f"docs/results/own_{name}.txt: ./ladder try on a reader's file")
+    return "```text\n" + text.rstrip() + "\n```"
 def own_failed(name, tool=None):
     """The checks the case failed; tool=True: those where compute-sanitizer reported the error, False: the others."""
     lines = own_report(name).splitlines()
@@ -127,8 +122,6 @@ def self_test_plan(field, full):  # the sizes or blocks --self-test full (quick)
     m = common_match(rf"\b{field} = full \? \w+\{{([^}}]*)\}}\s*: \w+\{{([^}}]*)\}}")
     return [cpp_number(x, f"the self-test's {field}") for x in m.group(1 if full else 2).split(",")]
 def size_list(sizes):  # '1–4, 33, 4097–4100' (runs of four or more as ranges), from 2^20 on 2^k or 2^k+1
-    runs = []
-    for n in sizes:
-        runs[-1:] = [runs[-1] + [n]] if runs and runs[-1][-1] == n - 1 else runs[-1:] + [[n]]
+    runs = [[n for _, n in run] for _, run in itertools.groupby(enumerate(sizes), lambda p: p[1] - p[0])]
     def one(n): return str(n) if n < 2 ** 20 else f"{pow2(n - 1)}+1" if "^" in pow2(n - 1) else pow2(n)
     return ", ".join(f"{one(r[0])}–{one(r[-1])}" if len(r) > 3 else ", ".join(map(one, r)) for r in runs)

@@ -110,8 +110,7 @@ def _rewrite_row(r, scale, old_sms, file):
 
 def _rates(out):
     """A row's rates from its new times: the FLOP of a GEMM (2 M N K), the bytes of a sum, each over its time."""
-    def ms(prefix=""):
-        return _num(out.get(f"{prefix}ms_median"))
+    def ms(prefix=""): return _num(out.get(f"{prefix}ms_median"))
     if "m" in out:  # a GEMM
         flop = 2.0 * _num(out["m"]) * _num(out["n"]) * _num(out["k"])
         out.update({f"{p}gflops": _fmt(flop / (ms(p) * 1e6)) for p in ("", "naive_", "cublas_") if ms(p)})

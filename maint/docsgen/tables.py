@@ -14,7 +14,8 @@ from .base import (docs_path, f, link, md_table, measured, meta, not_measured, N
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
 from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
-                      gemm_ffma_per_mac, handoff_by_n, mutant_results, pct_read, quantile, SMALL_N_MAX, stalls, sweep_07, us)
+                      gemm_ffma_per_mac, handoff_by_n, mutant_results, ns_per_block, pct_read, quantile, SMALL_N_MAX,
+                      stalls, sweep_07, us)
 from .sources import own_report, padded
 
 CELL = re.compile(r"([^*/:]+)(?:([*/])([^:]+))?(?::(.*))?")
@@ -45,8 +46,7 @@ TABLES = {
                         "CUB % of peak": "cub_pct_peak:.1f"}, None),
     "combine_tree": ("combine_tree", {
         "block": "block", "combine": "`combine`", "blocks": lambda r: f"{int(r['grid']):,}", "check": "check",
-        "ms": "ms_median:.3f", "GB/s": "gbps:.0f", "ns per block": lambda r: f"{f(r['ms_median']) * 1e6 / int(r['grid']):.2f}"},
-        None),
+        "ms": "ms_median:.3f", "GB/s": "gbps:.0f", "ns per block": lambda r: f"{ns_per_block(r):.2f}"}, None),
     "determinism": ("determinism", {
         "n": "n", "combine": "`combine`", "runs": "runs", "distinct results": "distinct_results", "smallest": "min_result",
         "largest": "max_result", "spread (ulp)": "spread_ulps",

@@ -2,8 +2,7 @@
 its main() and page template renamed, as CONTRIBUTING.md tells a contributor. Then in the copy: CMake registers its
 tests and builds it; the docs render and --check passes, naming it as not measured, and every other page keeps every
 line but those naming it; the runner's checks, the stage diffs, the saved machine code and the thread models pass;
-without its template, --check fails naming the missing page. Builds the new stage for one GPU.
-Run: python3 -m maint.tests.check_add_stage (LADDER_BUILD: this build)"""
+without its template, --check fails naming the missing page. Builds the new stage for one GPU; LADDER_BUILD the rest."""
 import concurrent.futures
 import difflib
 import os

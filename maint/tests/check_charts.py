@@ -1,6 +1,5 @@
 """Every chart drawn from the results passes the layout check ./maint/do docs applies (maint/docsgen/charts.py), and
-that check fails on a small figure with each fault planted. Needs matplotlib (exit 77 without it). No GPU.
-Run: python3 -m maint.tests.check_charts"""
+that check fails on a small figure with each fault planted. Needs matplotlib (exit 77 without it). No GPU."""
 import pathlib
 import sys
 import tempfile

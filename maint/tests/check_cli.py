@@ -133,10 +133,8 @@ ROWS = [
 def command(program, args):
     if program == "runner":
         return [sys.executable, "-m", "scripts.ladder", *shlex.split(args), "--build", str(build_dir())]
-    if program.endswith("_probe"):
-        return [str(build_dir() / "maint" / "bin" / program), *shlex.split(args)]
-    path = {"ladder": ROOT / "ladder", "maint": ROOT / "maint" / "do"}.get(program) or build_dir() / (
-        "maint/mutants/bin" if program.startswith("mutant_") else "bin") / program
+    folder = "maint/mutants/bin" if program.startswith("mutant_") else "maint/bin" if "_probe" in program else "bin"
+    path = {"ladder": ROOT / "ladder", "maint": ROOT / "maint" / "do"}.get(program) or build_dir() / folder / program
     return [str(path), *shlex.split(args)]
 
 def main():

@@ -1,16 +1,15 @@
 """On a fresh Debug build directory (compute capability 7.5): the configure notes are said once, not on every later
-configure; Debug device code is compiled with -G and without -lineinfo; a Release build keeps -lineinfo.
-Run: python3 -m maint.tests.check_configure"""
+configure; Debug device code is compiled with -G and without -lineinfo; a Release build keeps -lineinfo."""
 import json
 import pathlib
 import subprocess
 import sys
 import tempfile
 
-from maint.tests import verdict
+from maint.tests import ROOT, verdict
 
-def configure(src, build, build_type):
-    proc = subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
+def configure(build, build_type):
+    proc = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
                            "-DCMAKE_CUDA_ARCHITECTURES=75", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -22,18 +21,17 @@ def device_flags(build):
     return [c["command"] for c in commands if c["file"].endswith(".cu")]
 
 def main(argv):
-    src = pathlib.Path(__file__).resolve().parents[2]
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         build = pathlib.Path(tmp) / "debug"
-        configure(src, build, "Debug")
-        again = configure(src, build, "Debug")
+        configure(build, "Debug")
+        again = configure(build, "Debug")
         if again:
             problems.append("the second configure repeats its notes:\n  " + "\n  ".join(again))
         debug = device_flags(build)
         if not debug or not all(" -G " in c and "-lineinfo" not in c for c in debug):
             problems.append("a Debug build's device code is not compiled with -G alone:\n  " + (debug or ["none"])[0])
-        configure(src, build, "Release")
+        configure(build, "Release")
         release = device_flags(build)
         if not all("-lineinfo" in c and " -G " not in c for c in release):
             problems.append("a Release build's device code is not compiled with -lineinfo:\n  " + release[0])

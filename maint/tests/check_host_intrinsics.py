@@ -2,8 +2,7 @@
 loads and stores, atomics and their scopes, fences, cuda::atomic_ref, votes, warp reductions, shuffles with masks,
 cooperative groups), still sums every element once on the host; an edit that loses sums fails; one the host run does
 not model is refused naming it, the reader's file and line. Every file of ./ladder try's corpus (check_try_file.py)
-gets the verdict of try's host checks: the correct ones pass, the wrong ones fail with their reason.
-Run: python3 -m maint.tests.check_host_intrinsics"""
+gets the verdict of try's host checks: the correct ones pass, the wrong ones fail with their reason."""
 import concurrent.futures
 import sys
 

@@ -3,8 +3,7 @@
   check_mutants.py              every planted bug (exit 77 without a GPU, after the machine-code ones ran)
   check_mutants.py --cpu        the ones that need no GPU: the machine code's, and the CPU baseline's
   check_mutants.py --texts      each planted bug's text is in its file once; a changed text must be reported
-  check_mutants.py --racy-warp  racecheck reports the pre-Volta unrolled warp (maint/tests/racy_warp_unroll.cu)
-"""
+  check_mutants.py --racy-warp  racecheck reports the pre-Volta unrolled warp (maint/tests/racy_warp_unroll.cu)"""
 import subprocess
 import sys
 

@@ -3,8 +3,7 @@ cuobjdump as ./maint/do profile does, equals docs/results/sass_<stage>.txt line 
 check). A kernel edit fails, naming the stage and the first line that differs; a comment passes.
   check_saved_sass.py [STAGE...]      compare (default: every stage)
   check_saved_sass.py --self-test     a kernel edit (03's padding i / 32 -> i / 16) must fail, a comment must pass
-Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing.
-"""
+Exit status: 0 pass, 1 stale, 2 a stage does not compile, 77 a tool is missing."""
 import os
 import pathlib
 import shutil
@@ -64,10 +63,8 @@ def self_test(tools):
 def main(argv):
     try:
         tools = find_tools(build_dir())
-        if argv == ["--self-test"]:
-            problems = self_test(tools)
-        else:
-            problems = [s for s in (stale(st, stage_file(st), tools) for st in argv or ladder_stages()) if s]
+        problems = self_test(tools) if argv == ["--self-test"] else [
+            s for s in (stale(st, stage_file(st), tools) for st in argv or ladder_stages()) if s]
     except Skip as e:
         print(f"SKIPPED: {e}")
         return 77

@@ -2,8 +2,7 @@
 (exit 77 without a GPU, 0 on one); a lost element, a race, a wrong tail, a renamed kernel and a file naming another
 stage fail, naming the check; a file that does not compile fails with the compiler's message naming it; a missing file
 is a one-line usage error. Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side.
-Every case runs with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU.
-Run: python3 -m maint.tests.check_try_file [--correct]"""
+Every case runs with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU."""
 import concurrent.futures
 import os
 import pathlib

@@ -1,7 +1,6 @@
 """Tests of the runner behind ./ladder (scripts/): the stage roles read from the programs, ./ladder test (ctest's
 listing and skip reasons on stdout), the presets, the arguments of try, test and diff, try's line for a failed GPU
-check, and the profile's reading of ncu's units. python3 -m maint.tests.test_runner [CASE...]
-"""
+check, and the profile's reading of ncu's units. python3 -m maint.tests.test_runner [CASE...]"""
 import json
 import pathlib
 import subprocess
