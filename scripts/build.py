@@ -33,9 +33,8 @@ def have(package):
     return shutil.which({"ninja-build": "ninja", "python3-pip": "pip3"}.get(package, package)) is not None
 
 def ensure(required, optional=()):
-    """Installs what is missing with apt-get where it can (as root or with password-less sudo, unless
-    LADDER_NO_INSTALL=1), saying the command first and showing apt's output if it fails; exits 2 naming the command
-    that installs what is still missing."""
+    """apt-get installs what is missing where it may (as root or with password-less sudo, unless LADDER_NO_INSTALL=1);
+    exit 2 naming the command that installs what is still missing."""
     missing = [p for p in [*required, *optional] if not have(p)]
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
     may = os.environ.get("LADDER_NO_INSTALL") != "1" and shutil.which("apt-get") and (
@@ -53,7 +52,7 @@ def ensure(required, optional=()):
                 say(f"ladder: apt-get could not install {p}; its last lines:\n" +
                     "\n".join("  " + l for l in (done.stdout + done.stderr).splitlines()[-15:]))
         cmake_version.cache_clear()  # apt may have installed it
-    old = "cmake" in [p for p in required if not have(p)] and cmake_version()
+    old = "cmake" in required and not have("cmake") and cmake_version()
     if old:
         say(f"ladder: CMake {old} is too old: {MIN_CMAKE} or newer is needed ('pip install cmake' gives one)")
     if still := [p for p in required if not have(p) and not (p == "cmake" and old)]:
@@ -65,8 +64,6 @@ def ncpu():
     return os.cpu_count() or 2
 
 def gpu_visible():
-    """Whether a GPU is visible: nvidia-smi lists one (or, without it, a device node exists), and CUDA_VISIBLE_DEVICES
-    does not hide every device."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", "unset") in ("", "-1", "none", "NoDevFiles"):
         return False
     if shutil.which("nvidia-smi"):
@@ -112,8 +109,7 @@ def disassemblers(build_dir):
     """nvdisasm, with which the machine-code checks read the stages' code: the CUDA Toolkit's, else the one PyPI ships
     for this nvcc's major version, put in <build>/tools with pip --target (nothing outside the build directory
     changes). Without it (LADDER_NO_INSTALL=1, no pip) those tests report skipped, saying how to install it."""
-    tools = pathlib.Path(build_dir) / "tools"
-    nvcc = shutil.which("nvcc") or ""
+    tools, nvcc = pathlib.Path(build_dir) / "tools", shutil.which("nvcc") or ""
     if (shutil.which("nvdisasm") or (nvcc and (pathlib.Path(nvcc).parent / "nvdisasm").exists())
             or list(tools.glob("nvidia/*/bin/nvdisasm")) or os.environ.get("LADDER_NO_INSTALL") == "1"):
         return

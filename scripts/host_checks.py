@@ -1,18 +1,16 @@
 """Checks of a stage's kernels run on the host (host_run.py), which need no GPU: every reduce kernel and launcher adds
 each element once, and every tiled GEMM's C is the product. The stage's test <stage>.host_run holds the ladder's own
-stages to them; ./ladder try STAGE mine.cu holds a reader's file to them. The runs of one check are processes of their
-own, run side by side.
+stages to them; ./ladder try STAGE mine.cu holds a reader's file to them.
 
   problems(stage) -> [message naming the stage, the kernel and the launch]
-  python3 -m scripts.host_checks STAGE     exit 0: none; 1: the problems, printed; 77: what the host run cannot model
-"""
+  python3 -m scripts.host_checks STAGE     exit 0: none; 1: the problems, printed; 77: what the host run cannot model"""
 import concurrent.futures
-import os
 import random
 import re
 import sys
 
 from . import host_run
+from .build import ncpu
 from .stages import combines, regimes, role
 
 # (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
@@ -45,31 +43,26 @@ def block_order(blocks, grid, n):
     return []
 
 def first_failures(runs, message):
-    """Each run (group, what, host_run.run's arguments) side by side on a pool of threads (each run a process of its
-    own), then message(*what, trace), None where the run is right: the first message of each group. The first run
-    that fails (a host run that does not finish, say) ends them all: the runs not started yet are not."""
-    pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2)
+    """Each run (group, what, host_run.run's arguments) side by side, a process each: the first message(*what, trace)
+    of each group, None where a run is right. A run that fails (one that never ends, say) cancels those not started."""
+    pool = concurrent.futures.ThreadPoolExecutor(ncpu())
     futures = [pool.submit(host_run.run, **args) for _, _, args in runs]
     try:
         for done in concurrent.futures.as_completed(futures):
             done.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    out, seen = [], set()
+    first = {}  # group: its first message
     for (group, what, _), future in zip(runs, futures):
-        if group not in seen and (said := message(*what, future.result())):
-            seen.add(group)
-            out.append(said)
-    return out
+        if group not in first and (said := message(*what, future.result())):
+            first[group] = said
+    return list(first.values())
 
 def sum_problems(stage):
-    """The kernels' runs (kernel_problems), then, where they passed, the launcher's (launcher_problems), which a
-    launcher the host run cannot build refuses by name (HostRunUnmodelled)."""
     return kernel_problems(stage) or launcher_problems(stage)
 
 def kernel_problems(stage):
-    """Each kernel at each of SHAPES (the one-block kernel on one block, where it is up to 16 elements a thread) in
-    each of ORDERS."""
+    """Each kernel at each of SHAPES (one-block: on one block, up to 16 elements a thread) in each of ORDERS."""
     host_run.executable(stage)  # built once, before the runs
     tree_only = "stream" not in regimes(stage)  # no grid-stride loop: n / block blocks
 

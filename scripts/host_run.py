@@ -8,8 +8,7 @@ made it. Which kernels there are, and the tile sizes of 08, are read from the st
 host functions but main (the launcher, blocks_per_sm) are pasted too, each `<<<...>>>` launch rewritten for
 scripts/host/runtime.hpp, so the entry "launcher" runs the launches the stage's own launcher makes.
 
-  run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)
-"""
+  run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)"""
 import contextlib
 import functools
 import hashlib
@@ -23,7 +22,8 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from .stages import ROOT
+
 HOST = ROOT / "scripts" / "host"
 CXX = os.environ.get("CXX", "g++")
 WARP = 32
@@ -48,9 +48,8 @@ class HostRunUnmodelled(HostRunError):
 
 @contextlib.contextmanager
 def stage_text(stage, text, shown_as=None):
-    """Within the block, host runs read a copy of the stage's directory and common/ in which the stage file holds
-    text: a reader's version of it, or a planted drift. shown_as: the file the messages name (the reader's), where
-    the text came from one."""
+    """Within the block, host runs read a copy of the stage's directory and common/ whose stage file holds text (a
+    reader's version of it, or a planted drift); shown_as: the file the messages name, where the text came from one."""
     global ROOT
     with tempfile.TemporaryDirectory() as tmp:
         for part in (stage, "common"):
@@ -120,8 +119,7 @@ def device_code(text, path, launcher=False):
     return "\n".join(keep)
 
 def refuse_unmodelled(item, first_line, path):
-    """Raises HostRunUnmodelled naming the first use, in one item of device code, of what the host run does not
-    model, with the file, the line and the line itself."""
+    """HostRunUnmodelled naming the first use in item of what the host run does not model: its file, line and text."""
     blanked = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), item)  # comments out, lines kept
     for offset, line in enumerate(blanked.split("\n")):
         if found := UNMODELLED.search(line):
@@ -159,15 +157,10 @@ def host_launches(item):
 def launcher_name(text):
     """The launcher main() hands to the harness: run_reduce_stage's or run_gemm_stage's fourth argument."""
     code = COMMENT.sub("", text)
-    m = re.search(r"\brun_(?:reduce|gemm)_stage\(", code)
-    if not m:
+    if not (m := re.search(r"\brun_(?:reduce|gemm)_stage\(", code)):
         return None
     args = _top_level_split(code[m.end():_closing(code, m.end() - 1) - 1])
     return args[3] if len(args) > 3 and re.fullmatch(r"\w+", args[3]) else None
-
-def _dashed(name):
-    """An enum value's name as the options say it: TwoPass -> two-pass."""
-    return re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()
 
 def entries(text):
     """[(name, call, dynamic shared bytes, gemm)] of the kernels in a stage file: what the driver can launch."""
@@ -175,7 +168,8 @@ def entries(text):
     if re.search(r"__global__ void reduce_kernel\(", text) and "template <Combine kCombine>" not in text:
         out.append(("reduce", "reduce_kernel(a.in, a.n, a.out)", "smem_bytes(b)", False))
     for combine in dict.fromkeys(re.findall(r"reduce_kernel<Combine::k(\w+)>", text)):
-        out.append((_dashed(combine), f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
+        dashed = re.sub(r"(?<!^)([A-Z])", r"-\1", combine).lower()  # as the options say it: TwoPass -> two-pass
+        out.append((dashed, f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
                     "smem_bytes(b)", False))
     if "__global__ void one_block_kernel(" in text:
         out.append(("one-block", "one_block_kernel(a.in, static_cast<unsigned>(a.n), a.out)", "0", False))
@@ -206,8 +200,7 @@ def program(text, path, launcher=True):
     """The host run's program: the kernels as entries, and (launcher) the entry "launcher", the stage's own."""
     table = [f'{{"{name}", [](ladder_host::Args& a) {{ {call}; }}, [](unsigned b) -> std::size_t {{ (void)b; return '
              f'{smem}; }}, {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text)]
-    name = launcher_name(text) if launcher else None
-    if name:
+    if name := (launcher_name(text) if launcher else None):
         gemm = "run_gemm_stage" in text
         call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm
                 else f"a.first = {name}(a.in, a.n, a.out, a.launch, nullptr)")
@@ -245,14 +238,12 @@ def executable(stage, launcher=False):
     text = path.read_text()
     shown = SHOWN_AS.get(stage, f"{stage}/{path.name}")
     exe, errors = _build(program(text, shown))
-    if exe is None and launcher_name(text):
-        kernels, _ = _build(program(text, shown, launcher=False))
-        if kernels is not None and not launcher:
+    if exe is None and launcher_name(text) and (kernels := _build(program(text, shown, launcher=False))[0]):
+        if not launcher:
             return kernels
-        if kernels is not None:
-            why = next((line for line in errors.splitlines() if "error" in line), "").strip()
-            raise HostRunUnmodelled(f"the host run cannot run the launcher of {shown} on the host ({why}); the GPU "
-                                    "checks still run")
+        why = next((line for line in errors.splitlines() if "error" in line), "").strip()
+        raise HostRunUnmodelled(f"the host run cannot run the launcher of {shown} on the host ({why}); the GPU "
+                                "checks still run")
     if exe is None:
         raise HostRunError(f"{shown}: its device code does not build on the host:\n{errors}")
     if launcher and not launcher_name(text):
@@ -355,8 +346,6 @@ def _trace(exe, stage, entry, options):
 
 def kernel_entries(stage):
     return [name for name, *_ in entries(stage_path(stage).read_text())]
-
-# ---- warp-wide requests --------------------------------------------------------------------------------------------
 
 def requests_by_warp(accesses):
     """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 from . import build, run, tries
-from .stages import ROOT, NoGpu, StageError, UsageProblem, git_commit, resolve_stage, say
+from .stages import CALLER, ROOT, NoGpu, StageError, UsageProblem, git_commit, resolve_stage, say
 
 DESCRIPTION = """\
 cuda-ladder: a float sum reduction climbed one technique at a time, then a tiled SGEMM.
@@ -118,18 +118,16 @@ def writable_directory(option, path):
 
 def take_build(argv):
     """--build DIR (or --build=DIR) anywhere among the arguments chooses the build directory for every step."""
-    out, build_dir, i = [], os.environ.get("BUILD_DIR"), 0
-    while i < len(argv):
-        if argv[i] == "--build":
-            if i + 1 == len(argv):
+    out, build_dir, args = [], os.environ.get("BUILD_DIR"), iter(argv)
+    for arg in args:
+        if arg == "--build":
+            if (build_dir := next(args, None)) is None:
                 raise UsageProblem("--build needs a directory")
-            build_dir, i = argv[i + 1], i + 2
-        elif argv[i].startswith("--build="):
-            build_dir, i = argv[i].split("=", 1)[1], i + 1
+        elif arg.startswith("--build="):
+            build_dir = arg.split("=", 1)[1]
         else:
-            out, i = out + [argv[i]], i + 1
-    cwd = pathlib.Path(os.environ.get("LADDER_CWD", "."))
-    return out, (cwd / build_dir).absolute() if build_dir else ROOT / "build"
+            out.append(arg)
+    return out, (CALLER / build_dir).absolute() if build_dir else ROOT / "build"
 
 def take_try_change(a, extras, p):
     """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
@@ -175,7 +173,7 @@ def parse(argv):
         if getattr(a, option, None):
             writable_directory(f"--{option}", getattr(a, option))
     if getattr(a, "save", None):
-        a.save = str(pathlib.Path(os.environ.get("LADDER_CWD", ".")) / a.save)
+        a.save = str(CALLER / a.save)
     elif hasattr(a, "save"):
         a.save = str(a.build / "results")
     if a.command == "try":
@@ -190,23 +188,17 @@ def main(argv):
         if a.command == "diff":
             print(run.stage_diff(resolve_stage(a.before), resolve_stage(a.after)))
             return 0
-        gpu = build.gpu_visible()
-        if a.command in ("run", "try") and not gpu:
+        if a.command in ("run", "try") and not build.gpu_visible():
             say("ladder: no NVIDIA GPU is visible here: building anyway, to show that the code compiles; every stage\n"
                 "        will then report 'no usable GPU' (exit status 77). ./ladder test runs what needs no GPU.")
         build.build(a.build)
         os.environ["LADDER_BUILD"] = str(a.build)
         if a.command in ("test", "try"):
             build.disassemblers(a.build)
-        if a.command == "test":
-            return run.cmd_test(a)
-        if a.command == "run":
+        if a.command in ("run", "try"):
             run.check_options(a)
-            return run.cmd_run(a)
-        if a.command == "try":
-            run.check_options(a)
-            return tries.cmd_try(a)
-        return 0
+        commands = {"test": run.cmd_test, "run": run.cmd_run, "try": tries.cmd_try}
+        return commands[a.command](a) if a.command in commands else 0
     except NoGpu as e:
         say(f"{e}\nladder: no usable GPU, so nothing was run or timed (exit 77); ./ladder test runs the tests that "
             "need none, and docs/index.md has the measured results")

@@ -25,7 +25,6 @@ def size_args(a):
     return ["-n", a.size] if getattr(a, "size", None) else []
 
 def gemm_args(a):
-    """The GEMM rung's arguments: --gemm-size and --gemm-reps as its --size and --reps, and the input options."""
     return [*(["--size", a.gemm_size] if getattr(a, "gemm_size", None) else []),
             *(["--reps", a.gemm_reps] if getattr(a, "gemm_reps", None) else []),
             *run_args(a, ("seed", "input", "device", "flush"))]
@@ -43,8 +42,6 @@ def check_options(a):
             describe(program, tuple(args))
         except UsageProblem as e:
             raise UsageProblem(f"{carrier}: {e}" if carrier else str(e)) from None
-
-# ---- run -------------------------------------------------------------------------------------------------------------
 
 def run_combines(stage):
     """A stage with several combine strategies runs its default (the first) beside the fastest deterministic one."""
@@ -148,8 +145,7 @@ def print_ladder(rows):
         body.append([REFERENCE_NAMES[key], "-", f"{ref['ms']:.3f}", f"{ref['gbps']:.0f}", f"{ref['pct_peak']:.1f}",
                      f"{ref['pct_read']:.1f}" if key != "copy" else "-", *["-"] * 6, "1.00" if key == "cub" else "-"])
     print(table(headers, body))
-    grids = {r["stage"]: r for r in rows if r["regime"] == "stream"}
-    if grids:
+    if grids := {r["stage"]: r for r in rows if r["regime"] == "stream"}:
         per_stage = ", ".join(f"{s[:2]} {g['grid']}" for s, g in grids.items())
         print(f"\n  stream grid: {per_stage} blocks of {r0['block']} threads ({r0['sms']} SMs x the blocks per SM the occupancy API gives each kernel)")
     print("  check: PASS = every check the stage's run made passed (each program's table header says which; "
@@ -174,27 +170,23 @@ def cpu_lines(cpu, ladder):
         raise StageError(f"the CPU rows (n = {cpu[0]['n']}) and the ladder's (n = {ladder[0]['n']}) are not of the "
                          "same input")
     by = {r["row"]: r for r in cpu}
-    copy = by["copy"]
+    copy, loop_ms = by["copy"], float(by["loop"]["ms_median"])
 
-    def line(name, threads, r, ms, check=None):
+    def line(name, threads, r, ms=None, check=None):
+        ms = float(r["ms_median"]) if ms is None else ms
         error = "-" if r.get("reference") in (None, "") else f"{relative_error(r):.1e}"
-        return [name, threads, (check or r["check"]) + ("*" if r.get("float_check") == "skipped" else ""), error, ms]
+        return [name, threads, (check or r["check"]) + ("*" if r.get("float_check") == "skipped" else ""), error,
+                f"{ms:.3f}", f"{int(copy['bytes']) / (ms * 1e6):.1f}", f"{loop_ms / ms:.1f}"]
 
-    body = [line("CPU float loop, 1 thread", by["loop"]["threads"], by["loop"], float(by["loop"]["ms_median"])),
-            line("CPU float loop, every hardware thread", by["all_cores"]["threads"], by["all_cores"],
-                 float(by["all_cores"]["ms_median"])),
-            line("copy to the GPU (pageable memory)", "-", copy, float(copy["ms_median"])),
-            line("copy to the GPU (pinned memory)", "-", by["copy_pinned"], float(by["copy_pinned"]["ms_median"]))]
+    body = [line(name, "-" if key.startswith("copy") else by[key]["threads"], by[key]) for key, name in
+            [("loop", "CPU float loop, 1 thread"), ("all_cores", "CPU float loop, every hardware thread"),
+             ("copy", "copy to the GPU (pageable memory)"), ("copy_pinned", "copy to the GPU (pinned memory)")]]
     for stage in (reduce_stages()[0], combine_stage()):  # the first rung, and the last of the reduction
         r = cpu_stage_row(ladder, stage)
         name = f"{row_label(r)}, {r['regime']} regime"
-        body += [line(f"{name}: the kernel", "-", r, float(r["ms_median"])),
+        body += [line(f"{name}: the kernel", "-", r),
                  line(f"{name}: copy + kernel", "-", r, float(r["ms_median"]) + float(copy["ms_median"]),
                       "PASS" if all_pass([r, copy]) else "FAIL")]
-    loop_ms, n_bytes = body[0][-1], int(copy["bytes"])
-    for cells in body:
-        ms = cells.pop()
-        cells += [f"{ms:.3f}", f"{n_bytes / (ms * 1e6):.1f}", f"{loop_ms / ms:.1f}"]
     return ["the same input", "threads", "check", "rel. error", "ms", "GB/s", "x loop"], body
 
 def print_cpu(cpu, ladder):
@@ -269,15 +261,13 @@ def cmd_test(a):
             print(f"ladder: {sum(map(len, reasons.values()))} tests skipped:")
         for reason, tests in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
             print(f"  {len(tests):3d} because {reason}: {', '.join(tests[:3])}{', ...' if len(tests) > 3 else ''}")
-    note = stale_evidence()
-    if note:
+    if note := stale_evidence():
         print(f"ladder: note: {note}")
     return status
 
 def stale_evidence():
-    """Which code the measured results (docs/results/) no longer describe: the stage, harness and CPU sources changed
-    since the commits they were measured at (git diff), as one sentence naming the command that measures them again;
-    None where nothing changed, or git or the results cannot say."""
+    """The sentence naming the stage, harness and CPU sources changed (git diff) since the commits the measured results
+    (docs/results/) were measured at, and the command that measures again; None where none, or git cannot say."""
     try:
         parts = json.loads((ROOT / "docs" / "results" / "meta.json").read_text())["parts"]
     except (OSError, ValueError, KeyError):

@@ -29,12 +29,6 @@ def command(exe, tool):
     return [program() or "compute-sanitizer", "--tool", tool, "--error-exitcode", "99", "--print-limit", "20",
             str(exe), *ARGS]
 
-def run(exe):
-    """[(tool, exit status, what it printed)] of every tool, run side by side."""
-    with concurrent.futures.ThreadPoolExecutor(len(TOOLS)) as pool:
-        done = pool.map(lambda t: subprocess.run(command(exe, t), capture_output=True, text=True), TOOLS)
-        return [(tool, d.returncode, d.stdout + d.stderr) for tool, d in zip(TOOLS, done)]
-
 def main(argv):
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
@@ -45,15 +39,16 @@ def main(argv):
     if subprocess.run([argv[0], "--list-devices"], capture_output=True).returncode == 77:
         print("SKIPPED: no usable GPU, so nothing ran under compute-sanitizer")
         return 77
-    failed = 0
-    for tool, status, out in run(argv[0]):
+    with concurrent.futures.ThreadPoolExecutor(len(TOOLS)) as pool:  # every tool side by side
+        done = list(pool.map(lambda t: subprocess.run(command(argv[0], t), capture_output=True, text=True), TOOLS))
+    for tool, d in zip(TOOLS, done):
+        status, out = d.returncode, d.stdout + d.stderr
         found = REPORT.search(out)
         print(f"compute-sanitizer --tool {tool}: " + ("no error" if status == 0 else
               f"exit {status}: {found[1] if found else out.strip().splitlines()[-1:]}"))
         if status != 0:
-            failed += 1
             print(out[-4000:])
-    return 1 if failed else 0
+    return 1 if any(d.returncode for d in done) else 0
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

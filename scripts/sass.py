@@ -11,8 +11,7 @@ A PASS proves these instructions are in this machine code in this order, not tha
 the code's, not every path's (a loop's back edge is not followed), addresses are not known, and only --arch is checked.
 
 Exit status: 0 pass, 1 a rule broken (with --expect-violation: none broken), 2 a file that does not compile or has
-no kernel, 77 nvcc or nvdisasm not found.
-"""
+no kernel, 77 nvcc or nvdisasm not found."""
 import argparse
 import json
 import pathlib
@@ -57,13 +56,11 @@ class Skip(Exception):
 
 def find_tools(build):
     """nvcc, and nvdisasm: on PATH, beside nvcc, in /usr/local/cuda/bin, or where ./ladder put it (<build>/tools)."""
-    nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
-    if not nvcc:
+    if not (nvcc := shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")):
         raise Skip("nvcc not found: install the CUDA Toolkit and put its bin/ on PATH")
     found = [shutil.which("nvdisasm"), shutil.which(str(pathlib.Path(nvcc).parent / "nvdisasm")),
              *map(str, sorted((pathlib.Path(build) / "tools").glob("nvidia/*/bin/nvdisasm")))]
-    nvdisasm = next((p for p in found if p), None)
-    if not nvdisasm:
+    if not (nvdisasm := next((p for p in found if p), None)):
         major = re.search(r"release (\d+)\.", subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout)
         raise Skip(f"nvdisasm not found (on PATH, beside nvcc or in {build}/tools): ./ladder test installs it there "
                    f"from PyPI, or: python3 -m pip install --target {build}/tools "
@@ -85,7 +82,6 @@ def build_flags(build):
 ARCH = "sm_90"  # what the machine-code rules compile for unless --arch says otherwise
 
 def compile_cubin(src, arch, tools, build, tmp):
-    """src compiled as the build compiles a stage, for arch, to tmp/k.cubin; its path."""
     cubin = pathlib.Path(tmp) / "k.cubin"
     cc = subprocess.run([tools[0], f"-arch={arch}", "-cubin", *build_flags(build), "-o", str(cubin), str(src)],
                         capture_output=True, text=True)
@@ -94,7 +90,6 @@ def compile_cubin(src, arch, tools, build, tmp):
     return cubin
 
 def disassemble(src, arch, tools, build):
-    """nvdisasm's listing, with each instruction's source lines, of src compiled to a cubin for arch."""
     with tempfile.TemporaryDirectory() as tmp:
         dis = subprocess.run([tools[1], "--print-code", "--print-line-info-inline",
                               str(compile_cubin(src, arch, tools, build, tmp))], capture_output=True, text=True)
@@ -157,8 +152,7 @@ def ticket_problems(code, i):
 
 def readable(names, sources):
     """Demangled kernel names (c++filt, where there is one), enum arguments named: reduce_kernel<Combine::kAtomic>."""
-    filt = shutil.which("c++filt")
-    if filt:
+    if filt := shutil.which("c++filt"):
         plain = subprocess.run([filt, "-p"], input="\n".join(names), capture_output=True, text=True).stdout.split("\n")
         names = plain[:len(names)] if len(plain) >= len(names) else names
     enums = {}
@@ -175,13 +169,11 @@ def readable(names, sources):
 
 def check(src, arch, tools, build):
     """The lines that name each problem of every kernel of src, and how many kernels it has."""
-    code = kernels(disassemble(src, arch, tools, build))
+    code, text = kernels(disassemble(src, arch, tools, build)), pathlib.Path(src).read_text()
     if not code:
-        text = pathlib.Path(src).read_text()
         note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what maint/mutants.py writes when its text is not found
         raise RuntimeError(f"{shown(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
-    headers = [pathlib.Path(src).read_text()] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))]
-    names = readable(list(code), headers)
+    names = readable(list(code), [text] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))])
     return [f"{ins.where}: {name}: {what}" for name, instrs in zip(names, code.values())
             for ins, what in problems(instrs)], len(code)
 

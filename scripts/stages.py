@@ -3,7 +3,6 @@ program is the one authority on itself: its --describe gives its role (reduce or
 first of each its default) and its options' defaults, and checks the options given before it, running nothing."""
 import csv
 import functools
-import io
 import json
 import os
 import pathlib
@@ -15,6 +14,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CPU = "cpu_baseline"  # the CPU's sums of the same input and the copy of it to the GPU (cpu_baseline/sum.cpp)
+CALLER = pathlib.Path(os.environ.get("LADDER_CWD", "."))  # where ./ladder was run: relative paths among its arguments
 
 class UsageProblem(Exception):
     """A command line ./ladder refuses: one line, exit status 2."""
@@ -37,7 +37,6 @@ def ladder_stages():
     return sorted(p.parent.name for p in ROOT.glob("[0-9][0-9]_*/CMakeLists.txt"))
 
 def stage_file(stage):
-    """The stage's source file: the one .cu file of its folder."""
     found = sorted((ROOT / stage).glob("*.cu"))
     if len(found) != 1:
         raise StageError(f"{stage}/ holds {len(found)} .cu files; a stage is one file")
@@ -78,7 +77,6 @@ def regimes(stage):
     return describe(stage)["regimes"]
 
 def combines(stage):
-    """The stage's combine strategies; the first is its default."""
     return describe(stage)["combines"]
 
 def all_regimes():
@@ -90,7 +88,6 @@ def combine_stage():
     return next(s for s in reduce_stages() if len(combines(s)) > 1)
 
 def regime_args(stage, wanted=("stream", "tree")):
-    """--regime for the stage: the wanted regimes it has."""
     mine = [r for r in wanted if r in regimes(stage)]
     return ["--regime", ",".join(mine)] if len(regimes(stage)) > 1 else []
 
@@ -101,7 +98,6 @@ def constants(stage):
     return dict(CONSTANT.findall(stage_file(stage).read_text()))
 
 def shown(path):
-    """A path as a message shows it: relative to the repository when it is inside it."""
     path = pathlib.Path(path)
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
@@ -114,21 +110,21 @@ def run_binary(stage, args, exe=None):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode == 77:
         raise NoGpu(proc.stderr.strip())
+    which, err = f"{' '.join(cmd[1:])}\n{stage}", proc.stderr.strip()
     if proc.returncode not in (0, 1):
-        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited {proc.returncode}: {proc.stderr.strip()}")
+        raise StageError(f"{which} exited {proc.returncode}: {err}")
     try:
         rows = json.loads(proc.stdout)
     except ValueError:  # it stopped before its report: a launch that never ended, say (its message says)
-        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited {proc.returncode} with no report: "
-                         f"{proc.stderr.strip()}") from None
+        raise StageError(f"{which} exited {proc.returncode} with no report: {err}") from None
     if proc.returncode == 1 and rows and all_pass(rows) and "--determinism" not in args:
-        raise StageError(f"{' '.join(cmd[1:])}\n{stage} exited 1 (a check failed) but every row passes: run it with "
-                         "--format table to see its notes")
+        raise StageError(f"{which} exited 1 (a check failed) but every row passes: run it with --format table to see "
+                         "its notes")
     if any(r.get("timing_check") == "FAIL" for r in rows):
         # Launches waited for the GPU (CUDA_LAUNCH_BLOCKING=1, a profiler): the results stand, the times do not.
-        raise StageError(f"{' '.join(cmd[1:])}\n{stage}: some of its rows were timed with repetitions not held behind "
-                         "the stream hold, so their times may hold host time (is CUDA_LAUNCH_BLOCKING set, or a "
-                         "profiler attached?); nothing was saved")
+        raise StageError(f"{which}: some of its rows were timed with repetitions not held behind the stream hold, so "
+                         "their times may hold host time (is CUDA_LAUNCH_BLOCKING set, or a profiler attached?); "
+                         "nothing was saved")
     say(f"      {stage} {' '.join(args)}  ({time.time() - started:.1f} s)")
     return rows, proc.returncode
 
@@ -165,27 +161,24 @@ def meta_from(row):
             return pick(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
         except (OSError, subprocess.CalledProcessError, IndexError):
             return "unknown"
-    return {"device": row["device"], "compute_capability": row["compute_capability"], "sms": row["sms"],
-            "l2_bytes": row["l2_bytes"], "peak_gbps": row["peak_gbps"], "cuda_driver_api": row["driver"],
-            "cuda_runtime": row["runtime"],
+    return {**{k: row[k] for k in ("device", "compute_capability", "sms", "l2_bytes", "peak_gbps")},
+            "cuda_driver_api": row["driver"], "cuda_runtime": row["runtime"],
             "driver": tool(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                            lambda out: out.split()[0]),
             "nvcc": tool(["nvcc", "--version"], lambda out: out.strip().splitlines()[-1])}
 
 def save(directory, name, rows, meta=None, fmt="csv"):
-    """Writes rows to <directory>/<name>.csv (or .json), and the meta beside them."""
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.{fmt}"
     if rows and fmt == "json":
         path.write_text(json.dumps(rows, indent=1) + "\n")
     elif rows:
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), lineterminator="\n")
-        w.writeheader()
-        w.writerows({k: "" if v is None else str(v).lower() if isinstance(v, bool) else v for k, v in r.items()}
-                    for r in rows)
-        path.write_text(out.getvalue())
+        with path.open("w") as out:
+            w = csv.DictWriter(out, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), lineterminator="\n")
+            w.writeheader()
+            w.writerows({k: "" if v is None else str(v).lower() if isinstance(v, bool) else v for k, v in r.items()}
+                        for r in rows)
     if meta is not None:
         (directory / f"{name}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     say(f"      wrote {path}")

@@ -4,8 +4,7 @@ stage itself must pass, each check with the command that repeats it.
 
 The reader's file, without a GPU: the build, the machine-code rules (scripts/sass.py) and the host runs of its kernels
 and launcher (scripts/host_checks.py). With one: also the stage's default run in every regime and combine, its
---self-test full, the sanitizers the stage's own tests run (scripts/sanitize.py), and the timing beside the stage.
-"""
+--self-test full, the sanitizers the stage's own tests run (scripts/sanitize.py), and the timing beside the stage."""
 import collections
 import concurrent.futures
 import os
@@ -18,9 +17,9 @@ import time
 
 from . import host_checks, host_run, sanitize
 from .run import gemm_args, run_args, size_args
-from .stages import (ROOT, StageError, UsageProblem, all_pass, binary, combines, constants, describe, fmt_num,
-                     git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role, run_binary, save, say, shown,
-                     stage_file, table)
+from .stages import (CALLER, ROOT, StageError, UsageProblem, all_pass, binary, combines, constants, describe, fmt_num,
+                     git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role, run_binary, save, say,
+                     shown, stage_file, table)
 
 Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
 
@@ -29,14 +28,13 @@ def parse_change(stage, spec):
     '--option=v1,v2' (a stage option, which the program checks), 'path/to/name.patch' (an experiment) or
     'path/to/mine.cu' (the reader's own version of the stage file)."""
     if spec.endswith(".patch"):  # relative to where ./ladder was called from, else to the repository
-        found = [b / spec for b in (pathlib.Path(os.environ.get("LADDER_CWD", ".")), ROOT) if (b / spec).is_file()]
-        if not found:
+        if not (found := [b / spec for b in (CALLER, ROOT) if (b / spec).is_file()]):
             raise UsageProblem(f"'{spec}': no such patch (experiments live in docs/experiments/<stage>/)")
         path = found[0].resolve()
         patched_text(stage, path)
         return Change("patch", path.stem, [], path)
     if spec.endswith(".cu"):
-        path = pathlib.Path(os.environ.get("LADDER_CWD", ".")) / spec
+        path = CALLER / spec
         if not path.is_file():
             raise UsageProblem(f"try {stage} {spec}: no such file (give your version of {stage_file(stage).name}, "
                                f"relative to where you run ./ladder)")
@@ -113,9 +111,8 @@ def variant_target(stage, name):
     return f"try_{stage[:2]}_{re.sub(r'[^A-Za-z0-9]', '_', name)}"
 
 def build_copies(build, stage, copies):
-    """Writes each (target, source text, note) copy of a stage file, and its note, under <build>/try/<target>/ (the top
-    CMakeLists.txt makes a program of each, so CMake configures again where a copy is new), builds them, and returns
-    their executables; StageError if one does not build (the compiler's messages went to stderr)."""
+    """Each (target, source text, note) copy of a stage file written to <build>/try/<target>/ (the top CMakeLists.txt
+    makes a program of each, so CMake configures again where one is new) and built: their executables, or StageError."""
     new = False
     for target, text, note in copies:
         folder = pathlib.Path(build) / "try" / target
@@ -132,7 +129,6 @@ def build_copies(build, stage, copies):
     return [str(pathlib.Path(build) / "try" / "bin" / t) for t in targets]
 
 def patched_copy(build, stage, patch):
-    """The stage with an experiment's patch applied, built under <build>/try/; its executable."""
     say(f"ladder: building {stage} with {shown(patch)}")
     note = f"a copy of {stage} with {pathlib.Path(patch).name} applied (./ladder try)"
     return build_copies(build, stage, [(variant_target(stage, pathlib.Path(patch).stem), patched_text(stage, patch),
@@ -176,8 +172,7 @@ def cmd_try(a):
     return status if judged else 1
 
 def judge_on_host(stage, variants):
-    """Each (label, text) variant's kernels run on the host (every element added once...): a line each, on stdout;
-    whether none failed."""
+    """A line on stdout for the host runs of each (label, text) variant; whether none failed."""
     print(f"\nladder try {stage}: the host runs of each variant (no GPU needed)", flush=True)
     verdicts = [(label, *host_verdict(stage, text)) for label, text in variants]
     for label, status, detail in verdicts:
@@ -335,11 +330,9 @@ def gpu_checks(exe, stage, report):
     subprocess.run([binary(stage), *sanitize.ARGS], capture_output=True)
     limit = max(4 * FLOOR_S, 200 * (time.time() - started))  # a sanitizer runs the code tens of times slower
     with concurrent.futures.ThreadPoolExecutor(len(sanitize.TOOLS)) as pool:  # side by side, each line as it ends
-        runs = []
-        for tool in sanitize.TOOLS:
-            cmd = sanitize.command(exe, tool)
-            runs.append(pool.submit(timed, f"compute-sanitizer --tool {tool}", cmd, limit,
-                                    " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))))
+        cmds = {tool: sanitize.command(exe, tool) for tool in sanitize.TOOLS}
+        runs = [pool.submit(timed, f"compute-sanitizer --tool {tool}", cmd, limit,
+                            " ".join(map(shown, ["compute-sanitizer", *cmd[1:]]))) for tool, cmd in cmds.items()]
         for done in concurrent.futures.as_completed(runs):
             report.add(done.result())
 
@@ -350,13 +343,13 @@ def own_copy(stage, path):
             f"{path.name}, a reader's version of {stage} (./ladder try)")
 
 def try_file(a, stage, path):
-    text = path.read_text()
-    target = own_copy(stage, path)[0]
+    text, own = path.read_text(), own_copy(stage, path)
+    target = own[0]
     say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
     report = Report(stage, path)
     gpu = subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode != 77
     try:
-        exe = build_copies(a.build, stage, [own_copy(stage, path)])[0]
+        exe = build_copies(a.build, stage, [own])[0]
     except StageError:
         report.add(Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are above, on stderr)",
                          f"cmake --build {a.build} --target {target}"))
@@ -367,12 +360,10 @@ def try_file(a, stage, path):
     report.add(Check("build", PASS, "", ""))
     report.add(machine_code(copy, a.build))
     report.add(host_runs(stage, text, repeat, not_it, path))
-    gpu_name = "on a GPU: the default run, --self-test full, past 2^32 elements, the sanitizers and the timing"
-    if not_it:  # nothing more to learn from running it as this stage
-        report.add(Check(gpu_name, NOT_RUN, f"the file is not a version of {stage}", ""))
-        return report.end(gpu)
-    if not gpu:
-        report.add(Check(gpu_name, NOT_RUN, "no usable GPU here", ""))
+    if not_it or not gpu:  # not_it: nothing more to learn from running it as this stage
+        why = f"the file is not a version of {stage}" if not_it else "no usable GPU here"
+        report.add(Check("on a GPU: the default run, --self-test full, past 2^32 elements, the sanitizers and the "
+                         "timing", NOT_RUN, why, ""))
         return report.end(gpu)
     gpu_checks(exe, stage, report)
     if all(c.status != FAIL for c in report.checks):
