@@ -1,7 +1,6 @@
 """The reader's commands but try: run (the ladder, the CPU and the GEMM rung, and the tables they print, which the docs
 show too), diff (the code one stage changes in another) and test (CTest, the skipped tests and why, and a note where
 the measured results no longer describe the code)."""
-import concurrent.futures
 import difflib
 import json
 import re
@@ -68,8 +67,6 @@ def gemm_rows(a):
 
 def cmd_run(a):
     started = time.time()
-    with concurrent.futures.ThreadPoolExecutor() as pool:  # what each program says of itself, asked side by side
-        list(pool.map(describe, [*ladder_stages(), CPU]))
     rows = ladder_rows(a)
     grows = [] if a.no_gemm else gemm_rows(a)
     cpu = cpu_rows(a)
