@@ -20,14 +20,13 @@ from scripts.run import cpu_rows, gemm_rows, ladder_rows, print_cpu, print_ladde
 from scripts.stages import (ROOT, StageError, UsageProblem, all_pass, all_regimes, binary, combine_stage, constants,
                             describe, fmt_num, git_commit, ladder_stages, meta_from, reduce_stages, regime_args, role,
                             row_label, run_binary, save, say, table)
-from scripts.tries import build_copies, cmd_try, own_copy, patched_copy, variant_target
+from scripts.tries import build_copies, cmd_try, own_copy, variant_target
 
 from . import mutants
 from .tests.check_try_file import corpus, expectations
 
 ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
 ERROR_STUDY = 1430  # configurations per reduce stage: over 10,000 in all
-HANDOFF_SIZES = "2^10..2^24"  # where one launch's fixed costs show, up to where the bandwidth sets the time
 EARLY_SWEEP_MAX = 2 ** 30  # the rungs without loads in flight plateau long before; CUB and the rest run the whole sweep
 OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.py) docs/own.md shows ./ladder try on
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
@@ -112,18 +111,6 @@ def measure_combines(a, out):
                                                *run_args(a, ("seed", "input"))]) for n in ("2^20", "2^24", "2^28")],
                      by_status=True)
 
-def measure_handoff(a, out):
-    """07's handoff experiment (its atomic combine without the memset) beside the stage's atomic and last-block."""
-    s = combine_stage()
-    patch = ROOT / "docs" / "experiments" / s / "handoff.patch"
-    if not patch.exists():
-        return True
-    say(f"== {s}: the handoff experiment against atomic, last-block and the read-only kernel, n = {HANDOFF_SIZES}")
-    args = ["-n", HANDOFF_SIZES, *run_args(a)]
-    return runs(out, "handoff_sweep", [(s, [*args, "--combine", "atomic,last-block"], binary(s), "the stage"),
-                                       (s, [*args, "--combine", "atomic"], patched_copy(a.build, s, patch),
-                                        "handoff (the patch)")])
-
 def measure_accuracy(a, out):
     """Every stage's float result from 2^10 to 2^30, the CPU's float sums, and the error study of the bound."""
     say("== accuracy: every stage's float result (--check-only), the CPU's float sums, and the error study")
@@ -164,7 +151,7 @@ def measure_profile(a, out):
 # The parts, in the order they run; --part runs some alone (each writes its own files; meta.json records each part's
 # commit and date, so a page can say when each was measured).
 PARTS = {"ladder": None, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own,
-         "combines": measure_combines, "handoff": measure_handoff, "accuracy": measure_accuracy, "sizes": measure_sizes,
+         "combines": measure_combines, "accuracy": measure_accuracy, "sizes": measure_sizes,
          "profile": measure_profile}
 
 def cmd_measure(a):

@@ -5,7 +5,7 @@ import re
 from maint import gemm_stage
 from scripts.stages import reduce_stages
 from .base import and_list, default_of, f, md_table, pow2, rows, select, TEMPLATES
-from .numbers import combine_sizes, handoff_by_n, handoff_combined, ncu_value, per_block, per_block_ns, sweep_07
+from .numbers import combine_sizes, ncu_value, per_block, per_block_ns, sweep_07
 
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
 SAID = set()  # every comparative phrase the helpers produced: lint_rendered() accepts these and no other
@@ -84,15 +84,6 @@ def flush_conclusion():  # skipping the flush against a clean flush, the sizes o
         groups[distinct(none, clean)].append(pow2(n))
     words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
     return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
-def handoff_summary(other, lo, hi):
-    """The handoff against `other` at the sizes from lo to hi where 07 combines: faster, slower, the same within noise."""
-    d = handoff_by_n()
-    order = [distinct(d[n]["handoff"], d[n][other]) for n in handoff_combined(lo, hi)]
-    counts = [(words, order.count(k)) for k, words in ((-1, f"faster than {other}"), (1, f"slower than {other}"),
-                                                        (0, f"the same as {other} {NOISE}")) if order.count(k)]
-    if len(counts) == 1:
-        return said(f"{counts[0][0]} at all {len(order)} sizes")
-    return said(and_list(f"{words} at {k}" for words, k in counts) + f" of the {len(order)} sizes")
 def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
 def largest_step(regime):  # the stage with the largest × prev in a regime
     stages = reduce_stages()
@@ -103,8 +94,6 @@ def hold_changed_hot(n):  # before the stream hold no flush was not quicker than
     old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
     clean, _, none = flush_rows(n)
     return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
-def handoff_ever_quicker(lo, hi):  # at some size from lo to hi where 07 combines
-    return any(quicker(handoff_by_n()[n]["handoff"], handoff_by_n()[n]["atomic"]) for n in handoff_combined(lo, hi))
 def runs_at_defaults():  # the ladder and the GEMM ran at the warm-up and repetition counts the binaries default to
     runs = ((rows("ladder")[0], rows("ladder")[0]["stage"]), (rows("gemm")[0], gemm_stage()))
     return all(r[key] == default_of(stage, f"--{key}") for r, stage in runs for key in ("reps", "warmup"))

@@ -1,5 +1,5 @@
 """The numbers the prose quotes, from the result files: the profiler's counters, 07 at small n, the probe and the
-sweep, accuracy, GEMM, the CPU, the handoff, the planted bugs and where the results were measured."""
+sweep, accuracy, GEMM, the CPU, the planted bugs and where the results were measured."""
 import collections
 import math
 import re
@@ -179,21 +179,11 @@ def gemm_per_warp_step(stage, variant, metric):  # per blocks Ã— warps a block Ã
     size, tile = ncu_size(stage, variant), int(select("ncu", stage=stage, variant=variant)["block"].strip("()").split(",")[0])
     return ncu_value(stage, variant, metric) / ((size // tile) ** 2 * (tile * tile // 32) * (size // tile))
 
-# ---- the CPU beside the ladder, and the handoff experiment -------------------------------------------------------
+# ---- the CPU beside the ladder ---------------------------------------------------------------------------------
 def ms(r): return f"{f(r['ms_median']):.3f} ms"
 def after_copy(stage):  # the stage's row the CPU's are compared with, the copy's times added to its own
     k, c = cpu_stage_row(rows("ladder"), stage), select("cpu", row="copy")
     return {**k, **{key: str(f(k[key]) + f(c[key])) for key in ("ms_median", "ms_min", "ms_max")}}
-def handoff_by_n():  # {n: {"atomic": row, "last-block": row, "handoff": the patched build's atomic}}
-    out = {}
-    for r in rows("handoff_sweep"):
-        out.setdefault(int(r["n"]), {})["handoff" if r["variant"].startswith("handoff") else r["combine"]] = r
-    return out
-def pct_read(r): return 100 * us(r, "read_ms_median") / us(r)
-def handoff_combined(lo, hi):  # the sizes from lo to hi where 07 ran more than one block
-    return [n for n, d in sorted(handoff_by_n().items()) if lo <= n <= hi and d["atomic"]["grid"] != "1"]
-def handoff_pct_read(column, lo, hi):
-    return value_range([f"{pct_read(handoff_by_n()[n][column]):.0f}" for n in handoff_combined(lo, hi)]) + "%"
 
 # ---- the planted bugs (maint/mutants.py) and what caught them (mutants.csv) -----------------------------------------
 # The part of the default check a FAIL line names: "...: exact: launch 2 of 3: ..." -> "exact".

@@ -4,7 +4,7 @@ import inspect
 import pathlib
 import re
 
-from ..measure import HANDOFF_SIZES, NCU_SECTIONS, TRIES
+from ..measure import NCU_SECTIONS, TRIES
 from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
 from maint import gemm_stage
 from scripts import sanitize, sass
@@ -51,7 +51,7 @@ def jinja_environment():
                if inspect.isfunction(fn) and fn.__module__ == m.__name__}
     env.globals.update({name: template_helper(fn) for name, fn in {**helpers, **MORE_HELPERS}.items()})
     env.filters["pow2"] = base.pow2
-    env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(), HANDOFF_SIZES=HANDOFF_SIZES,
+    env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(),
                        NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize, SASS=sass, TRIES=dict(TRIES))
     return env
 def squeeze_blank_lines(text):

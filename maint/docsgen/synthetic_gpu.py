@@ -30,9 +30,8 @@ RERANK = [({"stage": "03_padding", "regime": "tree"}, 1.30), ({"stage": "04_warp
           ({"file": "combine_tree", "combine": "atomic", "block": "256"}, 2.2),
           ({"file": "combine_tree", "combine": "atomic", "block": "1024"}, 1.5),
           ({"combine": "last-block", "regime": "tree"}, 0.3),  # and tickets cheap: last-block not the costly combine
-          # a CPU with little bandwidth (the loop on every hardware thread slower than the copy and 01 together), and a
-          # handoff that gains nothing (slower than atomic at every size of its sweep)
-          ({"file": "cpu", "row": "all_cores"}, 40.0), ({"file": "handoff_sweep", "variant": "handoff (the patch)"}, 1.6)]
+          # a CPU with little bandwidth (the loop on every hardware thread slower than the copy and 01 together)
+          ({"file": "cpu", "row": "all_cores"}, 40.0)]
 CUB_FACTOR = 0.93  # CUB relatively faster on this GPU
 READ_FACTOR = 0.8  # the read-only kernel relatively faster: above the theoretical peak, and no stage reaches it
 NCU_FACTOR = 0.9

@@ -14,7 +14,7 @@ from .base import (docs_path, f, link, md_table, measured, meta, not_measured, N
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import compare_rows, which
 from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
-                      gemm_ffma_per_mac, handoff_by_n, mutant_results, ns_per_block, pct_read, quantile, SMALL_N_MAX,
+                      gemm_ffma_per_mac, mutant_results, ns_per_block, quantile, SMALL_N_MAX,
                       stalls, sweep_07, us)
 from .sources import own_report, padded
 
@@ -152,16 +152,6 @@ def flush_before_hold():
     body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
             for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
     return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
-def handoff_table():
-    """07's handoff sweep, per n: the three times, the read-only kernel's in the handoff's run, the speeds as % of it."""
-    body = [[pow2(n), d["atomic"]["grid"], "PASS" if all(r["check"] == "PASS" for r in d.values()) else "FAIL",
-             *(f"{us(d[c]):.2f}" for c in ("atomic", "last-block", "handoff")), f"{us(d['handoff'], 'read_ms_median'):.2f}",
-             f"{pct_read(d['atomic']):.0f}%", f"{pct_read(d['handoff']):.0f}%",
-             "one block: the same kernel in every column" if d["atomic"]["grid"] == "1"
-             else compare_rows(d["atomic"], d["handoff"])] for n, d in sorted(handoff_by_n().items())]
-    return md_table(["n", "grid", "check", "atomic µs", "last-block µs", "handoff µs", "read-only µs (handoff's run)",
-                     "atomic's speed, % of read-only (its run)", "handoff's speed, % of read-only",
-                     "handoff against atomic"], body)
 def cpu_table(): return md_table(*cpu_lines(rows("cpu"), rows("ladder")))  # as ./ladder run prints it
 def accuracy_table(ulps=False):
     series = accuracy_ulps() if ulps else accuracy_series()
