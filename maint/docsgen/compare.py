@@ -74,9 +74,6 @@ def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tre
 def try_vs_file(name, stage="01_naive", regime="tree"):
     return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
 def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
-def flush_compare(file, n):  # 07 with no flush against after a clean flush, in one of the two flush studies
-    pick = {r["l2_flush"]: r for r in rows(file) if r["n"] == str(n)}
-    return compare_rows(pick["clean"], pick["none"], "after a clean flush")
 def flush_conclusion():  # skipping the flush against a clean flush, the sizes of each outcome together
     groups = {-1: [], 0: [], 1: []}
     for n in sorted({int(r["n"]) for r in rows("flush")}):
@@ -90,10 +87,6 @@ def largest_step(regime):  # the stage with the largest × prev in a regime
     ms = [f(select(f"ladder_{regime}", stage=s)["ms_median"]) for s in stages]
     return stages[max(range(1, len(stages)), key=lambda i: ms[i - 1] / ms[i])]
 def repeats_bits(combine): return all(r["bitwise_identical"] == "true" for r in rows("determinism") if r["combine"] == combine)
-def hold_changed_hot(n):  # before the stream hold no flush was not quicker than a clean flush at size n, now it is
-    old = {(r["l2_flush"], r["n"]): f(r["ms_median"]) for r in rows("flush_before_hold")}
-    clean, _, none = flush_rows(n)
-    return old[("none", str(n))] >= old[("clean", str(n))] and distinct(none, clean) == -1
 def runs_at_defaults():  # the ladder and the GEMM ran at the warm-up and repetition counts the binaries default to
     runs = ((rows("ladder")[0], rows("ladder")[0]["stage"]), (rows("gemm")[0], gemm_stage()))
     return all(r[key] == default_of(stage, f"--{key}") for r, stage in runs for key in ("reps", "warmup"))

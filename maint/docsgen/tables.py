@@ -145,13 +145,6 @@ def small_n_table():
             for n, a in sorted(by["atomic"].items()) if n <= SMALL_N_MAX]
     return md_table(["n", "grid", *[f"{c} µs" for c in by], "CUB µs", "read-only µs", *[f"{c} × CUB" for c in by],
                      "atomic % of read"], body)
-def flush_before_hold():
-    """07's µs with no flush and after a clean flush, before the stream hold (flush_before_hold.csv, 21ec217) and now."""
-    old, now = ({(r["l2_flush"], r["n"]): f"{f(r['ms_median']) * 1e3:.1f}" for r in rows(name)}
-                for name in ("flush_before_hold", "flush"))
-    body = [[pow2(n), old[("none", n)], old[("clean", n)], now[("none", n)], now[("clean", n)]]
-            for n in sorted({k[1] for k in now}, key=int) if ("none", n) in old]
-    return md_table(["n", "before: no flush µs", "before: clean µs", "now: no flush µs", "now: clean µs"], body)
 def cpu_table(): return md_table(*cpu_lines(rows("cpu"), rows("ladder")))  # as ./ladder run prints it
 def accuracy_table(ulps=False):
     series = accuracy_ulps() if ulps else accuracy_series()
