@@ -19,7 +19,7 @@ from scripts import sanitize
 from scripts.run import cpu_rows, gemm_rows, ladder_rows, print_cpu, print_ladder, run_args, size_args
 from scripts.stages import (ROOT, StageError, UsageProblem, all_pass, all_regimes, binary, combine_stage, constants,
                             describe, fmt_num, git_commit, ladder_stages, meta_from, reduce_stages, regime_args, role,
-                            row_label, run_binary, save, say, table)
+                            run_binary, save, say, table)
 from scripts.tries import build_copies, cmd_try, own_copy, variant_target
 
 from . import mutants
@@ -129,9 +129,7 @@ def measure_accuracy(a, out):
 def measure_sizes(a, out):
     """The size sweep, the block-size probes and the GEMM sizes."""
     ok = True
-    for name, rows, show in [("sweep", sweep_rows(a), print_sweep), *[(f"probe_{r}", probe_rows(a, r), print_probe)
-                                                                      for r in ("stream", "tree")]]:
-        show(rows)
+    for name, rows in [("sweep", sweep_rows(a)), *[(f"probe_{r}", probe_rows(a, r)) for r in ("stream", "tree")]]:
         save(out, name, rows)
         ok &= all_pass(rows)
     say("== GEMM sizes")
@@ -188,33 +186,12 @@ def sweep_rows(a):
                                                                        else []), *run_args(a)])[0]
     return rows
 
-def print_sweep(rows):
-    labels = list(dict.fromkeys(row_label(r) for r in rows))
-    by = {(row_label(r), int(r["n"])): r for r in rows}
-    ref = next((l for l in labels if l.startswith(combine_stage())), labels[-1])  # the default combine
-    out = []
-    for n in sorted({int(r["n"]) for r in rows}):
-        last = by.get((ref, n)) or by[(labels[-1], n)]
-        out.append([str(n), *[fmt_num(by[(s, n)]["gbps"], ".0f") if (s, n) in by else "-" for s in labels],
-                    fmt_num(last["cub_gbps"], ".0f"), fmt_num(last["read_gbps"], ".0f"), fmt_num(last["x_cub"], ".2f")])
-    print(f"\nGB/s against n (stream regime; CUB and the read-only kernel from the {ref} run, x CUB its time against "
-          f"CUB's)\n\n{table(['n', *labels, 'CUB', 'read-only', 'x CUB'], out)}")
-
 def probe_rows(a, regime):
     stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
     say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
     blocks = lambda s: ",".join(next(o["values"] for o in describe(s)["options"] if "--block" in o["flags"]))  # noqa
     return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", blocks(s), *regime_args(s, [regime]),
                                                       *run_args(a)])[0]]
-
-def print_probe(rows):
-    blocks, out = sorted({int(r["block"]) for r in rows}), []
-    for stage in dict.fromkeys(r["stage"] for r in rows):
-        by = {int(r["block"]): r for r in rows if r["stage"] == stage}
-        best = max(blocks, key=lambda b: float(by[b]["gbps"]))
-        out.append([stage, *[fmt_num(by[b]["gbps"], ".0f") + ("*" if b == best else " ") for b in blocks]])
-    print(f"\nGB/s against threads per block ({rows[0]['regime']} regime, n = {rows[0]['n']}; * marks the fastest)\n\n"
-          f"{table(['stage', *map(str, blocks)], out)}")
 
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
 # The sections every profile collects (they name their metrics per GPU, so nothing here breaks on another chip), and

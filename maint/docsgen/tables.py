@@ -12,7 +12,7 @@ from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, 
 from scripts.tries import try_lines
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, common_constant,
                    patch_target, pow2, ROOT, rows, select, stage_rows)
-from .compare import compare_rows, which
+from .compare import which
 from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
                       gemm_ffma_per_mac, mutant_results, ns_per_block, quantile, SMALL_N_MAX,
                       stalls, sweep_07, us)
