@@ -11,6 +11,7 @@ import tempfile
 from scripts.stages import ROOT, build_dir, ladder_stages
 
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "-1"}
+STAGES = ladder_stages()
 GEMM_RANGE = "1 to 1000000"
 ROWS = [
     ("02_grid_stride", "--block 96", 2, "error: --block 96: 02_grid_stride runs power-of-two blocks from 64 to 1024"),
@@ -55,6 +56,20 @@ ROWS = [
     ("02_grid_stride", "-n 2^10..2^5", 2, r"error: -n/--size '2\^10..2\^5' runs backwards: a range goes from the "
                                          r"smaller power of two up \(2\^5..2\^10\)"),
     ("02_grid_stride", "-n 3..9", 2, r"error: -n/--size '3..9': a range a..b doubles"),
+    # every option refused in one line that names it (main() demands one line of every refusal)
+    *[("05_shuffle", args, 2, f"^05_shuffle: error: {message}") for args, message in [
+        ("-n -5", "-n/--size -5 is out of range"), ("-n 2^40", "-n/--size 1099511627776 is out of range"),
+        ("-n 100,0", "-n/--size 0 is out of range"), ("--block big", "--block 'big' is not a number"),
+        ("--block 2048", "--block 2048: 05_shuffle runs power-of-two"), ("--block -64", "--block -64: 05_shuffle"),
+        ("--reps 0", "--reps 0 is out of range"), ("--reps many", "--reps 'many' is not a whole number"),
+        ("--warmup -1", "--warmup -1 is out of range"), ("--device -1", "--device -1 is out of range"),
+        ("--offset 2000", "--offset 2000 is out of range"), ("--determinism 1", "--determinism 1 is out of range"),
+        ("--seed x", "--seed 'x' is not a whole number"), ("--format xml", "--format 'xml' is not one of"),
+        ("--flush maybe", "--flush 'maybe' is not one of"),
+        ("--self-test full --check-only", "--self-test and --check-only: give one")]],
+    ("07_multiblock", "--combine fastest", 2, "error: --combine 'fastest': 07_multiblock combines partial sums by"),
+    ("08_gemm_tiled", "--pad maybe", 2, "error: --pad 'maybe' is not one of off, on, both"),
+    ("08_gemm_tiled", "--size 2000000", 2, "error: --size 2000000 is out of range: matrix sizes run from 1 to 1000000"),
     ("02_grid_stride", "-n 2^36 --check-only", (2, 77), r"(error: -n 68719476736: needs [0-9]+ bytes .* of device "
                                                         r"memory .* but only [0-9]+ bytes .* are free|no usable GPU)"),
     ("cpu_baseline", "--version", 0, r"^cpu_baseline: cuda-ladder [0-9.]+ \(commit "),
@@ -157,6 +172,7 @@ def main():
             wrong += [f"no match for {pattern!r}"] if not re.search(pattern, out, re.S | re.M) else []
             wrong += [f"a match for {reject!r}"] if reject and re.search(reject, out, re.S | re.M) else []
             wrong += ["it configured or built before it refused its arguments"] if os.path.exists(never) else []
+            wrong += ["not one line"] if want == 2 and program in STAGES and "\n" in out.strip() else []
             if wrong:
                 failed += 1
                 print(f"FAIL {program} {args}: {'; '.join(wrong)}\n{out[-1500:]}")
