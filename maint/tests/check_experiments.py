@@ -1,25 +1,13 @@
 """Every experiment (docs/experiments/<stage>/<name>.patch) applies to its stage file as ./ladder try applies it, and
-changes it, at the lines its hunk headers name. Planted: a context line altered is refused, hunks one line off are
-flagged, and the patch given to another stage is refused as its own stage's."""
-import pathlib
+changes it, at the lines its hunk headers name; planted: hunks one line off are flagged. (check_cli.py has ./ladder try
+refuse a stale patch and one given to another stage.)"""
 import re
 import sys
-import tempfile
 
 from maint.tests import verdict
 from maint import experiments
-from scripts.stages import ROOT, UsageProblem, reduce_stages, stage_file
+from scripts.stages import ROOT, UsageProblem, stage_file
 from scripts.tries import patched_text
-
-def refused(stage, patch_text):
-    with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:
-        f.write(patch_text)
-        f.flush()
-        try:
-            patched_text(stage, pathlib.Path(f.name))
-        except UsageProblem as e:
-            return str(e)
-    return None
 
 def misplaced_hunks(text, source):
     """The hunks of a patch whose old lines (context and removed) are not the stage file's at the line it names."""
@@ -45,16 +33,8 @@ def main():
         shifted = re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{int(m.group(1)) + 1}", text, flags=re.M)
         if not misplaced_hunks(shifted, source):
             problems.append(f"{rel}: a copy with its hunks one line off passed: the check is broken")
-        lines = text.splitlines(keepends=True)
-        i = next(k for k, line in enumerate(lines) if line.startswith(" ") and line.strip())
-        stale = "".join(lines[:i] + [" " + lines[i][1:].rstrip("\n") + " // changed\n"] + lines[i + 1:])
-        if "does not apply" not in (refused(stage, stale) or ""):
-            problems.append(f"{rel}: a stale copy (context line {i + 1} altered) applied: the check is broken")
-        other = next(s for s in reduce_stages() if s != stage)
-        if f"it is an experiment of {stage}" not in (refused(other, text) or ""):
-            problems.append(f"{rel}: given to {other}, it was not refused as an experiment of {stage}")
-    return verdict("experiments", problems, f"{len(found)} patch(es) apply to their stage files with git apply; "
-                   "stale copies and copies given to another stage are refused") or int(not found)
+    return verdict("experiments", problems, f"{len(found)} patch(es) apply to their stage files with git apply, at "
+                   "the lines they name") or int(not found)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,24 +1,18 @@
 """Each reduce stage differs from the one before only by its technique: from the first #include on, each adjacent pair
 may change no more lines (removed + added) than its budget; harness code smeared into a stage, or a rename, shows."""
-import difflib
 import sys
 
-from scripts.stages import combines, reduce_stages, stage_file
+from scripts.run import stage_diff
+from scripts.stages import combines, reduce_stages
 
 DEFAULT_BUDGET = 40  # one technique in a ~60-line file
 COMBINE_BUDGET = 105  # a rung whose combines differ from the one before: three strategies replace the relaunch loop
 
-def code(stage):
-    lines = stage_file(stage).read_text().splitlines()
-    first = next((i for i, line in enumerate(lines) if line.startswith("#include")), None)
-    if first is None:
-        raise SystemExit(f"{stage}/{stage_file(stage).name} has no #include line")
-    return lines[first:]
-
 def main():
     failed, stages = False, reduce_stages()
     for before, after in zip(stages, stages[1:]):
-        changed = sum(d[:2] in ("- ", "+ ") for d in difflib.ndiff(code(before), code(after)))
+        changed = sum(line[:1] in "+-" and line[:3] not in ("+++", "---")
+                      for line in stage_diff(before, after, context=0).splitlines())
         budget = COMBINE_BUDGET if combines(before) != combines(after) else DEFAULT_BUDGET
         print(f"{before} -> {after}: {changed} changed lines (budget {budget}) "
               f"{'ok' if changed <= budget else 'OVER BUDGET'}")
