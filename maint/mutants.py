@@ -301,7 +301,7 @@ def run(m, build):
     exe = folder(build, m) / source(m.stage).name if m.expect == "sass" else \
         pathlib.Path(build) / "maint" / "mutants" / "bin" / f"mutant_{m.name}"
     if m.expect == "sass":
-        cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), "--expect-violation", str(exe)]
+        cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(exe)]  # caught: exit 1, a rule broken
     elif m.expect == "racecheck":  # the harness's shared-memory fill is not traced
         cmd = [sanitize.program() or "compute-sanitizer", "--tool", "racecheck", "--error-exitcode", "99",
                "--print-limit", "1", str(exe), *shlex.split(m.args), "--no-shared-poison"]
@@ -315,7 +315,7 @@ def run(m, build):
     if status == 77:  # no GPU, or (sass) no disassembler
         raise (StageError if m.expect == "sass" else NoGpu)(text.strip())
     if m.expect == "sass":
-        caught, line = status == 0, re.sub(r"^\S*/", "", next((l for l in text.splitlines() if ".cu:" in l), ""))
+        caught, line = status == 1, re.sub(r"^\S*/", "", next((l for l in text.splitlines() if ".cu:" in l), ""))
     elif m.expect == "racecheck":
         caught, line = status == 99, next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
     else:
