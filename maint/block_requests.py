@@ -1,14 +1,69 @@
 """What one block of each stage does in shared memory, from a host run of the stage's own code (host_run.py): the lanes
 of one warp at the same (phase, seq) make one warp-wide request. Where the machine code touches shared memory otherwise
 than the source, COMPILED says so with a test of docs/results/sass_<stage>.txt, and compiled_requests() applies it."""
+import functools
 import itertools
 import re
+import types
 from collections import defaultdict, namedtuple
 
 from scripts import host_run
 
 WARP, BANKS = 32, 32  # shared memory: 32 banks of one 32-bit word; word w lives in bank w % 32
 ACCESS = {"ld": "loads", "st": "stores"}
+
+class Access(namedtuple("Access", "op tid phase seq array byte bytes line value")):
+    """A shared-memory access of the log: op "ld" or "st", the thread, its phase and seq, the array, byte offset and
+    size, the stage file's line, the value."""
+
+    @property
+    def word(self):
+        return self.byte // 4
+
+@functools.lru_cache(maxsize=256)
+def events(log):
+    """What a host run's log says its threads did (scripts/host/cuda_host.hpp says what each line holds): accesses
+    [(block, Access)], shuffles [(block, tid, phase, kind, src, value, result)], loads [(block, tid, phase, how, region,
+    element, dest)], atomics [(block, tid, region, element, value)], tickets [(block, tid, ticket, order, scope, written
+    elements)], cached [(block, tid, region, element)]: the __ldcg reads."""
+    e, block = types.SimpleNamespace(accesses=[], shuffles=[], loads=[], atomics=[], tickets=[], cached=[]), None
+    for line in log.splitlines():
+        kind, *f = line.split()
+        if kind == "B":
+            block = int(f[0])
+        elif kind == "S":
+            e.accesses.append((block, Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))))
+        elif kind == "X":
+            e.shuffles.append((block, *map(int, f[:4]), float(f[4]), float(f[5])))
+        elif kind == "G":
+            e.loads.append((block, int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]))
+        elif kind == "A":
+            e.atomics.append((block, int(f[0]), f[1], int(f[2]), float(f[3])))
+        elif kind == "T":
+            written = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
+            e.tickets.append((block, int(f[0]), int(f[3]), f[4], f[5], written))
+        elif kind == "L":
+            e.cached.append((block, int(f[0]), f[1], int(f[2])))
+    return e
+
+def run(stage, entry, **options):
+    """A host run (host_run.run) with its log read: its results, readers and sums, and the events()."""
+    t = host_run.run(stage, entry, **options)
+    return types.SimpleNamespace(**vars(t), **vars(events(t.log)))
+
+def of_block(stage, entry, **options):  # the shared accesses of block 0 of a host run
+    return [a for b, a in run(stage, entry, **options).accesses if b == 0]
+
+def requests_by_warp(accesses):
+    """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one
+    source line in the same stretch between barriers, i.e. one warp-wide shared-memory instruction (lanes that skip
+    an access, behind an `if`, make no entry and leave the others' k alone)."""
+    out, seen = defaultdict(list), defaultdict(int)
+    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
+        k = seen[(a.tid, a.phase, a.line, a.op)]
+        seen[(a.tid, a.phase, a.line, a.op)] += 1
+        out[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
+    return out
 
 class Request(namedtuple("Request", "phase seq line array op warp lanes width")):
     """One warp-wide shared-memory instruction: the seq-th access of the phase-th stretch between barriers; lanes
@@ -39,7 +94,7 @@ class Request(namedtuple("Request", "phase seq line array op warp lanes width"))
 def requests(accesses):
     """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it)."""
     out = []
-    for (phase, line, op, k, warp), group in host_run.requests_by_warp(accesses).items():
+    for (phase, line, op, k, warp), group in requests_by_warp(accesses).items():
         kinds = {(a.array, a.bytes) for a in group}
         if len(kinds) != 1:
             raise host_run.HostRunError(f"line {line}: the lanes of warp {warp} touch different arrays at one "
@@ -109,7 +164,7 @@ def compiled_requests(stage, reqs, tile=None, pad=None):
 
 def reduce_block(stage, block, compiled=True, entry=None):
     """The requests of block 0 of a reduce stage's kernel, one element per thread."""
-    reqs = requests(host_run.run(stage, entry or host_run.kernel_entries(stage)[0], block=block, n=block).of_block(0))
+    reqs = requests(of_block(stage, entry or host_run.kernel_entries(stage)[0], block=block, n=block))
     return compiled_requests(stage, reqs) if compiled else reqs
 
 def gemm_block(stage, tile, pad, compiled=True):
@@ -118,7 +173,7 @@ def gemm_block(stage, tile, pad, compiled=True):
     if (tile, pad) not in launched:
         raise host_run.HostRunError(f"{stage}: the profile ran gemm_kernel<{tile}, {pad}>, which the stage file no "
                                     f"longer launches (it launches {', '.join(f'<{t}, {p}>' for t, p in launched)})")
-    reqs = requests(host_run.run(stage, f"tiled-{tile}-{pad}", block=[tile, tile], n=tile, m=tile, k=tile).of_block(0))
+    reqs = requests(of_block(stage, f"tiled-{tile}-{pad}", block=[tile, tile], n=tile, m=tile, k=tile))
     return compiled_requests(stage, reqs, tile, pad) if compiled else reqs
 
 # The rows of docs/results/ncu.csv the host runs are held to: (stage, variant).
@@ -229,7 +284,7 @@ def compare_lines(row, source_rows):
 Tree = namedtuple("Tree", "steps element warp_phases")
 
 def tree(stage, block):
-    accesses = host_run.run(stage, host_run.kernel_entries(stage)[0], block=block, n=block).of_block(0)
+    accesses = of_block(stage, host_run.kernel_entries(stage)[0], block=block, n=block)
     element = {a.word: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
     steps = {}
     for rs in by_phase(compiled_requests(stage, requests(accesses)), steps=True):

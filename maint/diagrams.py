@@ -224,7 +224,7 @@ def warp_steps_figure(block=1024, cw=12, left=56, top=64, rh=54):
 
 def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
     """05's warp_reduce(): whom each lane reads at each offset, the lanes reaching lane 0, then the per-warp sums."""
-    trace = host_run.run("05_shuffle", "reduce", block=block, n=block)
+    trace = br.run("05_shuffle", "reduce", block=block, n=block)
     reads = {lane: [x[4] for x in trace.shuffles if x[:2] == (0, lane)][:5] for lane in range(WARP)}  # block 0
     rounds = [{lane: rs[k] for lane, rs in reads.items()} for k in range(len(reads[0]))]  # {lane: the lane it reads}
     svg = Svg(top + rh * len(rounds) + 190, "05_shuffle: the shuffle-down steps",
@@ -267,7 +267,7 @@ def shuffle_figure(block=1024, cw=17, left=80, top=62, rh=44):
 def float4_reads(n, offset, threads, scalar=True):
     """06's host run: {element: (thread, how, slot)}, how 'assign' (a float4 into its slot of the loads in flight),
     'construct' (a float4 copied one at a time) or, with scalar, 'scalar' (a float read)."""
-    out, run = {}, lambda **more: host_run.run("06_float4", "reduce", block=threads, grid=1, n=n, offset=offset, **more)
+    out, run = {}, lambda **more: br.run("06_float4", "reduce", block=threads, grid=1, n=n, offset=offset, **more)
     for b, tid, phase, how, region, element, dest in run().loads:
         for e in range(element, element + 4):
             assert e not in out, f"06_float4: element {e} loaded twice"
@@ -342,7 +342,7 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60
               f"order {', '.join(map(str, order))}; what each combine does then")
     svg.text(16, 44, "A bar: a block's work until its sum is ready; time runs to the right.", 10, fill=MUTED)
     for y0, combine in zip(range(top, top + 3 * panel, panel), ("atomic", "two-pass", "last-block")):
-        t = host_run.run("07_multiblock", combine, block=block, grid=grid, n=16 * block * grid, order=list(order))
+        t = br.run("07_multiblock", combine, block=block, grid=grid, n=16 * block * grid, order=list(order))
         tickets, y = {b: (k, written) for b, _, k, _, _, written in t.tickets}, y0 + 20 + grid * rh
         svg.text(16, y0 + 10, combine, 13, weight="bold")
         for b, (k, written) in ((b, tickets.get(b, (None, ()))) for b in range(grid)):
@@ -375,7 +375,7 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60
             svg.text(after + 2 * unit + 6, y + 10, "adds out[0..] by index" if combine == "two-pass" else
                      f"then adds partials[{span(e for b, _, _, e in t.cached if b == last)}] (__ldcg)", 9)
         svg.text(left, y + rh + 20, note, 11, fill=CONFLICT if combine == "atomic" else BLUE)
-    y, one = top + 3 * panel + 10, host_run.run("07_multiblock", "one-block", block=32, n=200)
+    y, one = top + 3 * panel + 10, br.run("07_multiblock", "one-block", block=32, n=200)
     vectors = sorted({e // 4: tid for b, tid, phase, how, region, e, dest in one.loads}.items())
     svg.text(16, y, f"one_block_kernel (n up to 16 floats per thread): one block of 32 threads sums n = 200, "
              f"{len(vectors)} float4s", 13, weight="bold")
@@ -392,7 +392,7 @@ def gemm_tiles_figure(tile=16, m=32, k=48, thread=(5, 2), block=(1, 1), c=5, lef
     (tx, ty), (bx, by), a_y, b_x = thread, block, top + k * c + 22, left + k * c + 22
     svg = Svg(a_y + m * c + 60, "08_gemm_tiled: the tiles along K",
               f"08_gemm_tiled: block ({bx}, {by}) walks K in {tile} x {tile} tiles (M = N = {m}, K = {k})")
-    t = host_run.run("08_gemm_tiled", f"tiled-{tile}-0", block=[tile, tile], grid=[m // tile] * 2, n=m, m=m, k=k)
+    t = br.run("08_gemm_tiled", f"tiled-{tile}-0", block=[tile, tile], grid=[m // tile] * 2, n=m, m=m, k=k)
     a, b = [], []  # the (row, col) of A (A[i] = i + 1) and of B (B[i] = -(i + 1)) the thread stores, step by step
     for blk, acc in t.accesses:
         if (blk, acc.tid, acc.op) == (by * (m // tile) + bx, ty * tile + tx, "st") and acc.value:

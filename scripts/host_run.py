@@ -19,14 +19,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .stages import ROOT
 
 HOST = ROOT / "scripts" / "host"
 CXX = os.environ.get("CXX", "g++")
-WARP = 32
 HOST_RUN_LIMIT = 20  # seconds: one host run sums at most a few thousand floats, in well under one
 NEVER_ENDS = "a loop that never ends, or a barrier not every thread of the block reaches"
 SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text() holds a reader's file
@@ -253,58 +251,19 @@ def executable(stage, launcher=False):
 
 # ---- one run, and its log ------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Access:
-    op: str  # "ld" or "st"
-    tid: int
-    phase: int
-    seq: int
-    array: str
-    byte: int
-    bytes: int
-    line: int
-    value: float
-
-    @property
-    def word(self):
-        return self.byte // 4
-
 @dataclass
 class Trace:
-    accesses: list = field(default_factory=list)  # every shared access, of every block: (block, Access)
-    shuffles: list = field(default_factory=list)  # (block, tid, phase, kind, src, value, result)
-    loads: list = field(default_factory=list)  # (block, tid, phase, how, region, element, dest)
-    atomics: list = field(default_factory=list)  # (block, tid, region, element, value)
-    tickets: list = field(default_factory=list)  # (block, tid, ticket, order, scope, written elements)
-    cached: list = field(default_factory=list)  # (block, tid, region, element): __ldcg
+    log: str  # the run's every line (cuda_host.hpp says what each holds): the pictures read the rest
     results: dict = field(default_factory=dict)  # {(region, element): value}
     readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
     sums: dict = field(default_factory=dict)  # {element: the result with only that element 1}
 
-    def of_block(self, block=0):
-        return [a for b, a in self.accesses if b == block]
-
 def _parse(text):
-    """The Trace of a run's log (cuda_host.hpp says what each line holds)."""
-    t, block = Trace(), None
+    """The Trace of a run's log: its results, and the sums and readers of the runs with one element 1."""
+    t = Trace(text)
     for line in text.splitlines():
         kind, *f = line.split()
-        if kind == "B":
-            block = int(f[0])
-        elif kind == "S":
-            t.accesses.append((block, Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))))
-        elif kind == "X":
-            t.shuffles.append((block, *map(int, f[:4]), float(f[4]), float(f[5])))
-        elif kind == "G":
-            t.loads.append((block, int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]))
-        elif kind == "A":
-            t.atomics.append((block, int(f[0]), f[1], int(f[2]), float(f[3])))
-        elif kind == "T":
-            written = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
-            t.tickets.append((block, int(f[0]), int(f[3]), f[4], f[5], written))
-        elif kind == "L":
-            t.cached.append((block, int(f[0]), f[1], int(f[2])))
-        elif kind == "R":
+        if kind == "R":
             t.results[(f[0], int(f[1]))] = float(f[2])
         elif kind == "E":  # a run with only element f[0] 1: its sum, and each thread:first value not 0
             t.sums[int(f[0])] = float(f[1])
@@ -346,14 +305,3 @@ def _trace(exe, stage, entry, options):
 
 def kernel_entries(stage):
     return [name for name, *_ in entries(stage_path(stage).read_text())]
-
-def requests_by_warp(accesses):
-    """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one
-    source line in the same stretch between barriers, i.e. one warp-wide shared-memory instruction (lanes that skip
-    an access, behind an `if`, make no entry and leave the others' k alone)."""
-    out, seen = defaultdict(list), defaultdict(int)
-    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
-        k = seen[(a.tid, a.phase, a.line, a.op)]
-        seen[(a.tid, a.phase, a.line, a.op)] += 1
-        out[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
-    return out

@@ -75,10 +75,10 @@ def machine_code_problems(stage):
     out = [f"sass_{stage}.txt no longer shows: {fact}" for fact, holds in br.COMPILED.get(stage, []) if not holds(sass)]
     if stage not in reduce_stages():
         return out
-    shuffles = host_run.run(stage, entry, block=64, n=64).shuffles
+    shuffles = br.run(stage, entry, block=64, n=64).shuffles
     host = [(("DOWN", "UP", "BFLY", "IDX")[kind], abs(src))  # lane 0's: the distance, or the lane mask of a butterfly
             for b, tid, _, kind, src, *_ in shuffles if (b, tid) == (0, 0)]
-    slots = [dest for b, tid, _, how, *_, dest in host_run.run(stage, entry, block=64, n=4 * 64 * 40).loads
+    slots = [dest for b, tid, _, how, *_, dest in br.run(stage, entry, block=64, n=4 * 64 * 40).loads
              if (b, tid, how) == (0, 0, "assign")]
     in_flight = slots[1:].index(slots[0]) + 1 if slots and slots[0] in slots[1:] else len(slots)  # till it reuses one
     for f, code in enumerate(sass.split("/*0000*/")[1:], 1):  # each function starts again at /*0000*/
