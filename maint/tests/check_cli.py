@@ -11,7 +11,7 @@ import tempfile
 from scripts.stages import ROOT, build_dir, ladder_stages
 
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "-1"}
-STAGES, MAINT_PROGRAMS = ladder_stages(), ("cpu_sums", "deadline_probe")
+STAGES, HELPERS = ladder_stages(), ("cpu_sums", "deadline_probe")
 GEMM_RANGE = "1 to 1000000"
 ROWS = [
     ("02_grid_stride", "--block 96", 2, "error: --block 96: 02_grid_stride runs power-of-two blocks from 64 to 1024"),
@@ -150,7 +150,7 @@ ROWS = [
 def command(program, args):
     if program == "runner":
         return [sys.executable, "-m", "scripts.ladder", *shlex.split(args), "--build", str(build_dir())]
-    folder = "maint/mutants/bin" if program.startswith("mutant_") else "maint/bin" if program in MAINT_PROGRAMS else "bin"
+    folder = "maint/mutants/bin" if program.startswith("mutant_") else "maint/bin" if program in HELPERS else "bin"
     path = {"ladder": ROOT / "ladder", "maint": ROOT / "maint" / "do"}.get(program) or build_dir() / folder / program
     return [str(path), *shlex.split(args)]
 
