@@ -590,4 +590,17 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   return cli.described(R"("role": "cpu")", fmt::format(R"("sizes": {}, "threads": {}, "reps": {}, "warmup": {}, )"
       R"("seed": {}, "input": "{}")", out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
 }
+
+ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {
+  CommandLine cli("cpu_sums", "cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float "
+                              "input against the exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if "
+                              "one breaks its bound");
+  std::string log2 = std::to_string(max_log2);
+  cli.whole("--seed", seed, 0, kMaxU64, "S", "Input seed", "Options");
+  cli.choice("--max-log2", log2, {"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"},
+             "The largest n is 2^K", "Options");
+  if (auto ended = cli.parse(argc, argv)) return *ended;
+  max_log2 = std::stoi(log2);
+  return cli.described("\"role\": \"test helper\"", "");
+}
 }  // namespace ladder

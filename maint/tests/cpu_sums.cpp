@@ -2,32 +2,18 @@
 // Kahan's sum in float against the exact sum (every input is k / 2^24, so the sum of the k is an exact integer), as
 // CSV for n = 2^10, 2^12, ..., 2^K (--max-log2 K, default 30); exit status 1 if either breaks its worst-case bound
 // (Higham, 2nd ed.: loop |E| <= (n-1) u sum|x| / (1 - (n-1) u); Kahan |E| <= (2u + O(n u^2)) sum|x|).
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
-
 #include "input.hpp"
+#include "options.hpp"
 
 int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   int max_log2 = 30;
-  CLI::App app("cpu_sums: the CPU's float sums of the ladder's float input against the exact sum, as CSV", "cpu_sums");
-  const CLI::Validator digits([](std::string& s) {
-    std::uint64_t v;
-    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return error == std::errc() && end == s.data() + s.size() ? "" : "give a whole number from 0 to 2^64-1";
-  }, "DIGITS");
-  app.add_option("--seed", seed, "Input seed")->capture_default_str()->check(digits);
-  app.add_option("--max-log2", max_log2, "The largest n is 2^K")->capture_default_str()->check(
-      CLI::IsMember({10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {  // help: exit 0; a refused value: one line, exit 2
-    return e.get_exit_code() == 0 ? app.exit(e) : (std::fprintf(stderr, "cpu_sums: error: %s\n", e.what()), 2);
-  }
+  const ladder::ParseOutcome parsed = ladder::parse_cpu_sums_options(argc, argv, seed, max_log2);
+  if (parsed.exit_status) return ladder::print_outcome(parsed);
   const long double u = std::ldexp(1.0L, -24);
   std::printf("n,exact,float_loop,float_loop_error,kahan_float,kahan_float_error,float_loop_bound,kahan_bound\n");
   float loop = 0.0f, kahan = 0.0f, compensation = 0.0f;
