@@ -315,7 +315,7 @@ def run(m, build):
     if status == 77:  # no GPU, or (sass) no disassembler
         raise (StageError if m.expect == "sass" else NoGpu)(text.strip())
     if m.expect == "sass":
-        caught, line = status == 1, re.sub(r"^\S*/", "", next((l for l in text.splitlines() if ".cu:" in l), ""))
+        caught, line = status == 1 and ".cu:" in text, re.sub(r"^\S*/", "", next((l for l in text.splitlines() if ".cu:" in l), ""))
     elif m.expect == "racecheck":
         caught, line = status == 99, next((l for l in text.splitlines() if "RACECHECK SUMMARY" in l), "")
     else:

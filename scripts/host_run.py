@@ -8,7 +8,7 @@ made it. Which kernels there are, and the tile sizes of 08, are read from the st
 host functions but main (the launcher, blocks_per_sm) are pasted too, each `<<<...>>>` launch rewritten for
 scripts/host/runtime.hpp, so the entry "launcher" runs the launches the stage's own launcher makes.
 
-  run(stage, entry, **options) -> Trace       the events of one run (scripts/host/driver.hpp lists the options)"""
+  run(stage, entry, **options) -> Trace       one run's log and results (scripts/host/driver.hpp lists the options)"""
 import contextlib
 import functools
 import hashlib

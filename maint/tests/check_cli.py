@@ -43,7 +43,7 @@ ROWS = [
     ("08_gemm_tiled", "-k x", 2, "error: -k 'x' is not a whole number"),
     ("07_multiblock", "--help", 0, r"--combine NAME\|LIST[= ].?atomic.*Examples:.*07_multiblock --self-test full.*"
                                    r"Exit status: 0 pass", "TEXT"),
-    ("02_grid_stride", "--help", 0, r"-n,--size N\|LIST\|RANGE( .|=)2\^28.*--block B\|LIST.*--grid G( .|=)0.*"
+    ("02_grid_stride", "--help", 0, r"-n,--size N\|LIST\|RANGE( .|=)2\^28.*--block B\|LIST( .|=)1024.*--grid G( .|=)0.*"
                                     r"--reps N( .|=)50", "TEXT"),
     ("01_naive", "--help", 0, "--block", "--regime|--grid|--combine"),
     ("06_float4", "--help", 0, "--regime", "--combine|two-pass"),
@@ -60,7 +60,8 @@ ROWS = [
     *[("05_shuffle", args, 2, f"^05_shuffle: error: {message}") for args, message in [
         ("-n -5", "-n/--size -5 is out of range"), ("-n 2^40", "-n/--size 1099511627776 is out of range"),
         ("-n 100,0", "-n/--size 0 is out of range"), ("--block big", "--block 'big' is not a number"),
-        ("--block 2048", "--block 2048: 05_shuffle runs power-of-two"), ("--block -64", "--block -64: 05_shuffle"),
+        ("--block 2048", "--block 2048: 05_shuffle runs power-of-two"), ("--block 32", "--block 32: 05_shuffle runs"),
+        ("--block -64", "--block -64: 05_shuffle"),
         ("--reps 0", "--reps 0 is out of range"), ("--reps many", "--reps 'many' is not a whole number"),
         ("--warmup -1", "--warmup -1 is out of range"), ("--device -1", "--device -1 is out of range"),
         ("--offset 2000", "--offset 2000 is out of range"), ("--determinism 1", "--determinism 1 is out of range"),
