@@ -312,10 +312,12 @@ class CommandLine {
   // The option's check, after one that every value has: it is not empty.
   void add(CLI::Option* option, const std::string& name, const std::string& type, const std::string& group,
            const Check& check, const std::vector<std::string>& values = {}) {
-    option->type_name(type)->group(group)->check(CLI::Validator(
+    option->type_name(type)->group(group)->transform(CLI::Validator(
         [this, name, check](std::string& text) {
           const auto problem = trim(text).empty() ? std::optional<std::string>(name + " needs a value") : check(text);
           if (problem && problem_.empty()) problem_ = *problem;
+          // A whole number is decimal: CLI11 would read 010 as octal 8 and 0x10 as 16 (the checks refuse 0x10).
+          if (!problem && all_digits(text)) text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));
           return problem.value_or("");
         },
         ""));

@@ -68,6 +68,7 @@ ROWS = [
         ("--seed x", "--seed 'x' is not a whole number"), ("--format xml", "--format 'xml' is not one of"),
         ("--flush maybe", "--flush 'maybe' is not one of"),
         ("--self-test full --check-only", "--self-test and --check-only: give one")]],
+    ("05_shuffle", "--seed 010 --reps 012 --describe", 0, r'"reps": 12, "warmup": 5, "seed": 10\b'),  # not octal
     ("07_multiblock", "--combine fastest", 2, "error: --combine 'fastest': 07_multiblock combines partial sums by"),
     ("08_gemm_tiled", "--pad maybe", 2, "error: --pad 'maybe' is not one of off, on, both"),
     ("08_gemm_tiled", "--size 2000000", 2, "error: --size 2000000 is out of range: matrix sizes run from 1 to 1000000"),
