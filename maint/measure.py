@@ -32,11 +32,9 @@ OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
 
 def runs(out, name, calls, by_status=False):
-    """Each (stage, arguments[, exe, label]) run, its rows in <name>.csv; whether all passed (by_status: exited 0)."""
-    rows, ok = [], True
-    for stage, args, *variant in calls:
-        r, status = run_binary(stage, args, exe=variant[0] if variant else None)
-        rows, ok = rows + [{**row, "variant": variant[1]} if variant else row for row in r], ok and status == 0
+    """Each (stage, arguments) run, its rows in <name>.csv; whether all passed (by_status: every run exited 0)."""
+    done = [run_binary(stage, args) for stage, args in calls]
+    rows, ok = [row for r, _ in done for row in r], all(status == 0 for _, status in done)
     save(out, name, rows)
     return ok if by_status else all_pass(rows)
 
