@@ -58,9 +58,10 @@ bool negative_count(const std::string& s) { return s.size() > 1 && s[0] == '-' &
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-std::optional<std::uint64_t> digits(const std::string& s) {  // at most 20 of them, and what 64 bits hold
+std::optional<std::uint64_t> digits(const std::string& s) {  // what 64 bits hold, leading zeros aside
   std::uint64_t v = 0;
-  const bool ok = all_digits(s) && s.size() <= 20 && std::from_chars(&s[0], &s[0] + s.size(), v).ec == std::errc();
+  const std::size_t from = std::min(s.find_first_not_of('0'), s.size() - 1), size = s.size() - from;
+  const bool ok = all_digits(s) && size <= 20 && std::from_chars(&s[from], &s[from] + size, v).ec == std::errc();
   return ok ? std::optional<std::uint64_t>(v) : std::nullopt;
 }
 
@@ -174,7 +175,7 @@ std::optional<std::string> regime_problem(const ReduceStage& stage, const std::s
 
 // --combine: one of the stage's, a list of them, or all.
 std::optional<std::string> combine_problem(const ReduceStage& stage, const std::string& text) {
-  if (text == "all") return std::nullopt;
+  if (trim(text) == "all") return std::nullopt;
   const auto ours = names_of(stage.combines);
   for (const auto& item : split_list(text)) {
     if (std::find(ours.begin(), ours.end(), item) == ours.end()) {
@@ -316,7 +317,8 @@ class CommandLine {
         [this, name, check](std::string& text) {
           const auto problem = trim(text).empty() ? std::optional<std::string>(name + " needs a value") : check(text);
           if (problem && problem_.empty()) problem_ = *problem;
-          // A whole number is decimal: CLI11 would read 010 as octal 8 and 0x10 as 16 (the checks refuse 0x10).
+          // What was checked, trimmed, and a whole number in decimal: CLI11 would read " 1" as nothing, 010 as 8.
+          if (!problem) text = trim(text);
           if (!problem && all_digits(text)) text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));
           return problem.value_or("");
         },
@@ -519,12 +521,17 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
       fmt::format(R"("sizes": {}, "blocks": {}, "regimes": {}, "combines": {}, "grid": {}, "offset": {}, {})",
                   out.sizes, out.blocks, names_of(out.regimes), names_of(out.combines), out.grid, out.offset,
                   common_values));
-  if (described.exit_status) return described;
-  if (out.grid != 0 && out.regimes == std::vector<Regime>{Regime::kTree}) {
+  if (out.grid != 0 && std::count(out.regimes.begin(), out.regimes.end(), Regime::kStream) == 0) {
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
                                        "to the stream regime", out.grid));
   }
-  return {};
+  const char* mode = out.self_test != SelfTest::kNone ? "--self-test" : out.error_study > 0 ? "--error-study" : "";
+  for (const char* flag : {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
+                           "--warmup", "--flush", "--hot"}) {  // what the mode would ignore: no silent default
+    const std::string why = fmt::format("{} and {}: {} runs its own sizes, launches and inputs", mode, flag, mode);
+    if (*mode && cli.given(flag)) return cli.usage_error(why);
+  }
+  return described;
 }
 
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {

@@ -22,7 +22,7 @@ def parser():
     c = {name: sub.add_parser(name, help=text, description=text, allow_abbrev=False) for name, text in COMMANDS.items()}
     for name in COMMANDS:
         c[name].add_argument("--build", metavar="DIR", help="the build directory (default: build)")
-    stage_options(c["measure"], gemm=True)
+    stage_options(c["measure"])
     for name in ("measure", "profile"):
         c[name].add_argument("--profile-size", metavar="N", default=PROFILE_SIZE, help="n of the profiled reduce runs")
         c[name].add_argument("--profile-gemm", metavar="M", default=PROFILE_GEMM, help="M = N = K of the profiled GEMM")

@@ -58,7 +58,7 @@ class Parser(argparse.ArgumentParser):
         say(f"{'maint' if 'maint' in self.prog else 'ladder'}: error: {message} (see {self.prog} --help)")
         sys.exit(2)
 
-def stage_options(p, gemm=True):
+def stage_options(p):
     p.add_argument("-n", "--size", metavar="N", help="floats to sum, as the stages take -n (2^28, 1e6, ...)")
     g = p.add_argument_group("timing and input (passed to every stage, which checks them: see its --help)")
     for flag, what in [("--reps", "timed repetitions; the median is reported"), ("--warmup", "untimed runs first"),
@@ -67,10 +67,9 @@ def stage_options(p, gemm=True):
                        ("--flush", "what evicts the input from L2 before each repetition"),
                        ("--device", "CUDA device index")]:
         g.add_argument(flag, metavar=flag[2:].upper() if flag != "--seed" else "S", help=what)
-    if gemm:
-        g = p.add_argument_group("the GEMM rung")
-        g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
-        g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
+    g = p.add_argument_group("the GEMM rung")
+    g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
+    g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
     p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
     p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="the result files' format")
 
@@ -120,11 +119,9 @@ def take_build(argv):
     """--build DIR (or --build=DIR) anywhere among the arguments chooses the build directory for every step."""
     out, build_dir, args = [], os.environ.get("BUILD_DIR"), iter(argv)
     for arg in args:
-        if arg == "--build":
-            if (build_dir := next(args, None)) is None:
+        if arg == "--build" or arg.startswith("--build="):
+            if not (build_dir := arg.split("=", 1)[1] if "=" in arg else next(args, "")):
                 raise UsageProblem("--build needs a directory")
-        elif arg.startswith("--build="):
-            build_dir = arg.split("=", 1)[1]
         else:
             out.append(arg)
     return out, (CALLER / build_dir).absolute() if build_dir else ROOT / "build"
@@ -168,7 +165,11 @@ def parse(argv):
     if a.command == "test":
         a.ctest_args, extras = [x for x in extras if x != "--"], []
     if extras:
-        cmds[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
+        (cmds[a.command] if a.command else p).error(f"unrecognized arguments: {' '.join(extras)}")
+    if empty := [k for k, v in vars(a).items() if v == "" and k not in ("stage", "change", "before", "after")]:
+        raise UsageProblem(f"{'-n/' * (empty[0] == 'size')}--{empty[0].replace('_', '-')} needs a value")
+    if getattr(a, "no_gemm", False) and (a.gemm_size or a.gemm_reps):
+        raise UsageProblem("--no-gemm leaves out the GEMM rung: give it, or --gemm-size/--gemm-reps, not both")
     for option in ("build", "save"):
         if getattr(a, option, None):
             writable_directory(f"--{option}", getattr(a, option))

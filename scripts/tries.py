@@ -63,11 +63,11 @@ def check_constant(stage, name, values):
                            f"({have})")
     lo, hi = 1, 64  # a count: the constants try may change are loads in flight, unroll factors, pads
     for v in values:
-        if not v.isdigit() or not lo <= int(v) <= hi:
+        if not re.fullmatch("[0-9]+", v) or not lo <= int(v) <= hi:
             raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
                                f"give whole numbers from {lo} to {hi}")
-    own = found[name].strip()
-    others = [v for v in values if not (own.isdigit() and int(v) == int(own))]
+    own = found[name].strip()  # the values in decimal, each once: C++ would read 010 as octal 8
+    others = list(dict.fromkeys(str(int(v)) for v in values if not (own.isdigit() and int(v) == int(own))))
     if not others:
         raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {own} already, so "
                            f"there is nothing to compare: give other values")
@@ -128,12 +128,6 @@ def build_copies(build, stage, copies):
         raise StageError(f"the copies of {stage} did not build (the compiler's errors are above)")
     return [str(pathlib.Path(build) / "try" / "bin" / t) for t in targets]
 
-def patched_copy(build, stage, patch):
-    say(f"ladder: building {stage} with {shown(patch)}")
-    note = f"a copy of {stage} with {pathlib.Path(patch).name} applied (./ladder try)"
-    return build_copies(build, stage, [(variant_target(stage, pathlib.Path(patch).stem), patched_text(stage, patch),
-                                        note)])[0]
-
 def cmd_try(a):
     stage = resolve_stage(a.stage)
     change = parse_change(stage, a.change)
@@ -142,9 +136,14 @@ def cmd_try(a):
     runs, name, text = [("as in the file", binary(stage), [])], change.name, stage_file(stage).read_text()
     if change.kind == "patch":
         variants = [(f"{name} (the patch)", patched_text(stage, change.path))]
-        runs.append((variants[0][0], patched_copy(a.build, stage, change.path), []))
+        say(f"ladder: building {stage} with {shown(change.path)}")
+        runs += [(variants[0][0], *build_copies(a.build, stage, [(variant_target(stage, name), variants[0][1],
+                  f"a copy of {stage} with {change.path.name} applied (./ladder try)")]), [])]
         meta = {"patch": shown(change.path)}
     elif change.kind == "option":  # each value checked by the stage program itself, before anything runs
+        launch = [flag for o in describe(stage)["options"] if o["group"] == "Launch" for flag in o["flags"]]
+        if name not in launch:  # the others it sets itself (--regime, -n, --format) or would not compare
+            raise UsageProblem(f"try {stage} {name}=...: try varies how the stage is launched: {', '.join(launch)}")
         for v in change.values:
             try:
                 describe(stage, (name, v))

@@ -69,6 +69,13 @@ ROWS = [
         ("--flush maybe", "--flush 'maybe' is not one of"),
         ("--self-test full --check-only", "--self-test and --check-only: give one")]],
     ("05_shuffle", "--seed 010 --reps 012 --describe", 0, r'"reps": 12, "warmup": 5, "seed": 10\b'),  # not octal
+    ("02_grid_stride", "--reps ' 010' --seed ' 0777' --describe", 0, r'"reps": 10, "warmup": 5, "seed": 777\b'),
+    ("02_grid_stride", "--reps 00000000000000000000005 --describe", 0, r'"reps": 5, '),
+    ("07_multiblock", "--combine ' all' --describe", 0, r'"combines": \["atomic", "last-block", "two-pass"\], "grid"'),
+    ("02_grid_stride", "--grid 5 --regime tree,tree", 2, "error: --grid 5: the tree regime sizes its grid from n"),
+    ("01_naive", "--grid 5 --describe", 2, "error: --grid 5: the tree regime sizes its grid from n"),
+    ("07_multiblock", "--self-test quick -n 1024", 2, "error: --self-test and -n: --self-test runs its own sizes"),
+    ("05_shuffle", "--error-study 5 --input exact", 2, "error: --error-study and --input: --error-study runs its own"),
     ("07_multiblock", "--combine fastest", 2, "error: --combine 'fastest': 07_multiblock combines partial sums by"),
     ("08_gemm_tiled", "--pad maybe", 2, "error: --pad 'maybe' is not one of off, on, both"),
     ("08_gemm_tiled", "--size 2000000", 2, "error: --size 2000000 is out of range: matrix sizes run from 1 to 1000000"),
@@ -88,29 +95,41 @@ ROWS = [
                                       r".*deadline_probe outlived$"),
     ("mutant_01_bound", "--version", 0, r"^mutant_01_bound: cuda-ladder [0-9.]+ \(commit [^)]*\), a copy of 01_naive "
                                         r"with a planted bug"),
-    # ./ladder: help, and every value it can check refused in one line before anything is installed or built
-    ("ladder", "fly", 2, "^ladder: error: unknown command 'fly'"),
+    # ./ladder: help, and every value it can check refused in one line ("ladder: error: ...") before anything is built
+    *[("ladder", args, 2, f"^ladder: error: {message}") for args, message in [
+        ("fly", "unknown command 'fly'"), ("--frob", r"unrecognized arguments: --frob \(see ./ladder --help\)"),
+        ("run -n ''", "-n/--size needs a value"), ("run --build ''", "--build needs a directory"),
+        ("run --no-gemm --gemm-size 5", "--no-gemm leaves out the GEMM rung"),
+        ("try 06 kLoadsInFlight=²", "try 06_float4 kLoadsInFlight=²: kLoadsInFlight is a count"),
+        ("run --nonsense", r"unrecognized arguments: --nonsense \(see ./ladder run --help\)"),
+        ("build --x", r"unrecognized arguments: --x \(see ./ladder build --help\)"),
+        ("test --build", "--build needs a directory"), ("diff 01 nope", "no stage 'nope': the stages are 01_naive, "),
+        ("diff 07 08", "diff 07 08: 07_multiblock/reduce.cu and 08_gemm_tiled/gemm.cu are stages of two kinds"),
+        ("diff 01 01", "diff 01 01: a stage against itself shows nothing"),
+        ("run --save CMakeLists.txt", "--save .*CMakeLists.txt: that is a file, not a directory"),
+        ("try 06 kLoadsInFlight=4,4", "try 06_float4 kLoadsInFlight=4: the file says kLoadsInFlight = 4 already"),
+        ("try 99 kBlock=1", "no stage '99'"), ("try 06 kLoads", "try 06_float4 kLoads: not NAME=v1,v2"),
+        ("try 06 kLoadsInFlight=0", "try 06_float4 kLoadsInFlight=0: kLoadsInFlight is a count .*from 1 to 64"),
+        ("try 06 kLoadsInFlight=abc", "try 06_float4 kLoadsInFlight=abc: "),
+        ("try 06 kNope=1", r"try 06_float4 kNope=...: 06_float4/reduce.cu has no constant kNope \(its constants: "
+                           r"kLoadsInFlight\)"),
+        ("try 02 --grid 64,128", "try 02 --grid: write a stage option to vary as --grid=64,128"),
+        ("try 05 docs/experiments/01_naive/interleaved.patch", r"try 05_shuffle docs/experiments/01_naive/interleaved."
+         r"patch: the patch changes 01_naive/reduce.cu, not 05_shuffle/reduce.cu: it is an experiment of 01_naive "
+         r"\(./ladder try 01 "),
+        ("try 01 maint/tests/data/stale.patch", "try 01_naive .*stale.patch does not apply to 01_naive/reduce.cu as it "
+         "is now; git apply says: patch failed: 01_naive/reduce.cu:"),
+        ("try 01 nothing.patch", "'nothing.patch': no such patch")]],
     ("ladder", "", 2, "^usage: ./ladder .*COMMAND.*ladder: error: give a command"),
-    ("ladder", "run --nonsense", 2, r"^ladder: error: unrecognized arguments: --nonsense \(see ./ladder run --help\)"),
-    ("ladder", "build --x", 2, r"^ladder: error: unrecognized arguments: --x \(see ./ladder build --help\)"),
-    ("ladder", "test --build", 2, "^ladder: error: --build needs a directory"),
     ("ladder", "--version", 0, r"^cuda-ladder [0-9]+\.[0-9]+ \(commit "),
     ("ladder", "diff 04 05", 0, "^--- 04_warp_unroll/reduce.cu"),
-    ("ladder", "diff 01 nope", 2, "^ladder: error: no stage 'nope': the stages are 01_naive, "),
-    ("ladder", "diff 07 08", 2, "^ladder: error: diff 07 08: 07_multiblock/reduce.cu and 08_gemm_tiled/gemm.cu are "
-                               "stages of two kinds"),
-    ("ladder", "diff 01 01", 2, "^ladder: error: diff 01 01: a stage against itself shows nothing"),
     ("ladder", "diff 05 04", 0, r"^--- 05_shuffle/reduce.cu\n\+\+\+ 04_warp_unroll/reduce.cu"),
     ("ladder", "diff 01 03", 0, r"^--- 01_naive/reduce.cu\n\+\+\+ 03_padding/reduce.cu"),
     ("ladder", "run --build /proc/ladder-nope", 2, "^ladder: error: --build /proc/ladder-nope: the directory cannot be "
                                                    "made in /proc", "configuring"),
     ("ladder", "run --save /proc/ladder-nope", 2, "^ladder: error: --save /proc/ladder-nope: the directory cannot be "
                                                   "made in /proc", "configuring"),
-    ("ladder", "run --save CMakeLists.txt", 2, "^ladder: error: --save .*CMakeLists.txt: that is a file, not a "
-                                               "directory"),
     ("ladder", "help run", 0, "^usage: ./ladder run .*examples:"),
-    ("ladder", "try 06 kLoadsInFlight=4,4", 2, "^ladder: error: try 06_float4 kLoadsInFlight=4: the file says "
-                                               "kLoadsInFlight = 4 already"),
     ("ladder", "--help", 0, r"commands:.*run .*test .*try .*LADDER_NO_INSTALL=1", r"skipped  |called by"),
     ("ladder", "run --help", 0, r"^usage: ./ladder run .*--reps REPS +timed repetitions.*--gemm-size M +M = N = K",
      "--sweep|--ncu-check|skipped"),
@@ -118,21 +137,6 @@ ROWS = [
     ("ladder", "diff --help", 0, r"^usage: ./ladder diff \[-h\] A B"),
     ("ladder", "test --help", 0, "^usage: ./ladder test .*-R REGEX.*goes to ctest"),
     ("ladder", "build --help", 0, r"^usage: ./ladder build \[-h\] \[--build DIR\]"),
-    ("ladder", "try 99 kBlock=1", 2, "^ladder: error: no stage '99'"),
-    ("ladder", "try 06 kLoads", 2, "^ladder: error: try 06_float4 kLoads: not NAME=v1,v2"),
-    ("ladder", "try 06 kLoadsInFlight=0", 2, "^ladder: error: try 06_float4 kLoadsInFlight=0: kLoadsInFlight is a "
-                                             "count .*from 1 to 64"),
-    ("ladder", "try 06 kLoadsInFlight=abc", 2, "^ladder: error: try 06_float4 kLoadsInFlight=abc: "),
-    ("ladder", "try 06 kNope=1", 2, r"^ladder: error: try 06_float4 kNope=...: 06_float4/reduce.cu has no constant "
-                                    r"kNope \(its constants: kLoadsInFlight\)"),
-    ("ladder", "try 02 --grid 64,128", 2, "^ladder: error: try 02 --grid: write a stage option to vary as "
-                                          "--grid=64,128"),
-    ("ladder", "try 05 docs/experiments/01_naive/interleaved.patch", 2, r"^ladder: error: try 05_shuffle "
-     r"docs/experiments/01_naive/interleaved.patch: the patch changes 01_naive/reduce.cu, not 05_shuffle/reduce.cu: it "
-     r"is an experiment of 01_naive \(./ladder try 01 "),
-    ("ladder", "try 01 maint/tests/data/stale.patch", 2, "^ladder: error: try 01_naive .*stale.patch does not apply to "
-     "01_naive/reduce.cu as it is now; git apply says: patch failed: 01_naive/reduce.cu:"),
-    ("ladder", "try 01 nothing.patch", 2, "^ladder: error: 'nothing.patch': no such patch"),
     ("maint", "measure", 77, "^maint: measure needs an NVIDIA GPU, and none is visible", None, NO_GPU),
     ("maint", "docs --nonsense", 2, r"^maint: error: unrecognized arguments: --nonsense \(see ./maint/do docs --help\)"),
     ("maint", "measure --help", 0, "^usage: ./maint/do measure .*--profile-size N.*--sweep SIZES"),
@@ -143,6 +147,8 @@ ROWS = [
                                        "to 1000000"),
     ("runner", "run --gemm-size abc", 2, "^ladder: error: --gemm-size: --size 'abc' is not a whole number"),
     ("runner", "run --reps 0", 2, "^ladder: error: --reps 0 is out of range"),
+    ("runner", "try 02 --regime=tree", 2, "^ladder: error: try 02_grid_stride --regime=...: try varies how the "
+                                          "stage is launched: --block, --grid, --offset"),
     ("runner", "try 02 --grid=abc", 2, "^ladder: error: try 02_grid_stride --grid=abc: --grid 'abc' is not a whole "
                                        "number"),
 ]

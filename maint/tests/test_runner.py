@@ -77,8 +77,8 @@ def arguments():
     stage = next(s for s in stages.reduce_stages() if stages.constants(s))  # a stage with a constant to vary
     name, own = next(iter(stages.constants(stage).items()))
     others = [v for v in ("1", "2", "8") if v != own]
-    for spec, want in [(f"{name}={others[0]},{others[1]},{own}", others[:2]), (f"{name}={others[0]},{others[0]}",
-                                                                               others[:1])]:
+    for spec, want in [(f"{name}={others[0]},{others[1]},{own}", others[:2]), (f"{name}=0{others[0]},{others[0]}",
+                                                                               others[:1])]:  # 01 is 1, in decimal
         if (got := tries.parse_change(stage, spec).values) != want:
             problems.append(f"try {stage} {spec}: copies for {got}, not {want}")
     with tempfile.TemporaryDirectory() as tmp:
