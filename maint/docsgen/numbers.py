@@ -4,6 +4,7 @@ import collections
 import math
 import re
 import statistics
+import struct
 
 from ..measure import NCU_SHORT
 from ..mutants import MUTANTS
@@ -114,6 +115,9 @@ def stream_grid_line():
 def best_read():  # the ladder row closest to (or furthest past) the read-only kernel: (its label, its % of read)
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
     return row_label(r), f"{f(r['pct_read']):.1f}"
+def spread_ulps(r):  # how many floats lie between a determinism row's smallest and largest result (-0, +0: none)
+    def key(x): return (lambda i: -(i & 0x7fffffff) if i < 0 else i)(struct.unpack("<i", struct.pack("<f", f(x)))[0])
+    return abs(key(r["max_result"]) - key(r["min_result"]))
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
     return f"{min(vals):.1f}–{max(vals):.1f}%"

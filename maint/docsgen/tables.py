@@ -14,7 +14,7 @@ from .base import (docs_path, f, link, md_table, measured, meta, not_measured, N
                    patch_target, pow2, ROOT, rows, select, stage_rows)
 from .compare import which
 from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
-                      gemm_ffma_per_mac, mutant_results, ns_per_block, quantile, SMALL_N_MAX,
+                      gemm_ffma_per_mac, mutant_results, ns_per_block, quantile, SMALL_N_MAX, spread_ulps,
                       stalls, sweep_07, us)
 from .sources import own_report, padded
 
@@ -49,7 +49,7 @@ TABLES = {
         "ms": "ms_median:.3f", "GB/s": "gbps:.0f", "ns per block": lambda r: f"{ns_per_block(r):.2f}"}, None),
     "determinism": ("determinism", {
         "n": "n", "combine": "`combine`", "runs": "runs", "distinct results": "distinct_results", "smallest": "min_result",
-        "largest": "max_result", "spread (ulp)": "spread_ulps",
+        "largest": "max_result", "spread (ulp)": spread_ulps,
         "largest relative error": lambda r: f"{f(r['max_abs_error']) / abs(f(r['reference'])):.1e}",
         "bitwise identical": lambda r: "yes" if r["bitwise_identical"] == "true" else "no",
         "CUB's level": lambda r: CUB_LEVEL.get(r["combine"], ""), "every result checked": "check"}, None),
