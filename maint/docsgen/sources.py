@@ -3,7 +3,6 @@ diffs, the saved machine code, the sanitizers' and ./ladder try's saved reports,
 code the files no longer hold fails the rendering, so a sentence that quotes a kernel follows it."""
 import difflib
 import itertools
-import json
 import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
@@ -104,11 +103,6 @@ def default_architectures():
 def build_needs():  # the oldest compute capability CMake builds for without a GPU, and the oldest CMake ./ladder takes
     oldest = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "(\d+)(\d)', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
     return {"cc": f"{oldest[1]}.{oldest[2]}", "cmake": MIN_CMAKE}
-def preset_jobs():  # the build presets' job count (CMakePresets.json), which test_runner presets holds equal
-    jobs = {p["jobs"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["buildPresets"]}
-    if len(jobs) != 1:
-        raise DocsError(f"CMakePresets.json's build presets run {sorted(jobs)} jobs: the README says one number")
-    return jobs.pop()
 
 # ---- what common/ holds in code rather than in a constant: the flush's multiples and the self-test's lists ---------
 def common_match(pattern):

@@ -3,7 +3,7 @@ a group over its budget fails. The check's own planted bug: every budget one lin
 import subprocess
 import sys
 
-from maint.tests import ROOT
+from maint.tests import ROOT, verdict
 
 def lines_per_group(budget):
     """{group: lines} for the groups of budget.txt, from the files git tracks (and new ones it does not ignore)."""
@@ -36,8 +36,7 @@ def main():
         print("budget: a budget one line below its folder's count was not reported")
         return 1
     problems = over(budget, counts)
-    print("\n".join(problems) or "budget: every folder within its budget")
-    return 1 if problems else 0
+    return verdict("budget", problems, "every folder within its budget")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,6 +5,8 @@ import sys
 import tempfile
 from unittest import mock
 
+from maint.tests import verdict
+
 def planted(plt, fault):
     """A small figure with one fault, or none."""
     fig, ax = plt.subplots(figsize=(4, 3))
@@ -55,10 +57,8 @@ def main():
         if not any(words in p for p in found):
             problems.append(f"planted fault '{fault}' not reported (expected '{words}'; got {found})")
     plt.close("all")
-    for p in problems:
-        print(f"charts: {p}")
-    print(f"charts: {len(charts.CHART_SPECS)} charts and {len(FAULTS)} planted faults: {len(problems)} problems")
-    return 1 if problems else 0
+    return verdict("charts", problems, f"{len(charts.CHART_SPECS)} charts legible; {len(FAULTS)} planted faults "
+                   "reported")
 
 if __name__ == "__main__":
     sys.exit(main())

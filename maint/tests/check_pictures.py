@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from unittest import mock
 
 from maint import diagrams as D
+from maint.tests import verdict
 
 COLUMN, MIN_PX, MIN_CONTRAST, EM = 830, 8, 4.5, 0.55
 PLANTED = {  # a small picture with one fault: its width, and what is drawn on it
@@ -62,8 +63,7 @@ def main():
         found += [] if problems(fault, picture.svg()) else [f"a picture with a planted fault passes: {fault}"]
     with mock.patch.object(D, "CONFLICT", "#E09F00"):
         found += [] if colour_problems() else ["a planted conflict colour next to orange passes"]
-    print("\n".join(found) or f"pictures: {len(D.DIAGRAMS)} legible; {len(PLANTED) + 1} planted faults reported")
-    return 1 if found else 0
+    return verdict("pictures", found, f"{len(D.DIAGRAMS)} legible; {len(PLANTED) + 1} planted faults reported")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 from maint.measure import kernel_sass, saved_kernels
+from maint.tests import verdict
 from scripts.sass import Skip, compile_cubin, find_tools
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
@@ -71,9 +72,8 @@ def main(argv):
     except RuntimeError as e:
         print(f"check_saved_sass: error: {e}", file=sys.stderr)
         return 2
-    print("\n".join(f"check_saved_sass: {p}" for p in problems) or
-          f"check_saved_sass: {', '.join(argv or ladder_stages())}: the saved machine code is the current kernels'")
-    return 1 if problems else 0
+    return verdict("check_saved_sass", problems, f"{', '.join(argv or ladder_stages())}: the saved machine code is the "
+                   "current kernels'")
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

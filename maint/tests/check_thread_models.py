@@ -15,6 +15,7 @@ import sys
 from unittest import mock
 
 from maint import block_requests as br
+from maint.tests import verdict
 from scripts import host_checks, host_run
 from scripts.stages import ROOT, reduce_stages
 
@@ -147,9 +148,8 @@ def main():
         if not found or not all(stage in p for p in found):
             problems.append(f"the planted drift {what} passes, or a message does not name the stage: {found}")
     problems = problems if a.stage or a.drifts else check_across()
-    for problem in problems:
-        print(f"thread_models: {problem}", file=sys.stderr)
-    return 1 if problems else 0
+    return verdict("thread_models", problems, "the host runs agree with the counters and the machine code" +
+                   ("; every planted drift is caught" if a.drifts else ""))
 
 if __name__ == "__main__":
     sys.exit(main())

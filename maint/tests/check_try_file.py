@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 
+from maint.tests import verdict
 from scripts.stages import ROOT, binary, build_dir, ladder_stages, stage_file
 from scripts.tries import build_copies, own_copy
 
@@ -39,9 +40,6 @@ def ladder(args, cwd, driver):
     env = {**os.environ, "LADDER_CWD": cwd, "PYTHONPATH": str(ROOT)}
     return subprocess.run([*command, "try", "--build", str(build_dir().resolve()), *args], capture_output=True,
                           text=True, cwd=cwd, env=env)
-
-def gpu_visible():
-    return subprocess.run([binary(ladder_stages()[0]), "--list-devices"], capture_output=True).returncode != 77
 
 # The corpus: files readers write, each an edit of a stage file: (name, stage, [(text, replacement)]).
 LOOP = "i < n; i += stride) sum += in[i];"
@@ -137,7 +135,8 @@ def main():
     only = sys.argv[1:]  # --correct: the planted correct copy, on a GPU; or the names of the cases to run
     if "--correct" not in only:  # every case with the GPU hidden: their reports rest on the host run
         os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
-    problems, gpu = [], gpu_visible()
+    problems = []
+    gpu = subprocess.run([binary(ladder_stages()[0]), "--list-devices"], capture_output=True).returncode != 77
     if "--correct" in only and not gpu:
         print("SKIPPED: no usable GPU: the correct copy's GPU checks are not run (try_file ran every case without one)")
         return 77
@@ -158,15 +157,14 @@ def main():
             missing = [w for w in wanted if w not in out]
             if name == "no_semicolon" and f"{path}(" not in out:
                 missing.append(f"the compiler's message naming {path}")
-            verdict = "ok" if done.returncode in allowed and not missing else "WRONG"
-            print(f"{name} ({stage}): exit {done.returncode}, {verdict}" + (f"; missing: {missing}" if missing else ""))
-            if verdict != "ok":
+            ok = done.returncode in allowed and not missing
+            print(f"{name} ({stage}): exit {done.returncode}, {'ok' if ok else f'WRONG; missing: {missing}'}")
+            if not ok:
                 problems.append(f"{name}: exit {done.returncode} (want {allowed}), missing {missing}\n{out[-3000:]}")
         done = ladder([STAGE[:2], "nowhere.cu"], tmp, driver=False)
         if done.returncode != 2 or "no such file" not in done.stdout + done.stderr:
             problems.append(f"a missing file: exit {done.returncode}: {done.stdout}{done.stderr}")
-    print("\n".join(problems))
-    return 1 if problems else 0
+    return verdict("try_file", problems, "every file ended as expected")
 
 if __name__ == "__main__":
     sys.exit(main())
