@@ -46,7 +46,7 @@ def parse_change(stage, spec):
     name, text = spec.split("=", 1)
     values = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))  # each value once, in order
     if not name or not values:
-        raise UsageProblem(f"try {stage} {spec}: names no values")
+        raise UsageProblem(f"try {stage} {spec}: names no {'constant or option' if not name else 'values'}")
     if name.startswith("-"):
         return Change("option", name, values, None)
     return Change("constant", name, check_constant(stage, name, values), None)
