@@ -11,7 +11,6 @@
 #include <map>
 #include <regex>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -200,12 +199,6 @@ Check gemm_dim(const std::string& name) {
   };
 }
 
-template <typename T>
-bool negative(T value) {  // -1: a default that means "derived" (--time-limit), which --help shows as no default
-  if constexpr (std::is_signed_v<T>) return value < 0;
-  return false;
-}
-
 // One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the options'
 // accepted words.
 class CommandLine {
@@ -226,7 +219,8 @@ class CommandLine {
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
     CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
-    if (!negative(value) && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
+    // -1 (--time-limit's "derived") or below lo (a mode off unless given): --help shows no default
+    if (static_cast<long long>(value) >= 0 && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
     const std::string name = display_name(flags);
     add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
   }
@@ -261,6 +255,12 @@ class CommandLine {
     exclusions_.emplace_back(a, b, message);
   }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }
+  // A mode that runs its own configurations refuses, by name, the first of `flags` it would ignore.
+  std::optional<ParseOutcome> ignored(const char* mode, const std::vector<std::string>& flags) const {
+    const auto flag = std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return given(mode) && given(f); });
+    if (flag == flags.end()) return std::nullopt;
+    return usage_error(fmt::format("{0} and {1}: give one ({0} runs its own sizes, launches and inputs)", mode, *flag));
+  }
   // The end of --help: examples (arguments and what they do) and the exit statuses.
   void examples(const std::vector<std::pair<std::string, std::string>>& lines) {
     std::string text = "Examples:\n";
@@ -363,8 +363,9 @@ struct CommonText {
   bool hot = false, no_shared_poison = false;
 };
 
-void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& input_help) {
-  cli.choice("--input", t.input, words(kInputs), input_help, kWhat);
+void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& exact_help) {
+  cli.choice("--input", t.input, words(kInputs), "Input that is timed: 'float' = uniform random in [0,1), checked "
+             "within a derived bound; 'exact' = " + exact_help, kWhat);
   cli.whole("--seed", o.seed, 0, kMaxU64, "S", "Input seed: the same seed gives bitwise the same input in every stage",
             kWhat);
   cli.whole("--reps", o.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
@@ -381,8 +382,6 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
   cli.choice("--self-test", t.self_test, words(kSelfTests, 1),
              "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' (a "
              "small set for the sanitizers)", kModes);
-  cli.excludes("--self-test", "--check-only",
-               "--self-test and --check-only: give one (--self-test checks and never times)");
   cli.flag("--no-shared-poison", t.no_shared_poison,
            "Do not fill every SM's shared memory with NaN before each checked launch (for compute-sanitizer's "
            "racecheck and synccheck, which would trace each of those stores); a read of a shared slot no thread "
@@ -490,19 +489,14 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                        combines.size() > 1 ? "; a list; or 'all'" : ""),
            combines.size() > 1 ? kLaunch : kHidden, combines);
   CommonText common;
-  add_common_options(cli, out, common,
-                     "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' "
-                     "= random dyadic values k/R in [-1,1], whose sum is exact in float, checked for equality (every "
-                     "run also makes the exact check and the precision probe)");
+  add_common_options(cli, out, common, "random dyadic values k/R in [-1,1], whose sum is exact in float, checked for "
+                     "equality (every run also makes the exact check and the precision probe)");
   cli.whole("--determinism", out.determinism, 2, 100000, "R",
             "Run the reduction this many times on one input and report whether the results are bitwise identical",
             kModes);
   cli.whole("--error-study", out.error_study, 1, 100000, "N",
             "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
             "on the float input and report each one's error / bound", kModes);
-  cli.excludes("--self-test", "--determinism", "--self-test and --determinism: give one");
-  cli.excludes("--error-study", "--self-test", "--error-study with --self-test or --determinism: give one");
-  cli.excludes("--error-study", "--determinism", "--error-study with --self-test or --determinism: give one");
   cli.examples({{"", "the default run: check, time, compare with CUB"},
                 {combines.size() > 1 ? "-n 2^10..2^24 --combine all"
                  : has_stream        ? "-n 2^10..2^24 --regime stream,tree"
@@ -525,12 +519,11 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
                                        "to the stream regime", out.grid));
   }
-  const char* mode = out.self_test != SelfTest::kNone ? "--self-test" : out.error_study > 0 ? "--error-study" : "";
-  for (const char* flag : {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
-                           "--warmup", "--flush", "--hot"}) {  // what the mode would ignore: no silent default
-    const std::string why = fmt::format("{} and {}: {} runs its own sizes, launches and inputs", mode, flag, mode);
-    if (*mode && cli.given(flag)) return cli.usage_error(why);
-  }
+  std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
+                                  "--warmup", "--flush", "--hot", "--check-only", "--determinism", "--self-test"};
+  if (auto refused = cli.ignored("--error-study", own)) return *refused;
+  own.back() = "--format";  // the self-test prints its own lines
+  if (auto refused = cli.ignored("--self-test", own)) return *refused;
   return described;
 }
 
@@ -552,14 +545,16 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   out.reps = 10;  // launches of milliseconds each: their spread (ms_min..ms_max in every row) shows what 10 give
   out.warmup = 3;
   CommonText common;
-  add_common_options(cli, out, common,
-                     "Input that is timed: 'float' = uniform random in [0,1), checked within a derived bound; 'exact' "
-                     "= random values k/4, k in [-4,4] (not 0), whose products and sums are exact in float, checked "
-                     "for equality (every run also makes the exact check and the precision probes)");
+  add_common_options(cli, out, common, "random values k/4, k in [-4,4] (not 0), whose products and sums are exact in "
+                     "float, checked for equality (every run also makes the exact check and the precision probes)");
   cli.examples({{"", "4096 x 4096 x 4096: check, time, compare with cuBLAS"},
                 {"-m 1000 -n 17 -k 300", "any M, N and K"},
                 {"--tile 32 --pad both", "the 32 x 32 tile, with and without padding"}});
   if (auto ended = cli.parse(argc, argv)) return *ended;
+  std::vector<std::string> own = {"--tile", "--pad", "--input", "--reps", "--warmup", "--flush", "--hot", "--format",
+                                  "--check-only"};
+  if (common.self_test == "quick") own.insert(own.end(), {"-m", "-n", "-k", "--size"});  // full adds M x N x K
+  if (auto refused = cli.ignored("--self-test", own)) return *refused;
   const bool square = cli.given("--size");
   out.m = *parse_count(square ? size : m);
   out.n = *parse_count(square ? size : n);
