@@ -155,15 +155,21 @@ std::string Record::field(const std::string& key) const {
 
 std::string to_csv(const std::vector<Record>& rows) {
   if (rows.empty()) return "";
-  std::vector<std::string> keys;
-  for (const auto& f : rows.front().fields) keys.push_back(f.key);
+  std::vector<std::string> keys;  // every row's fields in the order they first come (cpu_baseline's rows differ)
+  for (const auto& row : rows) {
+    for (const auto& f : row.fields) {
+      if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) keys.push_back(f.key);
+    }
+  }
   std::string out = fmt::format("{}\n", fmt::join(keys, ","));
   for (const auto& row : rows) {
     std::vector<std::string> cells;
-    for (const auto& f : row.fields) {  // a value with a comma, a quote or a newline quoted, its quotes doubled
-      const std::string q = f.value.find_first_of(",\"\n") == std::string::npos ? "" : "\"";
+    for (const auto& key : keys) {  // a value with a comma, a quote or a newline quoted, its quotes doubled; none: ""
+      const auto f = std::find_if(row.fields.begin(), row.fields.end(), [&](const auto& x) { return x.key == key; });
+      const std::string value = f == row.fields.end() ? "" : f->value;
+      const std::string q = value.find_first_of(",\"\n") == std::string::npos ? "" : "\"";
       std::string cell = q;
-      for (char c : f.value) cell += q.size() && c == '"' ? std::string("\"\"") : std::string(1, c);
+      for (char c : value) cell += q.size() && c == '"' ? std::string("\"\"") : std::string(1, c);
       cells.push_back(cell + q);
     }
     out += fmt::format("{}\n", fmt::join(cells, ","));

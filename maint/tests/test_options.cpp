@@ -100,6 +100,10 @@ TEST(Report, StatsCsvJsonTableAndBytes) {
   EXPECT_EQ(to_json({r}),
             "[\n  {\"stage\": \"02_grid_stride\", \"n\": 268435456, \"gbps\": 4321.5, \"pass\": true, \"note\": \"a "
             "\\\"quoted\\\", comma\", \"missing\": null}\n]\n");
+  Record other;  // rows with other fields (cpu_baseline's copy rows): every field a column, a row's missing ones ""
+  other.add("stage", "cpu").add("device", "GPU, one");
+  EXPECT_EQ(to_csv({other, r}), "stage,device,n,gbps,pass,note,missing\ncpu,\"GPU, one\",,,,,\n02_grid_stride,,"
+                                "268435456,4321.5,true,\"a \"\"quoted\"\", comma\",null\n");
   EXPECT_EQ(text_table({{"a", "long header"}, {"12345", "x"}}, ""), "    a  long header\n12345            x\n");
   EXPECT_EQ(human_bytes(512), "512 B");
   EXPECT_EQ(human_bytes(1073741824.0), "1.07 GB");
