@@ -176,12 +176,10 @@ class ReduceBench {
       if (p.kernelParams == nullptr || *static_cast<const void* const*>(p.kernelParams[0]) != input()) continue;
       if (readers++ == 0) std::tie(grid, block) = std::tie(p.gridDim, p.blockDim);
     }
-    const std::string where = fmt::format("n = {}, block {}, {} regime, {}", c.n, c.block, to_string(c.regime),
-                                          to_string(c.combine));
     if (readers != 1) {
       throw StageFailure(fmt::format("{}: the stage launched {} kernels whose first argument is the input; the "
                                      "harness checks a reduction of one kernel over the input, then its combine",
-                                     where, readers));
+                                     where(c), readers));
     }
     const FirstLaunch seen{grid.x, block.x};
     const std::uint64_t most = max_grid(c.n, c.block, c.limit);
@@ -189,12 +187,12 @@ class ReduceBench {
       throw StageFailure(fmt::format("{}: the kernel that reads the input was launched with {}x{}x{} blocks of "
                                      "{}x{}x{} threads; at most {} blocks (what its partial sums buffers hold) of "
                                      "at most {} threads, in x only",
-                                     where, grid.x, grid.y, grid.z, block.x, block.y, block.z, most, c.block));
+                                     where(c), grid.x, grid.y, grid.z, block.x, block.y, block.z, most, c.block));
     }
     if (reported.grid != seen.grid || reported.block != seen.block) {
       throw StageFailure(fmt::format("{}: the stage reported a first launch of {} blocks of {} threads, but the "
                                      "kernel that reads the input was launched with {} blocks of {} threads",
-                                     where, reported.grid, reported.block, seen.grid, seen.block));
+                                     where(c), reported.grid, reported.block, seen.grid, seen.block));
     }
     return seen;
   }
