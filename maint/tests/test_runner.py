@@ -44,9 +44,9 @@ def test_command():
         src.mkdir()
         (src / "CMakeLists.txt").write_text(MINI_PROJECT)
         subprocess.run(["cmake", "-S", str(src), "-B", str(build)], check=True, capture_output=True)
-        proc = subprocess.run([sys.executable, "-m", "scripts.ladder", "test", "--build", str(build)],
-                              capture_output=True, text=True, cwd=ROOT)
-    problems = []
+        proc, none = (subprocess.run([sys.executable, "-m", "scripts.ladder", "test", "--build", str(build), *regex],
+                                     capture_output=True, text=True, cwd=ROOT) for regex in ([], ["-R", "["]))
+    problems = [] if none.returncode == 1 else [f"./ladder test -R '[' (no test matches) exited {none.returncode}, not 1"]
     if proc.returncode != 0:
         problems.append(f"exit status {proc.returncode}")
     if "1 tests skipped" not in proc.stdout or "because a tool is missing here: skipped_one" not in proc.stdout:
