@@ -42,7 +42,8 @@ def main(argv):
         p = parser()
         a, extras = p.parse_known_args(argv or ["--help"])
         if extras:
-            p._subparsers._group_actions[0].choices[a.command].error(f"unrecognized arguments: {' '.join(extras)}")
+            (p._subparsers._group_actions[0].choices[a.command] if a.command else p).error(
+                f"unrecognized arguments: {' '.join(extras)}")
         a.build = build_dir
         for option in ("build", "save"):
             if getattr(a, option, None):
