@@ -259,7 +259,7 @@ class CommandLine {
   std::optional<ParseOutcome> ignored(const char* mode, const std::vector<std::string>& flags) const {
     const auto flag = std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return given(mode) && given(f); });
     if (flag == flags.end()) return std::nullopt;
-    return usage_error(fmt::format("{0} and {1}: give one ({0} runs its own sizes, launches and inputs)", mode, *flag));
+    return usage_error(fmt::format("{0} and {1}: give one ({0} chooses its own runs, ignoring {1})", mode, *flag));
   }
   // The end of --help: examples (arguments and what they do) and the exit statuses.
   void examples(const std::vector<std::pair<std::string, std::string>>& lines) {
@@ -413,8 +413,8 @@ const char* to_string(Regime regime) { return kRegimes[static_cast<int>(regime)]
 const char* to_string(Combine combine) { return kCombineNames[static_cast<int>(combine)]; }
 
 std::optional<std::uint64_t> parse_count(const std::string& text) {
-  // Digits (at most 19: 64 bits hold them all), x*2^k or 2^k (k at most 62), or me (e at most 18).
-  static const std::regex kForms(R"((\d{1,19})|(?:(\d+)\*)?2\^(\d+)|(\d+)[eE](\d+))");
+  // Digits (what 64 bits hold, leading zeros aside), x*2^k or 2^k (k at most 62), or me (e at most 18).
+  static const std::regex kForms(R"((\d+)|(?:(\d+)\*)?2\^(\d+)|(\d+)[eE](\d+))");
   std::smatch m;
   const std::string s = trim(text);
   if (!std::regex_match(s, m, kForms)) return std::nullopt;
