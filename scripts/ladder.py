@@ -93,8 +93,8 @@ def parser():
     cmds["try"].usage = "./ladder try [options] STAGE CHANGE"
     cmds["try"].add_argument("stage", metavar="STAGE", help="the stage: 06 or 06_float4")
     cmds["try"].add_argument("change", metavar="CHANGE", nargs="?", help=(
-        "NAME=v1,v2,... a constant of the stage file (kLoadsInFlight=1,2,4,8); --option=v1,v2,... a stage option "
-        "(--grid=64,128, --block=128,256), which the stage checks; path/to/experiment.patch "
+        "NAME=v1,v2,... a constant of the stage file (kLoadsInFlight=1,2,4,8); --option=v1,v2,... one of the stage's "
+        "launch options (--grid=64,128, --block=128,256), which the stage checks; path/to/experiment.patch "
         "(docs/experiments/<stage>/), applied with git apply to a copy; or path/to/mine.cu, your own version of the "
         "stage file, built as a copy and put through the stage's checks (exit 0: passed everything; 1: a check "
         "failed; 77: passed what could run without a GPU)"))

@@ -216,7 +216,7 @@ def try_lines(rows, is_gemm):
         return ["variant", "kernel", "check", "ms", "GFLOP/s", "% cuBLAS", "x file"], [
             [r["variant"], f"tiled {r['tile']}" + (" padded" if r["pad"] == "true" else ""), r["check"],
              f"{float(r['ms_median']):.3f}", fmt_num(r["gflops"], ".0f"), fmt_num(r["pct_cublas"], ".1f"),
-             f"{base[r['pad']] / float(r['ms_median']):.2f}"] for r in rows]
+             f"{base.get(r['pad'], base[rows[0]['pad']]) / float(r['ms_median']):.2f}"] for r in rows]  # pad vs none
     return ["variant", "regime", "grid", "check", "ms", "GB/s", "% peak", "x file", "x CUB"], [
         [r["variant"], r["regime"], r["grid"], r["check"], f"{float(r['ms_median']):.4f}", fmt_num(r["gbps"], ".0f"),
          fmt_num(r["pct_peak"], ".1f"), f"{base[r['regime']] / float(r['ms_median']):.2f}", fmt_num(r["x_cub"], ".2f")]

@@ -88,7 +88,11 @@ def arguments():
         a = parsed(["test", "--build", tmp, "-R", "x", "--", "--schedule-random", "-j1"])
         if a is None or a.ctest_args != ["-R", "x", "--schedule-random", "-j1"]:
             problems.append(f"test ... -- --schedule-random -j1: ctest gets {a and a.ctest_args}")
-    return problems, 4
+    row = {"variant": "as in the file", "tile": "16", "pad": "false", "check": "PASS", "ms_median": "2", "gflops": "1",
+           "pct_cublas": "1"}  # try 08 --pad=on: a padded variant against the file's unpadded rows
+    if tries.try_lines([row, {**row, "variant": "--pad on", "pad": "true", "ms_median": "1"}], True)[1][1][-1] != "2.00":
+        problems.append("try's table does not set a padded variant against the file's unpadded run")
+    return problems, 5
 
 def why_failed():
     """./ladder try's line for a failed GPU check is the first that says why: the harness's "program: FAIL: ..." line,
