@@ -251,8 +251,7 @@ class CommandLine {
   }
   // The two options may not be given together: "a and b: give one (why)".
   void excludes(const std::string& a, const std::string& b, const std::string& message) {
-    app_.get_option(a)->excludes(app_.get_option(b));
-    exclusions_.emplace_back(a, b, message);
+    exclusions_.emplace_back(a, b, message);  // checked after parsing (CLI11's own would add "Excludes:" to --help)
   }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }
   // A mode that runs its own configurations refuses, by name, the first of `flags` it would ignore.
@@ -277,6 +276,9 @@ class CommandLine {
       return ParseOutcome{0, version_};
     } catch (const CLI::ParseError& e) {
       return usage_error(translate(e));
+    }
+    for (const auto& [a, b, message] : exclusions_) {
+      if (given(a) && given(b)) return usage_error(message);
     }
     return std::nullopt;
   }
@@ -329,11 +331,6 @@ class CommandLine {
   std::string translate(const CLI::ParseError& e) const {
     const std::string what = e.what();
     if (dynamic_cast<const CLI::ValidationError*>(&e) && !problem_.empty()) return problem_;
-    if (dynamic_cast<const CLI::ExcludesError*>(&e)) {
-      for (const auto& [a, b, message] : exclusions_) {
-        if (given(a) && given(b)) return message;
-      }
-    }
     if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
       const auto extras = app_.remaining();
       const auto dash = std::find_if(extras.begin(), extras.end(),

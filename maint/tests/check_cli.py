@@ -34,7 +34,7 @@ ROWS = [
     ("08_gemm_tiled", "--size 100 -m 50", 2, "error: --size sets M = N = K at once"),
     ("08_gemm_tiled", "--determinism 5", 2, "error: --determinism: 08_gemm_tiled has no such option"),
     ("08_gemm_tiled", "--tile 8", 2, "error: --tile '8' is not one of 16, 32"),
-    ("08_gemm_tiled", "--help", 0, "--pad", "reduction|--determinism"),
+    ("08_gemm_tiled", "--help", 0, "--pad", "reduction|--determinism|Excludes"),  # the refusals are ours, after parsing
     ("06_float4", "--version", 0, r"^06_float4: cuda-ladder [0-9]+\.[0-9]+ \(commit ", "a copy of"),
     ("01_naive", "--regime stream", 2, "error: --regime stream: 01_naive has no grid-stride loop"),
     ("06_float4", "--combine atomic", 2, "error: --combine 'atomic': 06_float4 combines partial sums by relaunch only"),
@@ -42,7 +42,7 @@ ROWS = [
     ("07_multiblock", "--regime tree --grid 64", 2, "error: --grid 64: the tree regime"),
     ("08_gemm_tiled", "-k x", 2, "error: -k 'x' is not a whole number"),
     ("07_multiblock", "--help", 0, r"--combine NAME\|LIST[= ].?atomic.*Examples:.*07_multiblock --self-test full.*"
-                                   r"Exit status: 0 pass", "TEXT"),
+                                   r"Exit status: 0 pass", "TEXT|Excludes"),
     ("02_grid_stride", "--help", 0, r"-n,--size N\|LIST\|RANGE( .|=)2\^28.*--block B\|LIST( .|=)1024.*--grid G( .|=)0.*"
                                     r"--reps N( .|=)50", "TEXT"),
     ("01_naive", "--help", 0, "--block", "--regime|--grid|--combine"),
@@ -143,6 +143,8 @@ ROWS = [
     ("ladder", "build --help", 0, r"^usage: ./ladder build \[-h\] \[--build DIR\]"),
     ("maint", "measure", 77, "^maint: measure needs an NVIDIA GPU, and none is visible", None, NO_GPU),
     ("maint", "docs --nonsense", 2, r"^maint: error: unrecognized arguments: --nonsense \(see ./maint/do docs --help\)"),
+    ("maint", "test -k nosuch_zzz", 2, "^maint: error: no check's name holds 'nosuch_zzz'"),
+    ("maint", "docs --check --self-test", 2, "^maint: error: argument --self-test: not allowed with argument --check"),
     ("maint", "measure --help", 0, "^usage: ./maint/do measure .*--profile-size N.*--sweep SIZES"),
     ("ladder", "build", 2, "^ladder: CMake 3.22.1 is too old: 3.24 or newer is needed", "missing", "old-cmake"),
     ("runner", "run -n 0", 2, r"^ladder: error: -n/--size 0 is out of range: sizes run from 1 to 2\^36"),
