@@ -30,8 +30,9 @@ def parser():
     c["profile"].add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
     c["measure"].add_argument("--part", metavar="LIST", help="only these parts (default: all)")
     c["profile"].add_argument("--ncu-check", metavar="STAGE", help="check that one stage's profile row is complete")
-    c["docs"].add_argument("--check", action="store_true", help="compare, change nothing: fail on any difference")
-    c["docs"].add_argument("--self-test", action="store_true", help="plant wrong claims: every one must be caught")
+    one = c["docs"].add_mutually_exclusive_group()
+    one.add_argument("--check", action="store_true", help="compare, change nothing: fail on any difference")
+    one.add_argument("--self-test", action="store_true", help="plant wrong claims: every one must be caught")
     c["test"].add_argument("-k", metavar="WORDS", help="only the checks whose names hold WORDS")
     c["test"].add_argument("-j", "--parallel", metavar="N", type=int, default=build.ncpu(), help="checks at once")
     return p
