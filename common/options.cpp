@@ -519,7 +519,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
                                   "--warmup", "--flush", "--hot", "--check-only", "--determinism", "--self-test"};
   if (auto refused = cli.ignored("--error-study", own)) return *refused;
-  own.back() = "--format";  // the self-test prints its own lines
+  own.back() = "--format";  // not itself; and its lines are its own (--error-study prints records in --format)
   if (auto refused = cli.ignored("--self-test", own)) return *refused;
   return described;
 }

@@ -137,8 +137,8 @@ def cmd_try(a):
     if change.kind == "patch":
         variants = [(f"{name} (the patch)", patched_text(stage, change.path))]
         say(f"ladder: building {stage} with {shown(change.path)}")
-        runs += [(variants[0][0], *build_copies(a.build, stage, [(variant_target(stage, name), variants[0][1],
-                  f"a copy of {stage} with {change.path.name} applied (./ladder try)")]), [])]
+        runs.append((variants[0][0], build_copies(a.build, stage, [(variant_target(stage, name), variants[0][1],
+                     f"a copy of {stage} with {change.path.name} applied (./ladder try)")])[0], []))
         meta = {"patch": shown(change.path)}
     elif change.kind == "option":  # each value checked by the stage program itself, before anything runs
         launch = [flag for o in describe(stage)["options"] if o["group"] == "Launch" for flag in o["flags"]]

@@ -116,7 +116,9 @@ def best_read():  # the ladder row closest to (or furthest past) the read-only k
     r = max(rows("ladder"), key=lambda r: f(r["pct_read"]))
     return row_label(r), f"{f(r['pct_read']):.1f}"
 def spread_ulps(r):  # how many floats lie between a determinism row's smallest and largest result (-0, +0: none)
-    def key(x): return (lambda i: -(i & 0x7fffffff) if i < 0 else i)(struct.unpack("<i", struct.pack("<f", f(x)))[0])
+    def key(x):  # the float's bits as sign and magnitude, ordered as the floats are
+        i = struct.unpack("<i", struct.pack("<f", f(x)))[0]
+        return i if i >= 0 else -(i & 0x7fffffff)
     return abs(key(r["max_result"]) - key(r["min_result"]))
 def multiblock_range(n):
     vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
