@@ -24,7 +24,7 @@ def checks(b):
         ("mutant_texts", [*PY, "maint.tests.check_mutants", "--texts"], 0),
         ("docs", [*PY, "maint", "docs", "--check"], 0),
         ("docs_self_test", [*PY, "maint", "docs", "--self-test"], 0),
-        *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("charts", "pictures", "saved_sass")],
+        *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("pictures", "saved_sass")],
         ("saved_sass_sees_an_edit", [*PY, "maint.tests.check_saved_sass", "--self-test"], 0),
         *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("try_file", "host_intrinsics", "stage_diffs", "experiments",
                                                           "add_stage", "configure", "budget", "evidence_note")],

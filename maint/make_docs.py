@@ -1,7 +1,7 @@
 """./maint/do docs: builds docs/ and README.md from docs/templates/ (Jinja2 over Markdown, calling maint/docsgen/) and
 the results in docs/results/ (written on a GPU by `./maint/do measure`). --check fails where a page differs from its
-rendering or fails a check of maint/docsgen/checks.py or charts.py (a CPU test); --self-test plants wrong claims,
-pages and charts and demands that the checks catch each."""
+rendering or fails a check of maint/docsgen/checks.py (a CPU test); --self-test plants wrong claims and pages and
+demands that the checks catch each."""
 import difflib
 import pathlib
 import re
@@ -11,8 +11,7 @@ import tempfile
 from .diagrams import stale_diagrams, write_diagrams
 from .docsgen import synthetic_gpu
 from .docsgen.base import (DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, results_in, ROOT, rows,
-                           select, state, TEMPLATES)
-from .docsgen.charts import CHART_SPECS, chart_data, chart_vs_table, check_charts, draw_charts
+                           select, state)
 from .docsgen.checks import (check_claims, check_links, check_paths, check_structure, FACT, guarded_problems,
                              hardware_literals, layout_problems, lint_rendered, lint_template, outside_code,
                              reader_problems)
@@ -21,7 +20,7 @@ from .docsgen.render import pages, render, render_text
 from .docsgen.sources import code
 from scripts.stages import reduce_stages
 
-def self_test():  # plants wrong claims, pages and charts: exit 0 only if every check catches its own
+def self_test():  # plants wrong claims and pages: exit 0 only if every check catches its own
     facts, planted = hardware_literals(), {}
     grid = next(r["grid"] for r in rows("ladder") if r["regime"] == "stream")
     planted["a typed SM count"] = lint_template("planted.md", f"The GPU has {meta()['sms']} SMs.", facts)
@@ -41,15 +40,6 @@ def self_test():  # plants wrong claims, pages and charts: exit 0 only if every 
         planted["a causal sentence false on the synthetic GPU"] = [
             p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic" in p]
     planted["a stage without results"] = stage_without_results()
-    data = chart_data("ladder.png")
-    tree01 = next(m for m in data["marks"] if m["series"] == "tree regime")
-    data["marks"].append(dict(tree01, series="stream regime", col=3))  # 01's tree value drawn as a stream bar
-    planted["a chart that disagrees with its table"] = chart_vs_table("README.md", render(TEMPLATES / "README.md"),
-                                                                      "ladder.png", data)
-    data = chart_data("probe.png")
-    data["marks"].pop()
-    planted["a chart that leaves out a row of its table"] = chart_vs_table(
-        "docs/results.md", render(TEMPLATES / "results.md"), "probe.png", data)
     planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `maint/tests/check_sass.py` says."})
@@ -103,11 +93,11 @@ def main(a):
     except DocsError as e:
         print(f"docs: {e}", file=sys.stderr)
         return 1
-    return check(rendered, problems) if a.check else write(rendered)
+    return (check if a.check else write)(rendered, problems)
 def check(rendered, problems):
-    """--check: every page and picture as the templates and results give it, and every claim, link and chart."""
+    """--check: every page and picture as the templates and results give it, and every claim and link."""
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
-                 + check_charts(rendered) + reader_problems({out.relative_to(ROOT): t for out, t in rendered.items()}))
+                 + reader_problems({out.relative_to(ROOT): t for out, t in rendered.items()}))
     for out, text in rendered.items():
         rel, old = out.relative_to(ROOT), out.read_text() if out.exists() else None
         if old != text:
@@ -119,21 +109,15 @@ def check(rendered, problems):
     print("".join(f"docs: not measured yet: {note} (the pages say so; run ./maint/do measure on a GPU)\n"
                   for note in sorted(not_measured)), end="")
     if not problems:
-        print(f"docs: {len(rendered)} pages match the templates and results; {len(CHART_SPECS)} charts present")
+        print(f"docs: {len(rendered)} pages match the templates and results")
     return 1 if problems else 0
-def write(rendered):  # the pages, the charts (where matplotlib is) and the pictures
+def write(rendered, problems):  # the pages and the pictures
     for out, text in rendered.items():
         same = out.exists() and out.read_text() == text
         if not same:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
         print(f"{'unchanged' if same else 'wrote'} {out.relative_to(ROOT)}", file=sys.stderr)
-    try:
-        draw_charts()
-        print(f"drew {', '.join(CHART_SPECS)} in docs/img/", file=sys.stderr)
-    except ImportError:
-        print("matplotlib is not installed: charts not drawn (pip install matplotlib)", file=sys.stderr)
     print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
-    remaining = check_structure()  # again: the charts are drawn now
-    print("".join(f"docs: {problem}\n" for problem in remaining), end="", file=sys.stderr)
-    return 1 if remaining else 0
+    print("".join(f"docs: {problem}\n" for problem in problems), end="", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,5 +1,5 @@
 """The maintainers' measurements on a GPU: everything the docs are built from, in parts (measure), the studies behind its
-charts (the size sweep, the block-size probe, the planted bugs' runs), and the profile: Nsight Compute's counters, the
+tables (the size sweep, the block-size probe, the planted bugs' runs), and the profile: Nsight Compute's counters, the
 machine code the pages quote, and what compute-sanitizer says of the unrolled warp and of 06's unaligned loads."""
 import concurrent.futures
 import csv

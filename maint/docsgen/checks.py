@@ -7,8 +7,8 @@ import re
 import tempfile
 
 from scripts.stages import ladder_stages, role
-from . import charts, synthetic_gpu
-from .base import (DocsError, f, IMG, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, results_in, ROOT, rows,
+from . import synthetic_gpu
+from .base import (DocsError, f, LADDER_VIEWS, LAYOUTS, meta, NOT_MEASURED, REQUIRED, results_in, ROOT, rows,
                    state, TEMPLATES)
 from .compare import SAID
 from .render import pages, PLACEHOLDER, render
@@ -162,7 +162,7 @@ def layout_problems(templates):
     """Stage page templates ({name: text}) that do not extend the stage layout, its sections, footer and evidence."""
     return [f"{name} does not begin with {STAGE_LAYOUT}: every stage page fills the layout's blocks"
             for name, text in templates.items() if not text.startswith(STAGE_LAYOUT + "\n")]
-def check_structure():  # a page per stage, each in the stage layout, every result file the pages need, every chart
+def check_structure():  # a page per stage, each in the stage layout, every result file the pages need
     problems = [f"stage {stage} has no page (docs/templates/stages/{stage}.md)" for stage in ladder_stages()
                 if not (TEMPLATES / "stages" / f"{stage}.md").exists()]
     problems += layout_problems({str(t.relative_to(ROOT)): t.read_text()
@@ -172,8 +172,7 @@ def check_structure():  # a page per stage, each in the stage layout, every resu
             rows(name)
         except DocsError as e:
             problems.append(str(e))
-    return problems + [f"docs/img/{chart} is missing: run ./maint/do docs where matplotlib is installed"
-                       for chart in charts.CHART_SPECS if not (IMG / chart).exists()]
+    return problems
 
 # page (as rendered, relative to the project): (the most words of prose, the most open tables; None: no limit)
 LIMITS = {"README.md": (1000, None), "docs/method.md": (3000, None), "docs/stages/07_multiblock.md": (1500, 4)}

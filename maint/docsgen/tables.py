@@ -114,7 +114,7 @@ def mutant_table():
              "`" + r["line"].replace("|", "\\|") + "`"] for m, r in mutant_results()]
     return md_table(["mutant", "stage", "planted bug", "arguments", "caught by", "verdict", "what the stage printed"],
                     body, left=7)
-def sweep_table(step=2):
+def sweep_table():
     """GB/s against n of every stage with a stream regime (07 with each combine), CUB and the read-only kernel (07's
     default-combine run); "-" where a stage did not run; three digits at least, so the smallest sizes tell apart."""
     data = rows("sweep_all")
@@ -127,7 +127,7 @@ def sweep_table(step=2):
     def gbps(v): return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
     body = [[pow2(n), *[gbps(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
              gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])]
-            for i, n in enumerate(sizes) if not i % step or n == sizes[-1]]
+            for n in sizes]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 def probe_table(regime):
     data = rows(f"probe_{regime}")
