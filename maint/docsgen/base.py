@@ -10,7 +10,6 @@ import re
 import types
 
 from scripts.stages import combine_stage, combines, describe, reduce_stages
-from scripts.tries import variant_target
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -150,7 +149,6 @@ def tail_probability(name):
 def option(program, flag): return next(o for o in describe(program)["options"] if flag in o["flags"])
 def default_of(program, flag): return option(program, flag)["default"]
 def combine_default(): return combines(combine_stage())[0]  # 'atomic', the first the combine stage lists
-def patch_target(stage, patch): return variant_target(stage, pathlib.Path(patch).stem)  # what ./ladder try builds
 
 # Links as the page being rendered writes them.
 def docs_path(target): return {"stages": "../", "root": "docs/"}.get(state.page_dir, "") + target

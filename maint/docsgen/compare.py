@@ -68,11 +68,10 @@ def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per blo
     if hi < 0:
         return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
     return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
-def mask_row(which_build, name="interleaved_mask", stage="01_naive", regime="tree"):  # the "file"'s or the "patch"'s
-    return select(f"try_{stage}_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
-                  regime=regime)
-def try_vs_file(name, stage="01_naive", regime="tree"):
-    return compare_rows(mask_row("file", name, stage, regime), mask_row("patch", name, stage, regime), stage[:2])
+def mask_row(which_build, name="interleaved_mask"):  # 01's tree row of the "file"'s or the "patch"'s run
+    return select(f"try_01_naive_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
+                  regime="tree")
+def try_vs_file(name): return compare_rows(mask_row("file", name), mask_row("patch", name), "01")
 def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
 def flush_conclusion():  # skipping the flush against a clean flush, the sizes of each outcome together
     groups = {-1: [], 0: [], 1: []}
@@ -144,10 +143,10 @@ def per_block_flat(combine, blocks, within=0.10):
 def per_block_same(stages, block, within=0.05):
     """The stages' time per block in the tree-regime probe at one block size lies within 5%."""
     return spread_within([per_block_ns(s, block) for s in stages], within)
-def costliest(combine, view="combine_tree"):
+def costliest(combine):
     """At every block size of the tree-regime combine runs, `combine`'s runs are all slower than every other
     combine's."""
-    data = rows(view)
+    data = rows("combine_tree")
     return all(quicker(o, r) for r in data if r["combine"] == combine
                for o in data if o["block"] == r["block"] and o["combine"] != combine)
 def atomic_quicker_up_to(hi):

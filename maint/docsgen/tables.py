@@ -9,9 +9,9 @@ from ..tests.check_try_file import CASES, CORRECT, WRONG
 from maint import experiments
 from scripts.run import cpu_lines, ladder_lines
 from scripts.stages import all_regimes, combine_stage, combines, ladder_stages, reduce_stages, row_label, stage_file
-from scripts.tries import try_lines
+from scripts.tries import try_lines, variant_target
 from .base import (docs_path, f, link, md_table, measured, meta, not_measured, NOT_MEASURED, NotMeasured, common_constant,
-                   patch_target, pow2, ROOT, rows, select, stage_rows)
+                   pow2, ROOT, rows, select, stage_rows)
 from .compare import which
 from .numbers import (probe_tied, accuracy_series, accuracy_sizes, accuracy_ulps, caught_by, error_study, fp32_peak,
                       gemm_ffma_per_mac, mutant_results, ns_per_block, quantile, SMALL_N_MAX, spread_ulps,
@@ -240,7 +240,7 @@ def experiments_section(stage):
         if profiled:
             cases = [(stage, c) for v in profiled for c in (v.split(",")[0], v)]
             command = profile_command(stage, profiled[0].split(",")[0]).replace(
-                f"build/bin/{stage}", f"build/try/bin/{patch_target(stage, patch)}")
+                f"build/bin/{stage}", f"build/try/bin/{variant_target(stage, name)}")
             out += ["<details>\n<summary><b>The profiler's rows</b>: first launch, the file beside the patch (open it)"
                     "</summary>\n\n`./maint/do profile` profiles every experiment that `./ladder try` has built:\n",
                     table("profile", cases) + "\n", command + "\n", table("divergence", cases) + "\n", "</details>\n"]
