@@ -38,7 +38,7 @@ def self_test():  # plants wrong claims and pages: exit 0 only if every check ca
         page, words = synthetic_gpu.GUARDED[1]
         text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
         planted["a causal sentence false on the synthetic GPU"] = [
-            p for p in guarded_problems(page, text, render_text(text, page), synthetic_gpu.GUARDED) if "synthetic" in p]
+            p for p in guarded_problems(page, text, render_text(text, page)) if "synthetic" in p]
     planted["a stage without results"] = stage_without_results()
     planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
@@ -65,9 +65,8 @@ def stage_without_results():
     stage = reduce_stages()[len(reduce_stages()) // 2]
     with tempfile.TemporaryDirectory() as tmp:
         for path in state.results.iterdir():
-            lines = path.read_text().split("\n")
             (pathlib.Path(tmp) / path.name).write_text("\n".join(
-                l for l in lines if path.suffix != ".csv" or not l.startswith(stage + ",")))
+                l for l in path.read_text().split("\n") if path.suffix != ".csv" or not l.startswith(stage + ",")))
         not_measured.clear()
         try:
             with results_in(tmp):

@@ -80,11 +80,11 @@ def outside_code(text):
     can equal one by chance, and tables come from helpers; the prose around them is what a hand could get wrong."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"`[^`]*`", " ", "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("|")))
-def guarded_problems(rel, template_text, text, guarded):
+def guarded_problems(rel, template_text, text):
     """Each sentence the synthetic GPU makes false: in its template, inside an {% if %}, and not on its page there."""
     problems, unguarded = [], " ".join(outside_blocks(template_text).split())
     template_text, text = " ".join(template_text.split()), " ".join(link_text(text).split())
-    for words in (words for page, words in guarded if page == rel):
+    for words in (words for page, words in synthetic_gpu.GUARDED if page == rel):
         if words not in template_text:
             problems.append(f"{rel}: the guarded sentence \"{words}\" (maint/docsgen/synthetic_gpu.py) is not in the template")
         elif words in unguarded:
@@ -105,8 +105,7 @@ def check_claims(rendered):
             for out, template in pages().items():
                 rel, text = out.relative_to(ROOT), render(template)
                 problems += [p.replace(f"{rel}:", f"{rel} (synthetic GPU):", 1) for p in lint_rendered(rel, text)]
-                problems += guarded_problems(str(template.relative_to(TEMPLATES)), template.read_text(), text,
-                                             synthetic_gpu.GUARDED)
+                problems += guarded_problems(str(template.relative_to(TEMPLATES)), template.read_text(), text)
                 problems += [f"{rel} (synthetic GPU): '{fact}', a fact of the measured GPU, survives a rendering from "
                              f"another GPU's results" for fact in facts
                              if re.search(FACT.format(re.escape(fact)), outside_code(text))]
@@ -177,6 +176,7 @@ def check_structure():  # a page per stage, each in the stage layout, every resu
 # page (as rendered, relative to the project): (the most words of prose, the most open tables; None: no limit)
 LIMITS = {"README.md": (1000, None), "docs/method.md": (3000, None), "docs/stages/07_multiblock.md": (1500, 4)}
 STAGE_LIMITS, GEMM_LIMITS = (1000, 4), (1200, 4)  # a reduce rung's page; a GEMM rung's (08, and one copied from it)
+SENTENCE_WORDS = 40  # the most words a sentence of a reader's page may have
 PLUMBING = re.compile(r"\./ladder (?:measure|profile|sweep|probe|mutants|docs)\b|cuobjdump|`ncu\b|scripts/[\w/]+\.py|"
                       r"\btests/[\w/.]+|build/try|build/tests|docs/results/|common/[\w.]+|CCCL \d|"
                       r"compute-sanitizer --|the test `[\w.]+`")
@@ -187,12 +187,8 @@ def unfolded(text):  # a rendered page before its folded evidence, without what 
     while folded.search(text):
         text = folded.sub("", text)
     return without_fences(text)
-
-SENTENCE_WORDS = 40  # the most words a sentence of a reader's page may have
-
 def long_sentences(page, text):
-    """Each sentence of a page's prose, its evidence too (code a word; tables, headings and pictures out), over
-    SENTENCE_WORDS words."""
+    """Each sentence over SENTENCE_WORDS words, the evidence's too (code a word; no tables, headings or pictures)."""
     text = re.sub(r"`[^`\n]*`", "code", link_text(re.sub(r"<[^>\n]+>", " ", without_fences(text))))
     text = text.replace(NOT_MEASURED, "value")  # one number, when it is measured
     blocks = re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.)\s)", text)  # paragraphs and list items
@@ -203,8 +199,7 @@ def long_sentences(page, text):
 def reader_problems(rendered):
     """{page: text}: each page over its limit of words of prose or of open tables before its folded evidence, each sentence
     of a reader's page (README, index, the stage pages) too long to parse, and each line of README or a stage page
-    before its folded evidence that names what belongs to method.md or the evidence:
-    the commands that regenerate the evidence, test names, build and try paths, the project's scripts, tool history."""
+    before its folded evidence that names what belongs to method.md or the evidence (PLUMBING)."""
     out = []
     for page, text in rendered.items():
         page, stage, lines = str(page), pathlib.Path(page).stem, unfolded(text).splitlines()
