@@ -116,9 +116,8 @@ def md_table(headers, body, align=None, left=1):  # the first `left` columns lef
 
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project, or a folder: the one file in it that
-    defines it) defines it: `constexpr TYPE NAME = VALUE;` (or `constexpr TYPE A = 1, NAME = VALUE;`) with VALUE a
-    number (decimal, hex float, integer suffixes), `std::size_t{1} << 20` or `1.0 / 16`. The docs fail to render while
-    no file defines it once, so a sentence that states it follows the code."""
+    defines it) defines it, `constexpr TYPE [A = 1, ]NAME = VALUE;` with VALUE as cpp_number() reads it: the docs
+    fail to render unless exactly one file defines it, so a sentence that states it follows the code."""
     where = ROOT / file
     texts = [p.read_text() for p in ([where] if where.is_file() else sorted(where.glob("*.[ch]*")))]
     found = [m for t in texts for m in re.finditer(rf"constexpr [\w: ]+? (?:\w+ = [^,;]+, )*{name} = ([^,;]+)[,;]", t)]

@@ -1,7 +1,5 @@
-"""The checks of ./maint/do docs --check beyond "the page equals its rendering": the claims (what a template may say
-in its own words, and the second, synthetic GPU it must stay true on), links and anchors, the project's paths a page
-names, the structure (a page per stage, in the stage layout; every result file), the lengths of the reader's pages,
-and the plumbing they may not name."""
+"""The checks of ./maint/do docs --check beyond "the page equals its rendering": the claims (on the measured GPU and
+on a synthetic second one), links and anchors, the project's paths, the structure, and the reader's pages."""
 import pathlib
 import re
 import tempfile
