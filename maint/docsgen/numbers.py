@@ -84,8 +84,8 @@ def probe_blocks(): return sorted({r["block"] for r in rows("probe_tree")}, key=
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
 # ---- the block-size probe, the size sweep and the ladder -------------------------------------------------------------
-def probe_rank(stage, regime, which="best"):  # the block size at which a stage was fastest (or slowest) in the probe
-    return (max if which == "best" else min)(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
+def probe_rank(stage, regime):  # the block size at which a stage was fastest in the probe
+    return max(stage_rows(f"probe_{regime}", stage), key=lambda r: f(r["gbps"]))["block"]
 def probe_tied(data):  # the block sizes of one row's probe whose runs distinct() cannot tell from its fastest's
     from .compare import distinct
     best = max(data, key=lambda r: f(r["gbps"]))
@@ -104,9 +104,8 @@ def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its be
     best = sweep_max(stage, fmt)  # the numbers' maximum, not the strings' ("9.5" > "85.3")
     return " and ".join(pow2(r["n"]) for r in stage_rows("sweep", stage) if format(f(r["pct_peak"]), fmt) == best)
 def sweep_reach():  # 'up to 2^30 for 02_grid_stride and 03_padding, up to 2^32 for ...'
-    top = {}
-    for r in rows("sweep"):
-        top[r["stage"]] = max(top.get(r["stage"], 0), int(r["n"]))
+    top = {s: max(int(r["n"]) for r in stage_rows("sweep", s))
+           for s in dict.fromkeys(r["stage"] for r in rows("sweep"))}
     return ", ".join(f"up to {pow2(n)} for {and_list(s for s in top if top[s] == n)}" for n in sorted(set(top.values())))
 def stream_grid_line():
     data = [r for r in rows("ladder") if r["regime"] == "stream"]

@@ -13,11 +13,12 @@ from scripts.stages import combine_stage, ladder_stages, reduce_stages, relative
 from . import base, compare, numbers, sources, tables
 from .base import DocsError, DOCS, docs_path, LAYOUTS, NOT_MEASURED, NotMeasured, ROOT, state, TEMPLATES
 
-# What a template may call: every function of these modules, those below from the project's other modules, and a few
-# builtins; each wrapped so that a missing result prints "not measured yet".
-HELPER_MODULES = (base, numbers, compare, sources, tables)
-MORE_HELPERS = {fn.__name__: fn for fn in (combine_stage, cpu_stage_row, relative_error, stage_diff, gemm_access, race_example,
-                                           tolerance_note, tree_degrees, worst_step, format, int, len, min, max, abs)}
+# What a template may call: every function of these modules, then those from the project's other modules and a few
+# builtins; each wrapped (by jinja_environment) so that a missing result prints "not measured yet".
+HELPERS = {name: fn for m in (base, numbers, compare, sources, tables) for name, fn in vars(m).items()
+           if inspect.isfunction(fn) and fn.__module__ == m.__name__} | {fn.__name__: fn for fn in (
+    combine_stage, cpu_stage_row, relative_error, stage_diff, gemm_access, race_example, tolerance_note, tree_degrees,
+    worst_step, format, int, len, min, max, abs)}
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
@@ -47,9 +48,7 @@ def jinja_environment():
     import jinja2  # ./maint/do docs reports the docs skipped without it
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, autoescape=False, loader=jinja2.FileSystemLoader(TEMPLATES))
-    helpers = {name: fn for m in HELPER_MODULES for name, fn in vars(m).items()
-               if inspect.isfunction(fn) and fn.__module__ == m.__name__}
-    env.globals.update({name: template_helper(fn) for name, fn in {**helpers, **MORE_HELPERS}.items()})
+    env.globals.update({name: template_helper(fn) for name, fn in HELPERS.items()})
     env.filters["pow2"] = base.pow2
     env.globals.update(STAGES=ladder_stages(), REDUCE=reduce_stages(), GEMM=gemm_stage(),
                        NCU_SECTIONS=NCU_SECTIONS, SANITIZE=sanitize, SASS=sass, TRIES=dict(TRIES))
