@@ -123,11 +123,9 @@ def sweep_table():
     ref = next((l for l in labels if l.startswith(combine_stage())), None)
     if ref is None:
         raise NotMeasured(f"{combine_stage()} is not in the size sweep")
-
     def gbps(v): return f"{f(v):.0f}" if f(v) >= 100 else f"{f(v):.3g}"
     body = [[pow2(n), *[gbps(by[(s, n)]["gbps"]) if (s, n) in by else "-" for s in labels],
-             gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])]
-            for n in sizes]
+             gbps(by[(ref, n)]["cub_gbps"]), gbps(by[(ref, n)]["read_gbps"])] for n in sizes]
     return md_table(["n", *labels, "CUB", "read-only kernel"], body)
 def probe_table(regime):
     data = rows(f"probe_{regime}")
