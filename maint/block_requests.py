@@ -186,11 +186,6 @@ METRICS = {op: (f"smsp__inst_executed_op_shared_{op}.sum", f"l1tex__data_pipe_ls
                 f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ACCESS}
 COUNTS = ("instructions", "wavefronts", "ideal")  # ideal: the wavefronts with no bank conflict
 
-def profiled_rows(ncu_rows, stage=None):
-    """The rows of ncu.csv the host runs are held to (PROFILED) that ncu_rows holds, of one stage or of all."""
-    found = {(r["stage"], r["variant"]): r for r in ncu_rows}
-    return [found[p] for p in PROFILED if p in found and stage in (None, p[0])]
-
 def launch(row, compiled=True, key=lambda r: r.op):
     """A row of ncu.csv: one block's requests, the blocks, how many times they repeat (blocks, times the GEMM's steps
     along K), and their totals {key(request): {requests, COUNTS, conflicts}}; in a predicated tree every warp issues."""
