@@ -54,17 +54,6 @@ def run(stage, entry, **options):
 def of_block(stage, entry, **options):  # the shared accesses of block 0 of a host run
     return [a for b, a in run(stage, entry, **options).accesses if b == 0]
 
-def requests_by_warp(accesses):
-    """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one
-    source line in the same stretch between barriers, i.e. one warp-wide shared-memory instruction (lanes that skip
-    an access, behind an `if`, make no entry and leave the others' k alone)."""
-    out, seen = defaultdict(list), defaultdict(int)
-    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
-        k = seen[(a.tid, a.phase, a.line, a.op)]
-        seen[(a.tid, a.phase, a.line, a.op)] += 1
-        out[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
-    return out
-
 class Request(namedtuple("Request", "phase seq line array op warp lanes width")):
     """One warp-wide shared-memory instruction: the seq-th access of the phase-th stretch between barriers; lanes
     ((lane, first word), ...) of the active lanes, width words each (1: 32-bit, 4: 128-bit)."""
@@ -92,9 +81,15 @@ class Request(namedtuple("Request", "phase seq line array op warp lanes width"))
         return max(max(map(len, self.words_per_bank().values())), self.conflict_free())
 
 def requests(accesses):
-    """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it)."""
-    out = []
-    for (phase, line, op, k, warp), group in requests_by_warp(accesses).items():
+    """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it).
+    One request: the lanes of one warp that made the k-th access of one kind on one source line in the same stretch
+    between barriers (lanes that skip an access, behind an `if`, make none and leave the others' k alone)."""
+    groups, seen, out = defaultdict(list), defaultdict(int), []
+    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
+        k = seen[(a.tid, a.phase, a.line, a.op)]
+        seen[(a.tid, a.phase, a.line, a.op)] += 1
+        groups[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
+    for (phase, line, op, k, warp), group in groups.items():
         kinds = {(a.array, a.bytes) for a in group}
         if len(kinds) != 1:
             raise host_run.HostRunError(f"line {line}: the lanes of warp {warp} touch different arrays at one "
@@ -206,9 +201,8 @@ def launch(row, compiled=True, key=lambda r: r.op):
         t["wavefronts"] += r.wavefronts() * repeat
         t["ideal"] += r.conflict_free() * repeat
         t["instructions"] += (0 if step in issued else warps * repeat) if step[1:] in tree else repeat
-        issued.add(step)
-    for t in out.values():
         t["conflicts"] = t["wavefronts"] - t["ideal"]
+        issued.add(step)
     return reqs, gx * gy * gz, repeat, out
 
 class Comparison(namedtuple("Comparison", "stage variant op host measured blocks repeat line text steps",
