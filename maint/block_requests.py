@@ -12,13 +12,9 @@ from scripts import host_run
 WARP, BANKS = 32, 32  # shared memory: 32 banks of one 32-bit word; word w lives in bank w % 32
 ACCESS = {"ld": "loads", "st": "stores"}
 
-class Access(namedtuple("Access", "op tid phase seq array byte bytes line value")):
-    """A shared-memory access of the log: op "ld" or "st", the thread, its phase and seq, the array, byte offset and
-    size, the stage file's line, the value."""
-
-    @property
-    def word(self):
-        return self.byte // 4
+# A shared-memory access of the log: op "ld" or "st", the thread, its phase and seq, the array, byte offset (its word:
+# byte // 4) and size, the stage file's line, the value.
+Access = namedtuple("Access", "op tid phase seq array byte bytes line value")
 
 @functools.lru_cache(maxsize=256)
 def events(log):
@@ -96,7 +92,7 @@ def requests(accesses):
                                         f"instruction: {sorted(kinds)}")
         (array, size), = kinds
         out.append(Request(phase, min(a.seq for a in group), line, array, op, warp,
-                           tuple(sorted((a.tid % WARP, a.word) for a in group)), max(1, size // 4)))
+                           tuple(sorted((a.tid % WARP, a.byte // 4) for a in group)), max(1, size // 4)))
     return sorted(out, key=lambda r: (r.phase, r.seq, r.warp))
 
 def by_phase(reqs, steps=False):
@@ -274,7 +270,7 @@ Tree = namedtuple("Tree", "steps element warp_phases")
 
 def tree(stage, block):
     accesses = of_block(stage, host_run.kernel_entries(stage)[0], block=block, n=block)
-    element = {a.word: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
+    element = {a.byte // 4: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
     steps = {}
     for rs in by_phase(compiled_requests(stage, requests(accesses)), steps=True):
         thread, word = next(iter(next(r for r in rs if r.op == "st").words.items()))  # the first store's first lane
