@@ -279,7 +279,7 @@ def tree(stage, block):
     return Tree(steps, element, {a.phase for a in accesses if a.tid < WARP and a.phase > others})
 
 def warp_steps(t):  # 04's steps that warp 0 runs alone
-    return {s: rs for s, rs in t.steps.items() if all(r.warp == 0 for r in rs) and len(writes(rs)) <= WARP}
+    return {s: rs for s, rs in t.steps.items() if all(r.warp == 0 for r in rs)}
 
 def own_read(reqs):  # the first load request of a step that reads the words its warp then writes (smem[index] of +=)
     stores = {(r.warp, r.lanes) for r in reqs if r.op == "st"}
