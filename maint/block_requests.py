@@ -16,30 +16,27 @@ ACCESS = {"ld": "loads", "st": "stores"}
 # byte // 4) and size, the stage file's line, the value.
 Access = namedtuple("Access", "op tid phase seq array byte bytes line value")
 
+# The log lines events() reads (scripts/host/cuda_host.hpp writes them): kind: (its list, its fields after the block)
+LOG = {"S": ("accesses", lambda f: [Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))]),
+       "X": ("shuffles", lambda f: [*map(int, f[:4]), float(f[4]), float(f[5])]),
+       "G": ("loads", lambda f: [int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]]),
+       "A": ("atomics", lambda f: [int(f[0]), f[1], int(f[2]), float(f[3])]),
+       "T": ("tickets", lambda f: [int(f[0]), int(f[3]), f[4], f[5], [int(x) for x in f[6].split(",") if x != "-"]]),
+       "L": ("cached", lambda f: [int(f[0]), f[1], int(f[2])])}
+
 @functools.lru_cache(maxsize=256)
 def events(log):
-    """What a host run's log says its threads did (scripts/host/cuda_host.hpp says what each line holds): accesses
-    [(block, Access)], shuffles [(block, tid, phase, kind, src, value, result)], loads [(block, tid, phase, how, region,
-    element, dest)], atomics [(block, tid, region, element, value)], tickets [(block, tid, ticket, order, scope, written
-    elements)], cached [(block, tid, region, element)]: the __ldcg reads."""
-    e, block = types.SimpleNamespace(accesses=[], shuffles=[], loads=[], atomics=[], tickets=[], cached=[]), None
+    """What a host run's log says its threads did: accesses [(block, Access)], shuffles [(block, tid, phase, kind, src,
+    value, result)], loads [(block, tid, phase, how, region, element, dest)], atomics [(block, tid, region, element,
+    value)], tickets [(block, tid, ticket, order, scope, written elements)], cached [(block, tid, region, element)]:
+    the __ldcg reads."""
+    e, block = types.SimpleNamespace(**{name: [] for name, _ in LOG.values()}), None
     for line in log.splitlines():
         kind, *f = line.split()
         if kind == "B":
             block = int(f[0])
-        elif kind == "S":
-            e.accesses.append((block, Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))))
-        elif kind == "X":
-            e.shuffles.append((block, *map(int, f[:4]), float(f[4]), float(f[5])))
-        elif kind == "G":
-            e.loads.append((block, int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]))
-        elif kind == "A":
-            e.atomics.append((block, int(f[0]), f[1], int(f[2]), float(f[3])))
-        elif kind == "T":
-            written = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
-            e.tickets.append((block, int(f[0]), int(f[3]), f[4], f[5], written))
-        elif kind == "L":
-            e.cached.append((block, int(f[0]), f[1], int(f[2])))
+        elif kind in LOG:
+            getattr(e, LOG[kind][0]).append((block, *LOG[kind][1](f)))
     return e
 
 def run(stage, entry, **options):
