@@ -77,10 +77,9 @@ def requests(accesses):
     """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it).
     One request: the lanes of one warp that made the k-th access of one kind on one source line in the same stretch
     between barriers (lanes that skip an access, behind an `if`, make none and leave the others' k alone)."""
-    groups, seen, out = defaultdict(list), defaultdict(int), []
+    groups, nth, out = defaultdict(list), defaultdict(itertools.count), []
     for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
-        k = seen[(a.tid, a.phase, a.line, a.op)]
-        seen[(a.tid, a.phase, a.line, a.op)] += 1
+        k = next(nth[(a.tid, a.phase, a.line, a.op)])
         groups[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
     for (phase, line, op, k, warp), group in groups.items():
         kinds = {(a.array, a.bytes) for a in group}
@@ -237,11 +236,9 @@ def compare_lines(row, source_rows):
     """A Comparison of every line of a profiled launch that touches shared memory; lines are matched by their code
     (comments and spaces left out) and its place among the lines of that code, so that a comment moves nothing."""
     def by_code(numbered):  # {line number: (code, k)}: the k-th line of that code
-        out, seen = {}, defaultdict(int)
-        for number, text in sorted(numbered):
-            code = " ".join(re.sub(r"//.*", "", text).split())
-            out[number], seen[code] = (code, seen[code]), seen[code] + 1
-        return out
+        nth = defaultdict(itertools.count)
+        codes = ((number, " ".join(re.sub(r"//.*", "", text).split())) for number, text in sorted(numbered))
+        return {number: (code, next(nth[code])) for number, code in codes}
     path, row_key = host_run.stage_path(row["stage"]), (row["stage"], row["variant"])
     here = by_code(enumerate(path.read_text().splitlines(), 1))
     try:
