@@ -12,38 +12,31 @@ from scripts import host_run
 WARP, BANKS = 32, 32  # shared memory: 32 banks of one 32-bit word; word w lives in bank w % 32
 ACCESS = {"ld": "loads", "st": "stores"}
 
-class Access(namedtuple("Access", "op tid phase seq array byte bytes line value")):
-    """A shared-memory access of the log: op "ld" or "st", the thread, its phase and seq, the array, byte offset and
-    size, the stage file's line, the value."""
+# A shared-memory access of the log: op "ld" or "st", the thread, its phase and seq, the array, byte offset (its word:
+# byte // 4) and size, the stage file's line, the value.
+Access = namedtuple("Access", "op tid phase seq array byte bytes line value")
 
-    @property
-    def word(self):
-        return self.byte // 4
+# The log lines events() reads (scripts/host/cuda_host.hpp writes them): kind: (its list, its fields after the block)
+LOG = {"S": ("accesses", lambda f: [Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))]),
+       "X": ("shuffles", lambda f: [*map(int, f[:4]), float(f[4]), float(f[5])]),
+       "G": ("loads", lambda f: [int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]]),
+       "A": ("atomics", lambda f: [int(f[0]), f[1], int(f[2]), float(f[3])]),
+       "T": ("tickets", lambda f: [int(f[0]), int(f[3]), f[4], f[5], [int(x) for x in f[6].split(",") if x != "-"]]),
+       "L": ("cached", lambda f: [int(f[0]), f[1], int(f[2])])}
 
 @functools.lru_cache(maxsize=256)
 def events(log):
-    """What a host run's log says its threads did (scripts/host/cuda_host.hpp says what each line holds): accesses
-    [(block, Access)], shuffles [(block, tid, phase, kind, src, value, result)], loads [(block, tid, phase, how, region,
-    element, dest)], atomics [(block, tid, region, element, value)], tickets [(block, tid, ticket, order, scope, written
-    elements)], cached [(block, tid, region, element)]: the __ldcg reads."""
-    e, block = types.SimpleNamespace(accesses=[], shuffles=[], loads=[], atomics=[], tickets=[], cached=[]), None
+    """What a host run's log says its threads did: accesses [(block, Access)], shuffles [(block, tid, phase, kind, src,
+    value, result)], loads [(block, tid, phase, how, region, element, dest)], atomics [(block, tid, region, element,
+    value)], tickets [(block, tid, ticket, order, scope, written elements)], cached [(block, tid, region, element)]:
+    the __ldcg reads."""
+    e, block = types.SimpleNamespace(**{name: [] for name, _ in LOG.values()}), None
     for line in log.splitlines():
         kind, *f = line.split()
         if kind == "B":
             block = int(f[0])
-        elif kind == "S":
-            e.accesses.append((block, Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))))
-        elif kind == "X":
-            e.shuffles.append((block, *map(int, f[:4]), float(f[4]), float(f[5])))
-        elif kind == "G":
-            e.loads.append((block, int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]))
-        elif kind == "A":
-            e.atomics.append((block, int(f[0]), f[1], int(f[2]), float(f[3])))
-        elif kind == "T":
-            written = [] if f[6] == "-" else [int(x) for x in f[6].split(",")]
-            e.tickets.append((block, int(f[0]), int(f[3]), f[4], f[5], written))
-        elif kind == "L":
-            e.cached.append((block, int(f[0]), f[1], int(f[2])))
+        elif kind in LOG:
+            getattr(e, LOG[kind][0]).append((block, *LOG[kind][1](f)))
     return e
 
 def run(stage, entry, **options):
@@ -53,17 +46,6 @@ def run(stage, entry, **options):
 
 def of_block(stage, entry, **options):  # the shared accesses of block 0 of a host run
     return [a for b, a in run(stage, entry, **options).accesses if b == 0]
-
-def requests_by_warp(accesses):
-    """{(phase, line, op, k, warp): [Access, ...]}: the lanes of one warp that made the k-th access of one kind on one
-    source line in the same stretch between barriers, i.e. one warp-wide shared-memory instruction (lanes that skip
-    an access, behind an `if`, make no entry and leave the others' k alone)."""
-    out, seen = defaultdict(list), defaultdict(int)
-    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
-        k = seen[(a.tid, a.phase, a.line, a.op)]
-        seen[(a.tid, a.phase, a.line, a.op)] += 1
-        out[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
-    return out
 
 class Request(namedtuple("Request", "phase seq line array op warp lanes width")):
     """One warp-wide shared-memory instruction: the seq-th access of the phase-th stretch between barriers; lanes
@@ -92,16 +74,21 @@ class Request(namedtuple("Request", "phase seq line array op warp lanes width"))
         return max(max(map(len, self.words_per_bank().values())), self.conflict_free())
 
 def requests(accesses):
-    """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it)."""
-    out = []
-    for (phase, line, op, k, warp), group in requests_by_warp(accesses).items():
+    """The warp-wide requests of one block's accesses, in program order (phase, then the first lane's place in it).
+    One request: the lanes of one warp that made the k-th access of one kind on one source line in the same stretch
+    between barriers (lanes that skip an access, behind an `if`, make none and leave the others' k alone)."""
+    groups, nth, out = defaultdict(list), defaultdict(itertools.count), []
+    for a in sorted(accesses, key=lambda a: (a.tid, a.phase, a.seq)):
+        k = next(nth[(a.tid, a.phase, a.line, a.op)])
+        groups[(a.phase, a.line, a.op, k, a.tid // WARP)].append(a)
+    for (phase, line, op, k, warp), group in groups.items():
         kinds = {(a.array, a.bytes) for a in group}
         if len(kinds) != 1:
             raise host_run.HostRunError(f"line {line}: the lanes of warp {warp} touch different arrays at one "
                                         f"instruction: {sorted(kinds)}")
         (array, size), = kinds
         out.append(Request(phase, min(a.seq for a in group), line, array, op, warp,
-                           tuple(sorted((a.tid % WARP, a.word) for a in group)), max(1, size // 4)))
+                           tuple(sorted((a.tid % WARP, a.byte // 4) for a in group)), max(1, size // 4)))
     return sorted(out, key=lambda r: (r.phase, r.seq, r.warp))
 
 def by_phase(reqs, steps=False):
@@ -186,11 +173,6 @@ METRICS = {op: (f"smsp__inst_executed_op_shared_{op}.sum", f"l1tex__data_pipe_ls
                 f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ACCESS}
 COUNTS = ("instructions", "wavefronts", "ideal")  # ideal: the wavefronts with no bank conflict
 
-def profiled_rows(ncu_rows, stage=None):
-    """The rows of ncu.csv the host runs are held to (PROFILED) that ncu_rows holds, of one stage or of all."""
-    found = {(r["stage"], r["variant"]): r for r in ncu_rows}
-    return [found[p] for p in PROFILED if p in found and stage in (None, p[0])]
-
 def launch(row, compiled=True, key=lambda r: r.op):
     """A row of ncu.csv: one block's requests, the blocks, how many times they repeat (blocks, times the GEMM's steps
     along K), and their totals {key(request): {requests, COUNTS, conflicts}}; in a predicated tree every warp issues."""
@@ -211,9 +193,8 @@ def launch(row, compiled=True, key=lambda r: r.op):
         t["wavefronts"] += r.wavefronts() * repeat
         t["ideal"] += r.conflict_free() * repeat
         t["instructions"] += (0 if step in issued else warps * repeat) if step[1:] in tree else repeat
-        issued.add(step)
-    for t in out.values():
         t["conflicts"] = t["wavefronts"] - t["ideal"]
+        issued.add(step)
     return reqs, gx * gy * gz, repeat, out
 
 class Comparison(namedtuple("Comparison", "stage variant op host measured blocks repeat line text steps",
@@ -255,11 +236,9 @@ def compare_lines(row, source_rows):
     """A Comparison of every line of a profiled launch that touches shared memory; lines are matched by their code
     (comments and spaces left out) and its place among the lines of that code, so that a comment moves nothing."""
     def by_code(numbered):  # {line number: (code, k)}: the k-th line of that code
-        out, seen = {}, defaultdict(int)
-        for number, text in sorted(numbered):
-            code = " ".join(re.sub(r"//.*", "", text).split())
-            out[number], seen[code] = (code, seen[code]), seen[code] + 1
-        return out
+        nth = defaultdict(itertools.count)
+        codes = ((number, " ".join(re.sub(r"//.*", "", text).split())) for number, text in sorted(numbered))
+        return {number: (code, next(nth[code])) for number, code in codes}
     path, row_key = host_run.stage_path(row["stage"]), (row["stage"], row["variant"])
     here = by_code(enumerate(path.read_text().splitlines(), 1))
     try:
@@ -285,7 +264,7 @@ Tree = namedtuple("Tree", "steps element warp_phases")
 
 def tree(stage, block):
     accesses = of_block(stage, host_run.kernel_entries(stage)[0], block=block, n=block)
-    element = {a.word: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
+    element = {a.byte // 4: round(a.value) - 1 for a in accesses if a.phase == 0 and a.op == "st"}  # in[i] = i + 1
     steps = {}
     for rs in by_phase(compiled_requests(stage, requests(accesses)), steps=True):
         thread, word = next(iter(next(r for r in rs if r.op == "st").words.items()))  # the first store's first lane
@@ -294,7 +273,7 @@ def tree(stage, block):
     return Tree(steps, element, {a.phase for a in accesses if a.tid < WARP and a.phase > others})
 
 def warp_steps(t):  # 04's steps that warp 0 runs alone
-    return {s: rs for s, rs in t.steps.items() if all(r.warp == 0 for r in rs) and len(writes(rs)) <= WARP}
+    return {s: rs for s, rs in t.steps.items() if all(r.warp == 0 for r in rs)}
 
 def own_read(reqs):  # the first load request of a step that reads the words its warp then writes (smem[index] of +=)
     stores = {(r.warp, r.lanes) for r in reqs if r.op == "st"}

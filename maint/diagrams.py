@@ -68,10 +68,10 @@ class Svg:
         if name:
             self.text(x - gap, y, name, 9, "end", MUTED)
 
-    def legend(self, x, y, items, size=11):  # items: [(colour, words)], in one row
+    def legend(self, x, y, items):  # items: [(colour, words)], in one row
         for colour, words in items:
             self.rect(x, y - 9, 12, 12, colour)
-            self.text(x + 17, y + 1, words, size)
+            self.text(x + 17, y + 1, words, 11)
             x += 17 + 6.3 * len(words) + 22
 
     def svg(self):

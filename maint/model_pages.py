@@ -32,12 +32,13 @@ def _per_block(value, blocks):
     return f"{value / blocks:,.0f}" if value % blocks == 0 else f"{value / blocks:,.2f}"
 
 def _comparisons(ncu_rows, stage=None, compiled=True, source_rows=None):
-    """The comparisons of every profiled launch (of one stage): in aggregate, or with source_rows line by line."""
+    """The comparisons of the profiled launches in ncu_rows (of one stage): in aggregate, or by line (source_rows)."""
+    found = {(r["stage"], r["variant"]): r for r in ncu_rows}
+    held = [p for p in br.PROFILED if p in found and stage in (None, p[0])]
     if source_rows is None:
-        return [c for row in br.profiled_rows(ncu_rows, stage) for c in br.compare(row, compiled)]
+        return [c for p in held for c in br.compare(found[p], compiled)]
     measured = {(x["stage"], x["variant"]) for x in source_rows}
-    return [c for row in br.profiled_rows(ncu_rows, stage) if (row["stage"], row["variant"]) in measured
-            for c in br.compare_lines(row, source_rows)]
+    return [c for p in held if p in measured for c in br.compare_lines(found[p], source_rows)]
 
 def model_check(stage, ncu_rows, source_rows=()):
     """Line by line, then in aggregate, then what the compiler changed, in generated words."""
