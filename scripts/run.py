@@ -14,10 +14,8 @@ from .stages import (CPU, ROOT, StageError, UsageProblem, all_pass, all_regimes,
                      fmt_num, gemm_stages, git_commit, ladder_stages, meta_from, reduce_stages, regime_args,
                      relative_error, row_label, run_binary, save, say, stage_file, table)
 
-# ./ladder's timing and input options, passed to the stage programs as they are: each program checks them.
-RUN_OPTIONS = ("reps", "warmup", "seed", "input", "flush", "device")
-
-def run_args(a, only=RUN_OPTIONS):
+def run_args(a, only=("reps", "warmup", "seed", "input", "flush", "device")):
+    """./ladder's timing and input options, passed to the stage programs as they are: each program checks them."""
     return [x for name in only if getattr(a, name, None) is not None for x in (f"--{name}", str(getattr(a, name)))]
 
 def size_args(a):
@@ -276,9 +274,8 @@ def stale_evidence():
         if done.returncode != 0:
             return None
         changed.update(f for f in done.stdout.split() if f.endswith((".cu", ".cpp", ".hpp")))
-    if not changed:
+    if not (names := sorted(changed)):
         return None
-    names = sorted(changed)
     return (f"the results the docs show were measured before {', '.join(names[:3])}{' and more' if len(names) > 3 else ''}"
             f" changed, so they describe the code as it was; ./maint/do measure on a GPU measures them again (this "
             f"does not change any test's verdict)")
