@@ -170,10 +170,9 @@ def parse(argv):
         raise UsageProblem(f"{'-n/' * (empty[0] == 'size')}--{empty[0].replace('_', '-')} needs a value")
     if getattr(a, "no_gemm", False) and (a.gemm_size or a.gemm_reps):
         raise UsageProblem("--no-gemm leaves out the GEMM rung: give it, or --gemm-size/--gemm-reps, not both")
-    for option in ("build", "save"):
-        if getattr(a, option, None):
-            writable_directory(f"--{option}", getattr(a, option))
+    writable_directory("--build", a.build)
     if getattr(a, "save", None):
+        writable_directory("--save", a.save)
         a.save = str(CALLER / a.save)
     elif hasattr(a, "save"):
         a.save = str(a.build / "results")
