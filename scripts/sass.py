@@ -89,14 +89,6 @@ def compile_cubin(src, arch, tools, build, tmp):
         raise RuntimeError(f"{shown(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
     return cubin
 
-def disassemble(src, arch, tools, build):
-    with tempfile.TemporaryDirectory() as tmp:
-        dis = subprocess.run([tools[1], "--print-code", "--print-line-info-inline",
-                              str(compile_cubin(src, arch, tools, build, tmp))], capture_output=True, text=True)
-        if dis.returncode != 0:
-            raise RuntimeError(f"nvdisasm failed on {shown(src)}:\n{dis.stderr.strip()}")
-        return dis.stdout
-
 def kernels(listing):
     """{mangled name: [Instr, ...]} in code order. A //## File line group ends with the outermost location (the
     kernel's own line that an inlined call came from), so the last one seen names the instruction's line."""
@@ -169,7 +161,12 @@ def readable(names, sources):
 
 def check(src, arch, tools, build):
     """The lines that name each problem of every kernel of src, and how many kernels it has."""
-    code, text = kernels(disassemble(src, arch, tools, build)), pathlib.Path(src).read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        dis = subprocess.run([tools[1], "--print-code", "--print-line-info-inline",
+                              str(compile_cubin(src, arch, tools, build, tmp))], capture_output=True, text=True)
+    if dis.returncode != 0:
+        raise RuntimeError(f"nvdisasm failed on {shown(src)}:\n{dis.stderr.strip()}")
+    code, text = kernels(dis.stdout), pathlib.Path(src).read_text()
     if not code:
         note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what maint/mutants.py writes when its text is not found
         raise RuntimeError(f"{shown(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
