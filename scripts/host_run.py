@@ -258,18 +258,6 @@ class Trace:
     readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
     sums: dict = field(default_factory=dict)  # {element: the result with only that element 1}
 
-def _parse(text):
-    """The Trace of a run's log: its results, and the sums and readers of the runs with one element 1."""
-    t = Trace(text)
-    for line in text.splitlines():
-        kind, *f = line.split()
-        if kind == "R":
-            t.results[(f[0], int(f[1]))] = float(f[2])
-        elif kind == "E":  # a run with only element f[0] 1: its sum, and each thread:first value not 0
-            t.sums[int(f[0])] = float(f[1])
-            t.readers[int(f[0])] = [int(x.split(":")[0]) for x in f[2:]]
-    return t
-
 WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offset {}", "combine": "{}",
          "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
          "blocks": "blocks run {}", "limit": "grid limit {}", "tile": "tile {}", "pad": "pad {}", "m": "M = {}",
@@ -289,7 +277,8 @@ def run(stage, entry, **options):
 
 @functools.lru_cache(maxsize=256)
 def _trace(exe, stage, entry, options):
-    """The run's trace, parsed once (callers read a Trace and change none of it)."""
+    """The run's trace, parsed once (callers read a Trace and change none of it): its results, and the sums and
+    readers of the runs with one element 1."""
     where = f"{SHOWN_AS.get(stage, stage)} (its {entry}, {launch_words(options)})"
     try:
         done = subprocess.run([str(exe), entry, *(f"{k}={v}" for k, v in options)], capture_output=True, text=True,
@@ -301,7 +290,15 @@ def _trace(exe, stage, entry, options):
             f"killed by signal {-done.returncode} (a read or write outside its memory)" if done.returncode < 0
             else f"exit status {done.returncode}")
         raise HostRunError(f"{where}: {why}")
-    return _parse(done.stdout)
+    t = Trace(done.stdout)
+    for line in done.stdout.splitlines():
+        kind, *f = line.split()
+        if kind == "R":
+            t.results[(f[0], int(f[1]))] = float(f[2])
+        elif kind == "E":  # a run with only element f[0] 1: its sum, and each thread:first value not 0
+            t.sums[int(f[0])] = float(f[1])
+            t.readers[int(f[0])] = [int(x.split(":")[0]) for x in f[2:]]
+    return t
 
 def kernel_entries(stage):
     return [name for name, *_ in entries(stage_path(stage).read_text())]
