@@ -93,8 +93,7 @@ def ladder_lines(rows):
             prev, current, prev_stage = current, {}, stage
         cells = [row_label(next(iter(by.values()))), "PASS" if all_pass(by.values()) else "FAIL"]
         for regime in all_regimes():
-            r = by.get(regime)
-            if r is None:
+            if (r := by.get(regime)) is None:
                 cells += ["-"] * 5
                 continue
             ms = float(r["ms_median"])
@@ -115,14 +114,10 @@ def reference_lines(rows):
     """CUB, the read-only kernel and the device-to-device copy, each the median over the stages' runs (each stage
     times them again in its own process): {name: {ms, gbps, pct_peak, pct_read}}."""
     n, peak = int(rows[0]["n"]), float(rows[0]["peak_gbps"])
-    read_ms = statistics.median(float(r["read_ms_median"]) for r in rows)
-    out = {}
-    for name, field, moved in [("cub", "cub_ms_median", 4 * n), ("read", "read_ms_median", 4 * n),
-                               ("copy", "copy_ms_median", 8 * n)]:
-        ms = statistics.median(float(r[field]) for r in rows)
-        out[name] = {"ms": ms, "gbps": moved / (ms * 1e6), "pct_peak": 100 * moved / (ms * 1e6) / peak,
-                     "pct_read": 100 * read_ms / ms}
-    return out
+    ms = {name: statistics.median(float(r[f"{name}_ms_median"]) for r in rows) for name in ("cub", "read", "copy")}
+    return {name: {"ms": ms[name], "gbps": moved / (ms[name] * 1e6), "pct_peak": 100 * moved / (ms[name] * 1e6) / peak,
+                   "pct_read": 100 * ms["read"] / ms[name]}
+            for name, moved in [("cub", 4 * n), ("read", 4 * n), ("copy", 8 * n)]}
 
 REFERENCE_NAMES = {"cub": "CUB DeviceReduce::Sum", "read": "read-only kernel (speed of light)",
                    "copy": "cudaMemcpy device to device (read + write)"}
