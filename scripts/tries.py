@@ -275,9 +275,8 @@ def timed(name, cmd, limit, shown_cmd):
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return Check(name, FAIL, f"did not finish within {limit:.0f} s: {host_run.NEVER_ENDS} ({name})", shown_cmd)
-    status = done.returncode
-    return Check(name, PASS if status == 0 else FAIL, why_failed(done.stdout + done.stderr, status) if status else "",
-                 shown_cmd)
+    return Check(name, PASS if done.returncode == 0 else FAIL,
+                 why_failed(done.stdout + done.stderr, done.returncode) if done.returncode else "", shown_cmd)
 
 def machine_code(copy, build):
     cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(copy)]
@@ -301,11 +300,10 @@ def not_this_stage(stage, text):
 
 def host_runs(stage, text, repeat, not_it, path):
     """The file's kernels on the host, in a copy of the project with the stage file replaced, messages naming path."""
-    what = "C equals the product, made by the file's launcher at edge shapes, either thread order" \
-        if role(stage) == "gemm" else \
-        "every element added once, at awkward sizes, every input offset, either thread order, three block orders " \
-        "and a second launch, and through the file's launcher with the shared memory and buffers it asks for"
-    name = f"host run: {what}"
+    name = "host run: " + ("C equals the product, made by the file's launcher at edge shapes, either thread order"
+                           if role(stage) == "gemm" else "every element added once, at awkward sizes, every input "
+                           "offset, either thread order, three block orders and a second launch, and through the "
+                           "file's launcher with the shared memory and buffers it asks for")
     return Check(name, FAIL, not_it, repeat) if not_it else Check(name, *host_verdict(stage, text, path), repeat)
 
 def gpu_checks(exe, stage, report):
