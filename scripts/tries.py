@@ -278,14 +278,6 @@ def timed(name, cmd, limit, shown_cmd):
     return Check(name, PASS if done.returncode == 0 else FAIL,
                  why_failed(done.stdout + done.stderr, done.returncode) if done.returncode else "", shown_cmd)
 
-def machine_code(copy, build):
-    cmd = [sys.executable, "-m", "scripts.sass", "--build", str(build), str(copy)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    lines = (done.stdout + done.stderr).strip().splitlines()
-    return Check("machine code: the orderings and scopes one GPU hides (scripts/sass.py)",
-                 {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL), "; ".join(lines[-3:]),
-                 " ".join(["python3", *cmd[1:]]))
-
 def not_this_stage(stage, text):
     """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has:
     otherwise a renamed kernel or another stage's file would pass an empty run), or None."""
@@ -351,11 +343,16 @@ def try_file(a, stage, path):
         report.add(Check("build", FAIL, f"{path.name} did not compile (the compiler's messages are above, on stderr)",
                          f"cmake --build {a.build} --target {target}"))
         return report.end(gpu)
-    copy = pathlib.Path(a.build) / "try" / target / stage_file(stage).name
     repeat = f"./ladder try {stage[:2]} {path}" + ("" if a.build == ROOT / "build" else f" --build {a.build}")
     not_it = not_this_stage(stage, text)
     report.add(Check("build", PASS, "", ""))
-    report.add(machine_code(copy, a.build))
+    cmd = [sys.executable, "-m", "scripts.sass", "--build", str(a.build),
+           str(pathlib.Path(a.build) / "try" / target / stage_file(stage).name)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    report.add(Check("machine code: the orderings and scopes one GPU hides (scripts/sass.py)",
+                     {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL), "; ".join(lines[-3:]),
+                     " ".join(["python3", *cmd[1:]])))
     report.add(host_runs(stage, text, repeat, not_it, path))
     if not_it or not gpu:  # not_it: nothing more to learn from running it as this stage
         why = f"the file is not a version of {stage}" if not_it else "no usable GPU here"
