@@ -130,11 +130,10 @@ def take_try_change(a, extras, p):
     """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
     same option again is more values of it (--grid=64 --grid=128)."""
     if a.change is None and extras and extras[0].startswith("--"):
-        option = extras.pop(0)
-        if "=" not in option:
-            raise UsageProblem(f"try {a.stage} {option}: write a stage option to vary as "
-                               f"{option}={extras[0] if extras else 'v1,v2'}")
-        a.change = option
+        a.change = extras.pop(0)
+        if "=" not in a.change:
+            raise UsageProblem(f"try {a.stage} {a.change}: write a stage option to vary as "
+                               f"{a.change}={extras[0] if extras else 'v1,v2'}")
     elif extras and extras[0].startswith("--") and "=" not in extras[0] and a.change and "=" not in a.change:
         raise UsageProblem(f"try {a.stage} {extras[0]} {a.change}: write a stage option to vary as "
                            f"{extras[0]}={a.change}")
