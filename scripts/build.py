@@ -30,7 +30,7 @@ def have(package):
         return cmake_version() is not None and version(cmake_version()) >= version(MIN_CMAKE)
     if package in HEADERS:
         return any((pathlib.Path(d) / HEADERS[package]).is_file() for d in ("/usr/include", "/usr/local/include"))
-    return shutil.which({"ninja-build": "ninja", "python3-pip": "pip3"}.get(package, package)) is not None
+    return shutil.which({"ninja-build": "ninja"}.get(package, package)) is not None
 
 def ensure(required, optional=()):
     """apt-get installs what is missing where it may (as root or with password-less sudo, unless LADDER_NO_INSTALL=1);

@@ -49,8 +49,8 @@ def resolve_stage(name):
         raise UsageProblem(f"no stage '{name}': the stages are {', '.join(ladder_stages())}")
     return found[0]
 
-def binary(program, build=None):
-    path = pathlib.Path(build or build_dir()) / "bin" / program
+def binary(program):
+    path = build_dir() / "bin" / program
     if not path.exists():
         raise StageError(f"{path} does not exist: build first (./ladder build)")
     return str(path)
