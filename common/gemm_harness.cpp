@@ -3,6 +3,8 @@
 // operand-precision probes (oracle.hpp); 3. the measured input: checked, then timed, every launch's fingerprint of C
 // equal to the checked C's, the last C compared bit for bit. The canary checks the NaN guards after every launch.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -19,6 +21,13 @@
 
 namespace ladder {
 namespace {
+void cublas_check(cublasStatus_t status, const char* call, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "error: %s failed at common/gemm_harness.cpp:%d: %s (%s)\n", call, line,
+               cublasGetStatusName(status), cublasGetStatusString(status));
+  std::exit(2);
+}
+#define CUBLAS_CHECK(call) cublas_check((call), #call, __LINE__)
 constexpr int kCheckedLaunches = 2;  // of the exact inputs: a kernel whose result changes between launches fails
 
 struct Shape {
@@ -386,6 +395,18 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   return all.pass() ? 0 : 1;
 }
 }  // namespace
+
+CublasSgemm::CublasSgemm() {
+  CUBLAS_CHECK(cublasCreate(&handle_));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+}
+
+void CublasSgemm::run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasSetStream(handle_, stream));
+  // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
+  CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+}
 
 int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
   GemmOptions o;

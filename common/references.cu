@@ -1,9 +1,7 @@
 // The references the stages are timed against in the same run: CUB's device-wide sum for the reduce stages, and for
-// the GEMM a naive kernel (the baseline that shows what tiling buys) and cuBLAS SGEMM in strict FP32.
+// the GEMM a naive kernel (the baseline that shows what tiling buys) and cuBLAS (gemm_harness.cpp).
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
 #include <cub/device/device_reduce.cuh>
@@ -29,14 +27,6 @@ __global__ void gemm_naive_kernel(const float* __restrict__ A, const float* __re
   for (int k = 0; k < K; ++k) acc += A[std::size_t(row) * K + k] * B[std::size_t(k) * N + col];
   C[std::size_t(row) * N + col] = acc;
 }
-
-void cublas_check(cublasStatus_t status, const char* call, int line) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "error: %s failed at common/references.cu:%d: %s (%s)\n", call, line,
-               cublasGetStatusName(status), cublasGetStatusString(status));
-  std::exit(2);
-}
-#define CUBLAS_CHECK(call) cublas_check((call), #call, __LINE__)
 }  // namespace
 
 std::size_t CubSum::temp_bytes(const std::vector<std::uint64_t>& sizes) {
@@ -59,18 +49,5 @@ void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, c
   const dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);
   gemm_naive_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
   LADDER_CHECK_LAUNCH();
-}
-
-CublasSgemm::CublasSgemm() {
-  CUBLAS_CHECK(cublasCreate(&handle_));
-  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
-}
-CublasSgemm::~CublasSgemm() { cublasDestroy(handle_); }
-
-void CublasSgemm::run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(handle_, stream));
-  // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
-  CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
 }
 }  // namespace ladder

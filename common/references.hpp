@@ -48,11 +48,11 @@ class SpeedOfLight {
 // The naive GEMM: one thread per element of C (threadIdx.x along a row of C), every operand read from global memory.
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
-// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, so no TF32 path, whatever NVIDIA_TF32_OVERRIDE says.
+// cuBLAS SGEMM in strict FP32 (gemm_harness.cpp): CUBLAS_PEDANTIC_MATH, no TF32, whatever NVIDIA_TF32_OVERRIDE says.
 class CublasSgemm {
  public:
   CublasSgemm();
-  ~CublasSgemm();
+  ~CublasSgemm() { cublasDestroy(handle_); }
   CublasSgemm(const CublasSgemm&) = delete;
   CublasSgemm& operator=(const CublasSgemm&) = delete;
   void run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
