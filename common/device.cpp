@@ -11,16 +11,15 @@ namespace {
 constexpr int kMinMajor = 7, kMinMinor = 5;  // CUDA 13 builds for compute capability 7.5 and newer
 
 std::string no_gpu_reason(cudaError_t err, int driver_version) {
-  if (err == cudaSuccess) return "the driver reports no CUDA device";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (err == cudaErrorNoDevice && visible) {
+    return fmt::format("no CUDA device is visible (CUDA_VISIBLE_DEVICES='{}')", visible);
+  }
+  if (err == cudaSuccess || err == cudaErrorNoDevice) return "the driver reports no CUDA device";
   if (err == cudaErrorInsufficientDriver && driver_version == 0) return "no NVIDIA driver is loaded";
   if (err == cudaErrorInsufficientDriver) {
     return fmt::format("the NVIDIA driver (CUDA {}) is older than this program's CUDA runtime",
                        version_string(driver_version));
-  }
-  if (err == cudaErrorNoDevice) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    return visible ? fmt::format("no CUDA device is visible (CUDA_VISIBLE_DEVICES='{}')", visible)
-                   : "the driver reports no CUDA device";
   }
   return fmt::format("the CUDA runtime cannot start ({}: {})", cudaGetErrorName(err), cudaGetErrorString(err));
 }
