@@ -256,8 +256,8 @@ class CommandLine {
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }
   // A mode that runs its own configurations refuses, by name, the first of `flags` it would ignore.
   std::optional<ParseOutcome> ignored(const char* mode, const std::vector<std::string>& flags) const {
-    const auto flag = std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return given(mode) && given(f); });
-    if (flag == flags.end()) return std::nullopt;
+    const auto flag = std::find_if(flags.begin(), flags.end(), [this](const auto& f) { return given(f); });
+    if (!given(mode) || flag == flags.end()) return std::nullopt;
     return usage_error(fmt::format("{0} and {1}: give one ({0} chooses its own runs, ignoring {1})", mode, *flag));
   }
   // The end of --help: examples (arguments and what they do) and the exit statuses.
