@@ -19,17 +19,15 @@ def checks(b):
     return [
         ("unit", [str(unit)] if unit.exists() else ["sh", "-c", "echo 'SKIPPED: GoogleTest not found (apt-get install "
                                                                   "libgtest-dev, then configure again)'; exit 77"], 0),
-        ("cli", [*PY, "maint.tests.check_cli"], 0),
         ("runner", [*PY, "maint.tests.test_runner"], 0),
         ("mutant_texts", [*PY, "maint.tests.check_mutants", "--texts"], 0),
         ("docs", [*PY, "maint", "docs", "--check"], 0),
         ("docs_self_test", [*PY, "maint", "docs", "--self-test"], 0),
-        *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("pictures", "saved_sass")],
         ("saved_sass_sees_an_edit", [*PY, "maint.tests.check_saved_sass", "--self-test"], 0),
-        *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("try_file", "host_intrinsics", "stage_diffs", "experiments",
-                                                          "add_stage", "configure", "budget", "evidence_note")],
+        *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("cli", "pictures", "saved_sass", "try_file",
+                                                          "host_intrinsics", "stage_diffs", "experiments", "add_stage",
+                                                          "configure", "budget", "evidence_note", "thread_models")],
         ("cpu_sums", [str(b / "maint" / "bin" / "cpu_sums"), "--max-log2", "20"], 0),
-        ("thread_models", [*PY, "maint.tests.check_thread_models"], 0),
         *[(f"thread_models.{s}{name}", [*PY, "maint.tests.check_thread_models", option, s], 0)
           for name, option in (("", "--stage"), (".drifts", "--drifts")) for s in ladder_stages()],
         ("mutants", [*PY, "maint.tests.check_mutants"], 1),

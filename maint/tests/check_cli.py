@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 
+from maint.tests import verdict
 from scripts.stages import ROOT, build_dir, ladder_stages
 
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "-1"}
@@ -15,13 +16,11 @@ STAGES = ladder_stages()
 GEMM_RANGE = "1 to 1000000"
 ROWS = [
     ("02_grid_stride", "--block 96", 2, "error: --block 96: 02_grid_stride runs power-of-two blocks from 64 to 1024"),
-    ("03_padding", "-n 0", 2, "error: -n/--size 0 is out of range"),
     ("04_warp_unroll", "-n lots", 2, "error: -n/--size 'lots' is not a size"),
     ("05_shuffle", "--reps -3", 2, "error: --reps -3 is out of range: give a whole number from 1 to 100000"),
     ("02_grid_stride", "--seed -1", 2, "error: --seed -1 is out of range: give a whole number from 0 to"),
     ("07_multiblock", "--grid -1", 2, r"error: --grid -1 is out of range: give a whole number from 0 to 2\^31-1"),
     ("02_grid_stride", "-n 1e20", 2, r"error: -n/--size 1e20 is out of range: sizes run from 1 to 2\^36"),
-    ("02_grid_stride", "-n 1e11", 2, r"error: -n/--size 100000000000 is out of range: sizes run from 1 to 2\^36"),
     ("03_padding", "--bogus", 2, "error: --bogus: 03_padding has no such option"),
     ("03_padding", "--reps", 2, "error: --reps needs a value"),
     ("02_grid_stride", "-n 1..9223372036854775808", 2, "error: -n/--size [0-9]+ is out of range"),
@@ -38,7 +37,6 @@ ROWS = [
     ("06_float4", "--version", 0, r"^06_float4: cuda-ladder [0-9]+\.[0-9]+ \(commit ", "a copy of"),
     ("01_naive", "--regime stream", 2, "error: --regime stream: 01_naive has no grid-stride loop"),
     ("06_float4", "--combine atomic", 2, "error: --combine 'atomic': 06_float4 combines partial sums by relaunch only"),
-    ("06_float4", "--combine twopass", 2, "error: --combine 'twopass': 06_float4 combines partial sums by relaunch only"),
     ("07_multiblock", "--regime tree --grid 64", 2, "error: --grid 64: the tree regime"),
     ("08_gemm_tiled", "-k x", 2, "error: -k 'x' is not a whole number"),
     ("07_multiblock", "--help", 0, r"--combine NAME\|LIST[= ].?atomic.*Examples:.*07_multiblock --self-test full.*"
@@ -69,7 +67,6 @@ ROWS = [
         ("--flush maybe", "--flush 'maybe' is not one of"),
         ("--self-test full --check-only", "--self-test and --check-only: give one")]],
     ("05_shuffle", "--error-study 5 --determinism 3", 2, r"error: --error-study and --determinism: give one \(--error-"),
-    ("05_shuffle", "--seed 010 --reps 012 --describe", 0, r'"reps": 12, "warmup": 5, "seed": 10\b'),  # not octal
     ("02_grid_stride", "--reps ' 010' --seed ' 0777' --describe", 0, r'"reps": 10, "warmup": 5, "seed": 777\b'),
     ("02_grid_stride", "--reps 00000000000000000000005 --describe", 0, r'"reps": 5, '),
     ("07_multiblock", "--combine ' all' --describe", 0, r'"combines": \["atomic", "last-block", "two-pass"\], "grid"'),
@@ -80,7 +77,6 @@ ROWS = [
     ("05_shuffle", "-n 00000000000000000001024 --describe", 0, r'"sizes": \[1024\]'),
     ("08_gemm_tiled", "--self-test quick -m 100", 2, "error: --self-test and -m: give one"),
     ("08_gemm_tiled", "--self-test full -m 100 --describe", 0, '"m": 100, '),
-    ("07_multiblock", "--combine fastest", 2, "error: --combine 'fastest': 07_multiblock combines partial sums by"),
     ("08_gemm_tiled", "--pad maybe", 2, "error: --pad 'maybe' is not one of off, on, both"),
     ("08_gemm_tiled", "--size 2000000", 2, "error: --size 2000000 is out of range: matrix sizes run from 1 to 1000000"),
     ("02_grid_stride", "-n 2^36 --check-only", (2, 77), r"(error: -n 68719476736: needs [0-9]+ bytes .* of device "
@@ -106,7 +102,6 @@ ROWS = [
         ("run --no-gemm --gemm-size 5", "--no-gemm leaves out the GEMM rung"),
         ("try 06 kLoadsInFlight=²", "try 06_float4 kLoadsInFlight=²: kLoadsInFlight is a count"),
         ("run --nonsense", r"unrecognized arguments: --nonsense \(see ./ladder run --help\)"),
-        ("build --x", r"unrecognized arguments: --x \(see ./ladder build --help\)"),
         ("test --build", "--build needs a directory"), ("diff 01 nope", "no stage 'nope': the stages are 01_naive, "),
         ("diff 07 08", "diff 07 08: 07_multiblock/reduce.cu and 08_gemm_tiled/gemm.cu are stages of two kinds"),
         ("diff 01 01", "diff 01 01: a stage against itself shows nothing"),
@@ -114,7 +109,6 @@ ROWS = [
         ("try 06 kLoadsInFlight=4,4", "try 06_float4 kLoadsInFlight=4: the file says kLoadsInFlight = 4 already"),
         ("try 99 kBlock=1", "no stage '99'"), ("try 06 kLoads", "try 06_float4 kLoads: not NAME=v1,v2"),
         ("try 06 kLoadsInFlight=0", "try 06_float4 kLoadsInFlight=0: kLoadsInFlight is a count .*from 1 to 64"),
-        ("try 06 kLoadsInFlight=abc", "try 06_float4 kLoadsInFlight=abc: "),
         ("try 06 kNope=1", r"try 06_float4 kNope=...: 06_float4/reduce.cu has no constant kNope \(its constants: "
                            r"kLoadsInFlight\)"),
         ("try 02 --grid 64,128", "try 02 --grid: write a stage option to vary as --grid=64,128"),
@@ -126,7 +120,6 @@ ROWS = [
         ("try 01 nothing.patch", "'nothing.patch': no such patch")]],
     ("ladder", "", 2, "^usage: ./ladder .*COMMAND.*ladder: error: give a command"),
     ("ladder", "--version", 0, r"^cuda-ladder [0-9]+\.[0-9]+ \(commit "),
-    ("ladder", "diff 04 05", 0, "^--- 04_warp_unroll/reduce.cu"),
     ("ladder", "diff 05 04", 0, r"^--- 05_shuffle/reduce.cu\n\+\+\+ 04_warp_unroll/reduce.cu"),
     ("ladder", "diff 01 03", 0, r"^--- 01_naive/reduce.cu\n\+\+\+ 03_padding/reduce.cu"),
     ("ladder", "run --build /proc/ladder-nope", 2, "^ladder: error: --build /proc/ladder-nope: the directory cannot be "
@@ -148,10 +141,8 @@ ROWS = [
     ("maint", "measure --help", 0, "^usage: ./maint/do measure .*--profile-size N.*--sweep SIZES"),
     ("ladder", "build", 2, "^ladder: CMake 3.22.1 is too old: 3.24 or newer is needed", "missing", "old-cmake"),
     ("runner", "run -n 0", 2, r"^ladder: error: -n/--size 0 is out of range: sizes run from 1 to 2\^36"),
-    ("runner", "run -n abc", 2, "^ladder: error: -n/--size 'abc' is not a size"),
     ("runner", "run --gemm-size 0", 2, "^ladder: error: --gemm-size: --size 0 is out of range: matrix sizes run from 1 "
                                        "to 1000000"),
-    ("runner", "run --gemm-size abc", 2, "^ladder: error: --gemm-size: --size 'abc' is not a whole number"),
     ("runner", "run --reps 0", 2, "^ladder: error: --reps 0 is out of range"),
     ("runner", "try 02 --regime=tree", 2, "^ladder: error: try 02_grid_stride --regime=...: try varies how the "
                                           "stage is launched: --block, --grid, --offset"),
@@ -169,7 +160,7 @@ def command(program, args):
 def main():
     rows = ROWS + [(s, "", 77, f"^{s}: no usable GPU: .*compute capability 7.5", None, NO_GPU)  # each in one line
                    for s in ladder_stages()]
-    failed = 0
+    problems = []
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(f"{tmp}/old")  # a cmake on PATH that says it is 3.22.1: too old, not missing
         with open(f"{tmp}/old/cmake", "w") as f:
@@ -187,11 +178,8 @@ def main():
             wrong += [f"a match for {reject!r}"] if reject and re.search(reject, out, re.S | re.M) else []
             wrong += ["it configured or built before it refused its arguments"] if os.path.exists(never) else []
             wrong += ["not one line"] if want == 2 and program in STAGES and "\n" in out.strip() else []
-            if wrong:
-                failed += 1
-                print(f"FAIL {program} {args}: {'; '.join(wrong)}\n{out[-1500:]}")
-    print(f"cli: {len(rows) - failed} of {len(rows)} command lines as expected")
-    return 1 if failed else 0
+            problems += [f"{program} {args}: {'; '.join(wrong)}\n{out[-1500:]}"] if wrong else []
+    return verdict("cli", problems, f"{len(rows)} command lines as expected")
 
 if __name__ == "__main__":
     sys.exit(main())

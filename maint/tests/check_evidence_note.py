@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 
-from maint.tests import scratch_copy
+from maint.tests import scratch_copy, verdict
 from scripts.stages import build_dir
 
 STAGE, BEFORE, AFTER = "06_float4", "constexpr int kLoadsInFlight = 4;", "constexpr int kLoadsInFlight = 8;"
@@ -16,9 +16,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tree = scratch_copy(tmp)
         source = tree / STAGE / "reduce.cu"
-        if BEFORE not in source.read_text():
-            print(f"evidence_note: {STAGE}/reduce.cu no longer says `{BEFORE}`: update this test")
-            return 1
+        assert BEFORE in source.read_text(), f"{STAGE}/reduce.cu no longer says `{BEFORE}`: update this test"
         source.write_text(source.read_text().replace(BEFORE, AFTER))
         scratch_build = pathlib.Path(tmp) / "build"
         scratch_build.mkdir()
@@ -36,9 +34,8 @@ def main():
     if fresh.returncode != 1:
         problems.append(f"the saved machine code's freshness check exited {fresh.returncode}, not 1 (stale)")
     print(test.stdout[-1500:] + fresh.stdout[-800:])
-    print("\n".join(problems) or "evidence_note: the edited stage passes ./ladder test with the note; the "
-          "maintainers' freshness check fails on it")
-    return 1 if problems else 0
+    return verdict("evidence_note", problems, "the edited stage passes ./ladder test with the note; the maintainers' "
+                   "freshness check fails on it")
 
 if __name__ == "__main__":
     sys.exit(main())

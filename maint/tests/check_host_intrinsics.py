@@ -56,10 +56,6 @@ LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
            ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")])]
 
-def problems_of(stage, edits, shown_as=None):
-    with host_run.stage_text(stage, check_try_file.edited(stage, edits), shown_as):
-        return sum_problems(stage)
-
 def corpus_problems(case):
     """One file of the corpus through the host checks, as ./ladder try runs them: what went otherwise."""
     name, stage, edits = case[:3]
@@ -72,13 +68,14 @@ def corpus_problems(case):
 def edit_problems(kind, name, edits):
     """A correct edit ("runs") must pass, one that loses sums ("loses") fail, one the host run does not model
     ("refused") be refused naming it, the reader's file and line (as ./ladder try hands it a reader's file)."""
+    stage, text = combine_stage(), check_try_file.edited(combine_stage(), edits)
     try:
-        found = problems_of(combine_stage(), edits, "mine.cu" if kind == "refused" else None)
+        with host_run.stage_text(stage, text, "mine.cu" if kind == "refused" else None):
+            found = sum_problems(stage)
     except host_run.HostRunUnmodelled as e:
         if kind != "refused":
             return [f"{name}: the host run did not run it: {str(e)[:1500]}"]
-        lines = check_try_file.edited(combine_stage(), edits).split("\n")
-        line = next(n for n, text in enumerate(lines, 1) if name in text)
+        line = next(n for n, words in enumerate(text.split("\n"), 1) if name in words)
         if f"`{name}" not in str(e) or f"mine.cu:{line}: `" not in str(e):
             return [f"{name}: refused, but without naming it, the reader's file and line {line}: {e}"]
         return []

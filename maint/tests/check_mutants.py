@@ -8,18 +8,16 @@ import subprocess
 import sys
 
 from maint import mutants
+from maint.tests import verdict
 from scripts import build, sanitize
 from scripts.stages import build_dir
 
 def texts():
     table = mutants.MUTANTS + mutants.CPU_MUTANTS
-    stale = [s for m in table if (s := mutants.stale(m))]
     changed = table[-1]._replace(find=table[-1].find + " // since changed")
-    print("\n".join(stale) or f"mutants: the text of each of the {len(table)} planted bugs occurs once")
-    if not mutants.stale(changed):
-        print(f"mutants: a changed text ({changed.name}) was not reported")
-        return 1
-    return 1 if stale else 0
+    problems = [s for m in table if (s := mutants.stale(m))]
+    problems += [] if mutants.stale(changed) else [f"a changed text ({changed.name}) was not reported"]
+    return verdict("mutants", problems, f"the text of each of the {len(table)} planted bugs occurs once")
 
 def racy_warp():
     exe = build_dir() / "maint" / "bin" / "racy_warp_unroll"

@@ -10,7 +10,7 @@ import tempfile
 
 import maint
 from scripts import ladder, stages, tries
-from scripts.stages import ROOT, UsageProblem
+from scripts.stages import ROOT, StageError, UsageProblem
 
 MINI_PROJECT = """cmake_minimum_required(VERSION 3.24)
 project(mini NONE)
@@ -116,7 +116,6 @@ def why_failed():
 
 def ncu_units():
     from maint.measure import parse_ncu_raw
-    from scripts.stages import StageError
     def page(time_unit, byte_unit):
         return ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum"\n'
                 f'"","","{time_unit}","{byte_unit}"\n"0","reduce_kernel","31008","67122176"\n')
