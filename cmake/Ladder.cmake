@@ -25,9 +25,8 @@ endfunction()
 # ladder_add_copies(<dir> [<options>...]): a program for every <dir>/<name>/ that holds a copy of a stage file and a
 # note.txt (what the copy is: ./ladder try and the planted-bug suite write them), built only when asked for, into
 # <dir>/bin, with the compile options given. Its --version names the copy and says what it is a copy of
-# (common/options.cpp asks for these two functions). Sets ladder_copies to the programs' names.
+# (common/options.cpp asks for these two functions).
 function(ladder_add_copies dir)
-  set(names)
   file(GLOB notes CONFIGURE_DEPENDS ${dir}/*/note.txt)
   foreach(note_file ${notes})
     get_filename_component(folder ${note_file} DIRECTORY)
@@ -43,7 +42,5 @@ extern "C" const char* ladder_program_note() { return "@note@"; }
     target_link_libraries(${name} PRIVATE ladder::harness fmt::fmt Threads::Threads)
     target_compile_options(${name} PRIVATE ${ARGN})
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${dir}/bin)
-    list(APPEND names ${name})
   endforeach()
-  set(ladder_copies ${names} PARENT_SCOPE)
 endfunction()

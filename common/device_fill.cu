@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -89,19 +90,17 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
 }
 
 bool same_on_device(const float* device, const float* host, std::size_t n) {
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::vector<unsigned long long> partial((n + kChunk - 1) / kChunk);
-  parallel_chunks(n, kChunk, [&](std::size_t begin, std::size_t end) {
+  std::atomic<unsigned long long> on_host{0};  // a sum modulo 2^64 in any order, as on the device
+  parallel_chunks(n, std::size_t{1} << 20, [&](std::size_t begin, std::size_t end) {
     unsigned long long h = 0;
     for (std::size_t i = begin; i < end; ++i) {
       unsigned bits;
       std::memcpy(&bits, &host[i], sizeof bits);
       h += fingerprint_term(i, bits);
     }
-    partial[begin / kChunk] = h;
+    on_host += h;
   });
-  unsigned long long on_host = 0, on_device = 0;
-  for (auto p : partial) on_host += p;  // a sum modulo 2^64, as on the device
+  unsigned long long on_device = 0;
   const DeviceBuffer<unsigned long long> print(1);
   fingerprint_on_device(device, n, print.get(), nullptr);
   CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <cublas_v2.h>
 #include <fmt/format.h>
 
 #include "gemm_stage.hpp"
@@ -29,6 +30,28 @@ void cublas_check(cublasStatus_t status, const char* call, int line) {
 }
 #define CUBLAS_CHECK(call) cublas_check((call), #call, __LINE__)
 constexpr int kCheckedLaunches = 2;  // of the exact inputs: a kernel whose result changes between launches fails
+
+// cuBLAS SGEMM in strict FP32: CUBLAS_PEDANTIC_MATH, no TF32, whatever NVIDIA_TF32_OVERRIDE says.
+class CublasSgemm {
+ public:
+  CublasSgemm() {
+    CUBLAS_CHECK(cublasCreate(&handle_));
+    CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
+  }
+  ~CublasSgemm() { cublasDestroy(handle_); }
+  CublasSgemm(const CublasSgemm&) = delete;
+  CublasSgemm& operator=(const CublasSgemm&) = delete;
+  void run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_CHECK(cublasSetStream(handle_, stream));
+    // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
+    CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+  }
+  static const char* math_mode() { return "FP32, CUBLAS_PEDANTIC_MATH (no TF32)"; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
 
 struct Shape {
   std::uint64_t m, n, k;
@@ -169,14 +192,12 @@ class GemmBench {
 
 // One GEMM kernel of the run: a tiled variant, the naive kernel or cuBLAS, its checks and its timing.
 struct Kernel {
-  Kernel(std::string n, GemmRun r, bool stage = false, bool p = false)
-      : name(std::move(n)), run(std::move(r)), is_stage(stage), pad(p) {}
   std::string name;
   GemmRun run;
-  bool is_stage, pad;  // a tiled variant (the stage's own kernel); its tile rows padded
-  Verdict v;
-  GemmCheck exact, measured, timed;
-  TimingStats t;
+  bool is_stage = false, pad = false;  // a tiled variant (the stage's own kernel); its tile rows padded
+  Verdict v{};
+  GemmCheck exact{}, measured{}, timed{};
+  TimingStats t{};
   // The canary of this kernel's launches on `bench` since the last look: every NaN guard still NaN.
   void add_canary(GemmBench& bench, const std::string& launches) {
     const std::string changed = bench.take_canary();
@@ -190,13 +211,13 @@ std::vector<Kernel> kernels_for(const Shape& s, GemmFn gemm, const std::vector<G
   const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
   std::vector<Kernel> kernels;
   for (const GemmLaunch& l : variants) {
-    kernels.emplace_back(fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : ""),
-                         [=](auto A, auto B, auto C, auto st) { gemm(A, B, C, m, n, k, l, st); }, true, l.pad);
+    kernels.push_back({fmt::format("tiled {}x{}{}", l.tile, l.tile + (l.pad ? 1 : 0), l.pad ? " (padded)" : ""),
+                       [=](auto A, auto B, auto C, auto st) { gemm(A, B, C, m, n, k, l, st); }, true, l.pad});
   }
   if (with_naive) {
-    kernels.emplace_back("naive", [=](auto A, auto B, auto C, auto st) { gemm_naive(A, B, C, m, n, k, st); });
+    kernels.push_back({"naive", [=](auto A, auto B, auto C, auto st) { gemm_naive(A, B, C, m, n, k, st); }});
   }
-  if (blas) kernels.emplace_back("cuBLAS", [=](auto A, auto B, auto C, auto st) { blas->run(A, B, C, m, n, k, st); });
+  if (blas) kernels.push_back({"cuBLAS", [=](auto A, auto B, auto C, auto st) { blas->run(A, B, C, m, n, k, st); }});
   return kernels;
 }
 
@@ -395,18 +416,6 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   return all.pass() ? 0 : 1;
 }
 }  // namespace
-
-CublasSgemm::CublasSgemm() {
-  CUBLAS_CHECK(cublasCreate(&handle_));
-  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
-}
-
-void CublasSgemm::run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSetStream(handle_, stream));
-  // Row-major C (M x N) = A (M x K) * B (K x N) is column-major C^T (N x M) = B^T (N x K) * A^T (K x M).
-  CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
-}
 
 int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
   GemmOptions o;

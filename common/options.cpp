@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -27,11 +28,11 @@ extern "C" const char* ladder_program_note() __attribute__((weak));
 namespace ladder {
 namespace {
 // Each enum's words, in the enum's order: what to_string() prints, what an option accepts, what --describe lists.
-constexpr const char* kInputs[] = {"float", "exact"};
-constexpr const char* kFormats[] = {"table", "csv", "json"};
-constexpr const char* kSelfTests[] = {"none", "quick", "full"};
-constexpr const char* kFlushes[] = {"clean", "write", "none"};
-constexpr const char* kRegimes[] = {"stream", "tree"};
+const std::vector<std::string> kInputs = {"float", "exact"};
+const std::vector<std::string> kFormats = {"table", "csv", "json"};
+const std::vector<std::string> kSelfTests = {"none", "quick", "full"};
+const std::vector<std::string> kFlushes = {"clean", "write", "none"};
+const std::vector<std::string> kRegimes = {"stream", "tree"};
 
 constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 36;  // 256 GiB of floats, more than any GPU holds
 constexpr std::uint64_t kMaxGemmDim = 1000000;              // keeps M / tile under the 65535-block grid limit
@@ -41,6 +42,7 @@ constexpr const char* kLaunch = "Launch";  // ./ladder try varies the options of
 constexpr const char* kTiming = "Timing";
 constexpr const char* kModes = "Modes and output";
 constexpr const char* kHidden = "";  // parsed (to be refused by name) but not listed in the help
+const std::regex kCountForms(R"((\d+)|(?:(\d+)\*)?2\^(\d+)|(\d+)[eE](\d+))");  // a count's forms (parse_count())
 
 std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\n\v\f\r");
@@ -59,31 +61,23 @@ bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::optional<std::uint64_t> digits(const std::string& s) {  // what 64 bits hold, leading zeros aside
   std::uint64_t v = 0;
-  const std::size_t from = std::min(s.find_first_not_of('0'), s.size() - 1), size = s.size() - from;
-  const bool ok = all_digits(s) && size <= 20 && std::from_chars(&s[from], &s[from] + size, v).ec == std::errc();
+  const bool ok = all_digits(s) && std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc();
   return ok ? std::optional<std::uint64_t>(v) : std::nullopt;
 }
 
 std::vector<std::string> split_list(const std::string& text) {  // "a, b,c" -> {"a", "b", "c"}
   std::vector<std::string> items;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    items.push_back(trim(text.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  std::istringstream in(text + ",");  // every item ends in a comma: "a," is {"a", ""}, "" is {""}
+  for (std::string item; std::getline(in, item, ',');) items.push_back(trim(item));
   return items;
 }
 
-template <std::size_t N>
-std::vector<std::string> words(const char* const (&names)[N], std::size_t from = 0) {
-  return {std::begin(names) + from, std::end(names)};
-}
-template <typename E, std::size_t N>
-E enum_of(const char* const (&names)[N], const std::string& word) {  // a word the option's check accepted
+template <typename E, typename Names>
+E enum_of(const Names& names, const std::string& word) {  // a word the option's check accepted
   return static_cast<E>(std::find(std::begin(names), std::end(names), word) - std::begin(names));
 }
-template <typename E, std::size_t N>
-std::vector<E> enums_of(const char* const (&names)[N], const std::string& list) {
+template <typename E, typename Names>
+std::vector<E> enums_of(const Names& names, const std::string& list) {
   std::vector<E> out;
   for (const auto& word : split_list(list)) out.push_back(enum_of<E>(names, word));
   return out;
@@ -123,9 +117,8 @@ std::optional<std::string> size_problem(const std::string& text) {
     return wrong == sizes->end() ? std::nullopt : std::optional<std::string>(out_of_range(*wrong));
   }
   // A negative number, or one too large for 64 bits, is out of range like any other size, not "not a size".
-  static const std::regex kWhole(R"(\d+|\d+\*2\^\d+|2\^\d+|\d+[eE]\d+)");
   for (const auto& item : split_list(text)) {
-    if (negative_number(item) || (std::regex_match(item, kWhole) && !parse_count_list(item))) {
+    if (negative_number(item) || (std::regex_match(item, kCountForms) && !parse_count_list(item))) {
       return out_of_range(trim(item));
     }
     const auto dots = item.find("..");
@@ -237,8 +230,7 @@ class CommandLine {
       if (std::find(words.begin(), words.end(), s) != words.end()) return std::nullopt;
       return fmt::format("{} '{}' is not one of {}", name, s, fmt::join(words, ", "));
     };
-    const std::string type = words.size() <= 3 ? fmt::format("{}", fmt::join(words, "|")) : "N";  // N: --max-log2
-    this->text(flags, text, check, type, help, group, words);
+    this->text(flags, text, check, fmt::format("{}", fmt::join(words, "|")), help, group, words);
   }
   // -n/--size as the stages and cpu_baseline take it.
   void sizes(std::string& text) {
@@ -361,14 +353,14 @@ struct CommonText {
 };
 
 void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& exact_help) {
-  cli.choice("--input", t.input, words(kInputs), "Input that is timed: 'float' = uniform random in [0,1), checked "
+  cli.choice("--input", t.input, kInputs, "Input that is timed: 'float' = uniform random in [0,1), checked "
              "within a derived bound; 'exact' = " + exact_help, kWhat);
   cli.whole("--seed", o.seed, 0, kMaxU64, "S", "Input seed: the same seed gives bitwise the same input in every stage",
             kWhat);
   cli.whole("--reps", o.reps, 1, 100000, "N", "Timed repetitions (the median is reported)", kTiming);
   cli.whole("--warmup", o.warmup, 0, 10000, "N",
             "Untimed runs before timing (at least one is made: it loads the kernels)", kTiming);
-  cli.choice("--flush", t.flush, words(kFlushes),
+  cli.choice("--flush", t.flush, kFlushes,
              "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; 'write' = only "
              "overwrite (dirty lines are written back during the timed run); 'none' = no flush", kTiming);
   cli.flag("--hot", t.hot, "Same as --flush none", kTiming);
@@ -376,7 +368,7 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
   cli.whole("--device", o.device, 0, 1023, "I", "CUDA device index", kTiming);
   cli.flag("--check-only", o.check_only,
            "Only the checks (the exact check, the probe, the measured input); no timing and no references", kModes);
-  cli.choice("--self-test", t.self_test, words(kSelfTests, 1),
+  cli.choice("--self-test", t.self_test, {kSelfTests.begin() + 1, kSelfTests.end()},
              "Check every awkward size, block, input mode and launch this stage supports: 'full', or 'quick' (a "
              "small set for the sanitizers)", kModes);
   cli.flag("--no-shared-poison", t.no_shared_poison,
@@ -388,7 +380,7 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
             "(default: 10 plus 1 per GB it reads; 0: no limit)", kModes);
   cli.flag("--list-devices", o.list_devices, "List the visible GPUs and exit (exit status 77 if there is none)",
            kModes);
-  cli.choice("--format", t.format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
+  cli.choice("--format", t.format, kFormats, "Output: 'table' (for people), 'csv' or 'json'", kModes);
 }
 
 // Stores the common options' words as their enums; returns their values as --describe's JSON fields.
@@ -403,18 +395,16 @@ std::string resolve(CommonOptions& o, const CommonText& t) {
 }
 }  // namespace
 
-const char* to_string(InputMode mode) { return kInputs[static_cast<int>(mode)]; }
-const char* to_string(Format format) { return kFormats[static_cast<int>(format)]; }
-const char* to_string(Flush flush) { return kFlushes[static_cast<int>(flush)]; }
-const char* to_string(Regime regime) { return kRegimes[static_cast<int>(regime)]; }
+const char* to_string(InputMode mode) { return kInputs[static_cast<int>(mode)].c_str(); }
+const char* to_string(Flush flush) { return kFlushes[static_cast<int>(flush)].c_str(); }
+const char* to_string(Regime regime) { return kRegimes[static_cast<int>(regime)].c_str(); }
 const char* to_string(Combine combine) { return kCombineNames[static_cast<int>(combine)]; }
 
 std::optional<std::uint64_t> parse_count(const std::string& text) {
   // Digits (what 64 bits hold, leading zeros aside), x*2^k or 2^k (k at most 62), or me (e at most 18).
-  static const std::regex kForms(R"((\d+)|(?:(\d+)\*)?2\^(\d+)|(\d+)[eE](\d+))");
   std::smatch m;
   const std::string s = trim(text);
-  if (!std::regex_match(s, m, kForms)) return std::nullopt;
+  if (!std::regex_match(s, m, kCountForms)) return std::nullopt;
   if (m[1].matched) return digits(m[1]);
   const bool power = m[3].matched;
   const auto base = power && !m[2].matched ? std::optional<std::uint64_t>(1) : digits(m[power ? 2 : 4]);
@@ -572,7 +562,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   out.warmup = 0;  // the checked pass before the timed ones has touched the input already
   cli.sizes(sizes);
   cli.whole("--threads", out.threads, 0, 1024, "T", "Threads of the all-cores sum; 0 = every hardware thread", kWhat);
-  cli.choice("--input", input, words(kInputs),
+  cli.choice("--input", input, kInputs,
              "Input that is timed: 'float' (checked within a derived bound) or 'exact' (checked for equality); every "
              "run also makes the exact check", kWhat);
   cli.whole("--seed", out.seed, 0, kMaxU64, "S",
@@ -581,7 +571,7 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   cli.whole("--warmup", out.warmup, 0, 10000, "N", "Untimed runs before timing", kTiming);
   cli.whole("--device", out.device, 0, 1023, "I", "CUDA device the input is copied to", kTiming);
   cli.flag("--no-copy", out.no_copy, "Only the CPU sums: no copy to the GPU (needs no GPU)", kModes);
-  cli.choice("--format", format, words(kFormats), "Output: 'table' (for people), 'csv' or 'json'", kModes);
+  cli.choice("--format", format, kFormats, "Output: 'table' (for people), 'csv' or 'json'", kModes);
   cli.examples({{"", "2^28 floats: one thread, every hardware thread, the copy to the GPU"},
                 {"-n 2^20..2^28 --threads 4", "several sizes, the all-cores sum on four threads"}});
   if (auto ended = cli.parse(argc, argv)) return *ended;
@@ -590,18 +580,5 @@ ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& ou
   out.format = enum_of<Format>(kFormats, format);
   return cli.described(R"("role": "cpu")", fmt::format(R"("sizes": {}, "threads": {}, "reps": {}, "warmup": {}, )"
       R"("seed": {}, "input": "{}")", out.sizes, out.threads, out.reps, out.warmup, out.seed, input));
-}
-
-ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2) {
-  CommandLine cli("cpu_sums", "cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float "
-                              "input against the exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if "
-                              "one breaks its bound");
-  std::string log2 = std::to_string(max_log2);
-  cli.whole("--seed", seed, 0, kMaxU64, "S", "Input seed", "Options");
-  cli.choice("--max-log2", log2, {"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"},
-             "The largest n is 2^K", "Options");
-  if (auto ended = cli.parse(argc, argv)) return *ended;
-  max_log2 = std::stoi(log2);
-  return cli.described("\"role\": \"test helper\"", "");
 }
 }  // namespace ladder

@@ -23,7 +23,6 @@ enum class Flush {  // what runs before each timed repetition to evict the input
 };
 
 const char* to_string(InputMode mode);
-const char* to_string(Format format);
 const char* to_string(Regime regime);
 const char* to_string(Combine combine);
 const char* to_string(Flush flush);
@@ -79,8 +78,6 @@ struct ParseOutcome {
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out);
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out);
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out);
-// The maintainers' helper maint/tests/cpu_sums.cpp: --seed and --max-log2.
-ParseOutcome parse_cpu_sums_options(int argc, const char* const* argv, std::uint64_t& seed, int& max_log2);
 int print_outcome(const ParseOutcome& outcome);  // prints its text, returns its exit status
 
 // A count: "4096", "2^28", "3*2^20", "20000000", "1e6"; nullopt if it is not a whole number >= 0 that 64 bits hold.

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <vector>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "device_fill.hpp"
@@ -37,7 +36,8 @@ class SpeedOfLight {
   int grid() const { return grid_; }
   std::size_t threads() const;
   bool has_copy() const { return copy_ != nullptr; }  // false where a second input-sized buffer did not fit
-  static std::size_t bytes(int sm_count);  // device memory it needs (the copy buffer is allocated if it fits)
+  // Device memory it needs: the sums, up to 2048 threads per SM (the copy buffer is allocated if it fits).
+  static std::size_t bytes(int sm_count) { return std::size_t{2048} * sm_count * sizeof(float) + 256; }
 
  private:
   int grid_;
@@ -47,18 +47,4 @@ class SpeedOfLight {
 
 // The naive GEMM: one thread per element of C (threadIdx.x along a row of C), every operand read from global memory.
 void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
-
-// cuBLAS SGEMM in strict FP32 (gemm_harness.cpp): CUBLAS_PEDANTIC_MATH, no TF32, whatever NVIDIA_TF32_OVERRIDE says.
-class CublasSgemm {
- public:
-  CublasSgemm();
-  ~CublasSgemm() { cublasDestroy(handle_); }
-  CublasSgemm(const CublasSgemm&) = delete;
-  CublasSgemm& operator=(const CublasSgemm&) = delete;
-  void run(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
-  static const char* math_mode() { return "FP32, CUBLAS_PEDANTIC_MATH (no TF32)"; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
 }  // namespace ladder

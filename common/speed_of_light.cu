@@ -75,10 +75,6 @@ SpeedOfLight::~SpeedOfLight() { cudaFree(copy_); }
 
 std::size_t SpeedOfLight::threads() const { return static_cast<std::size_t>(grid_) * kBlock; }
 
-std::size_t SpeedOfLight::bytes(int sm_count) {
-  return std::size_t{2048} * sm_count * sizeof(float) + 256;  // the sums; the copy is optional
-}
-
 void SpeedOfLight::read(const float* in, std::size_t n, cudaStream_t stream) {
   read_only<<<grid_, kBlock, 0, stream>>>(in, n, sums_.get());
   LADDER_CHECK_LAUNCH();

@@ -49,10 +49,8 @@ float sum_all_cores(const float* x, std::size_t n, unsigned threads) {
 // The additions each sum makes, for its float bound: one chain of n; or `threads` chains of a chunk each (the last may
 // be shorter: counted as a whole chunk, which only widens the bound), then one chain of the chunk sums.
 SumShape shape_of(std::uint64_t n, unsigned threads) {
-  SumShape shape;
-  if (threads == 1) return shape.chain(n, 1.0, 1);
-  const std::uint64_t chunk = (n + threads - 1) / threads;
-  return shape.chain(chunk, 1.0, threads).chain(threads, static_cast<double>(chunk), 1);
+  const std::uint64_t chunk = (n + threads - 1) / threads;  // one thread: one chain of n, then a chain of one value
+  return SumShape().chain(chunk, 1.0, threads).chain(threads, static_cast<double>(chunk), 1);
 }
 
 // Warm-ups, then the timed repetitions of run(), each timed on its own.
@@ -67,15 +65,12 @@ TimingStats time_it(const CpuOptions& o, const std::function<void()>& run) {
   return summarize(samples);
 }
 
-const std::string& cpu_name() {
-  static const std::string name = [] {
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);) {
-      if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    }
-    return std::string("CPU of unknown model");  // /proc/cpuinfo names no model (many Arm hosts)
-  }();
-  return name;
+std::string cpu_name() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "CPU of unknown model";  // /proc/cpuinfo names no model (many Arm hosts)
 }
 
 Record make_record(const CpuOptions& o, const char* row, std::uint64_t n, unsigned threads) {

@@ -6,14 +6,23 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
+
 #include "input.hpp"
-#include "options.hpp"
 
 int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   int max_log2 = 30;
-  const ladder::ParseOutcome parsed = ladder::parse_cpu_sums_options(argc, argv, seed, max_log2);
-  if (parsed.exit_status) return ladder::print_outcome(parsed);
+  CLI::App app("cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float input against the "
+               "exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if one breaks its bound", "cpu_sums");
+  app.add_option("--seed", seed, "Input seed")->capture_default_str();
+  app.add_option("--max-log2", max_log2, "The largest n is 2^K")->capture_default_str()->check(
+      CLI::IsMember({10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // the help, or a usage error
+  }
   const long double u = std::ldexp(1.0L, -24);
   std::printf("n,exact,float_loop,float_loop_error,kahan_float,kahan_float_error,float_loop_bound,kahan_bound\n");
   float loop = 0.0f, kahan = 0.0f, compensation = 0.0f;

@@ -23,35 +23,33 @@ std::vector<const char*> argv_of(const char* program, const std::vector<std::str
   for (const auto& a : args) argv.push_back(a.c_str());
   return argv;
 }
-// Parses `args` into a fresh *out (or a scratch copy).
-ParseOutcome parse(const ReduceStage& stage, const std::vector<std::string>& args, ReduceOptions* out = nullptr) {
+// Parses `args` into a fresh `out`.
+ParseOutcome parse(const ReduceStage& stage, const std::vector<std::string>& args, ReduceOptions& out) {
   const auto argv = argv_of(stage.name, args);
-  ReduceOptions scratch;
-  return parse_reduce_options(stage, static_cast<int>(argv.size()), argv.data(), out ? (*out = {}) : scratch);
+  return parse_reduce_options(stage, static_cast<int>(argv.size()), argv.data(), out = {});
 }
-ParseOutcome parse_gemm(const std::vector<std::string>& args, GemmOptions* out = nullptr) {
+ParseOutcome parse_gemm(const std::vector<std::string>& args, GemmOptions& out) {
   const auto argv = argv_of("08_gemm_tiled", args);
-  GemmOptions scratch;
-  return parse_gemm_options("08_gemm_tiled", static_cast<int>(argv.size()), argv.data(), out ? (*out = {}) : scratch);
+  return parse_gemm_options("08_gemm_tiled", static_cast<int>(argv.size()), argv.data(), out = {});
 }
 
 TEST(Options, DefaultsListsAndRangesParse) {
   ReduceOptions o;
-  const auto r = parse(kStreaming, {}, &o);
+  const auto r = parse(kStreaming, {}, o);
   EXPECT_FALSE(r.exit_status.has_value()) << r.text;
   EXPECT_EQ(o.sizes, std::vector<std::uint64_t>{std::uint64_t{1} << 28});
   EXPECT_EQ(o.blocks, std::vector<unsigned>{1024});
   EXPECT_EQ(o.regimes, std::vector<Regime>{Regime::kStream});
   EXPECT_EQ(o.combines, std::vector<Combine>{Combine::kRelaunch});
-  parse(kTreeOnly, {}, &o);
+  parse(kTreeOnly, {}, o);
   EXPECT_EQ(o.regimes, std::vector<Regime>{Regime::kTree});  // the stage's first regime is its default
-  ASSERT_FALSE(parse(kMulti, {"-n", "2^10..2^12,20000000", "--block", "64,1024", "--combine", "all"}, &o).exit_status);
+  ASSERT_FALSE(parse(kMulti, {"-n", "2^10..2^12,20000000", "--block", "64,1024", "--combine", "all"}, o).exit_status);
   EXPECT_EQ(o.sizes, (std::vector<std::uint64_t>{1024, 2048, 4096, 20000000}));
   EXPECT_EQ(o.blocks, (std::vector<unsigned>{64, 1024}));
   EXPECT_EQ(o.combines, (std::vector<Combine>{Combine::kAtomic, Combine::kLastBlock, Combine::kTwoPass}));
   for (auto [args, flush] : {std::pair<std::vector<std::string>, Flush>{{}, Flush::kClean},
                              {{"--hot"}, Flush::kNone}, {{"--flush", "write"}, Flush::kWrite}}) {
-    parse(kStreaming, args, &o);
+    parse(kStreaming, args, o);
     EXPECT_EQ(o.flush, flush);
   }
 }
@@ -80,10 +78,10 @@ TEST(Options, MemoryShortfallNamesTheOptionAndBothSizes) {
 
 TEST(Options, Gemm) {
   GemmOptions o;
-  ASSERT_FALSE(parse_gemm({"-m", "17", "-n", "2^10", "-k", "65", "--pad", "both"}, &o).exit_status.has_value());
+  ASSERT_FALSE(parse_gemm({"-m", "17", "-n", "2^10", "-k", "65", "--pad", "both"}, o).exit_status.has_value());
   EXPECT_EQ(std::make_tuple(o.m, o.n, o.k), std::make_tuple(17u, 1024u, 65u));
   EXPECT_EQ(o.pads, (std::vector<bool>{false, true}));
-  ASSERT_FALSE(parse_gemm({"--size", "300"}, &o).exit_status.has_value());
+  ASSERT_FALSE(parse_gemm({"--size", "300"}, o).exit_status.has_value());
   EXPECT_EQ(o.m + o.n + o.k, 900u);
 }
 
