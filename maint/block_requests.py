@@ -5,7 +5,7 @@ import functools
 import itertools
 import re
 import types
-from collections import defaultdict, namedtuple
+from collections import Counter, defaultdict, namedtuple
 
 from scripts import host_run
 
@@ -20,15 +20,15 @@ Access = namedtuple("Access", "op tid phase seq array byte bytes line value")
 LOG = {"S": ("accesses", lambda f: [Access(f[0], *map(int, f[1:4]), f[4], *map(int, f[5:8]), float(f[8]))]),
        "X": ("shuffles", lambda f: [*map(int, f[:4]), float(f[4]), float(f[5])]),
        "G": ("loads", lambda f: [int(f[0]), int(f[1]), f[2], f[3], int(f[4]), f[5]]),
-       "A": ("atomics", lambda f: [int(f[0]), f[1], int(f[2]), float(f[3])]),
-       "T": ("tickets", lambda f: [int(f[0]), int(f[3]), f[4], f[5], [int(x) for x in f[6].split(",") if x != "-"]]),
+       "A": ("atomics", lambda f: [int(f[0])]),
+       "T": ("tickets", lambda f: [int(f[0]), int(f[1]), [int(x) for x in f[2].split(",") if x != "-"]]),
        "L": ("cached", lambda f: [int(f[0]), f[1], int(f[2])])}
 
 @functools.lru_cache(maxsize=256)
 def events(log):
     """What a host run's log says its threads did: accesses [(block, Access)], shuffles [(block, tid, phase, kind, src,
-    value, result)], loads [(block, tid, phase, how, region, element, dest)], atomics [(block, tid, region, element,
-    value)], tickets [(block, tid, ticket, order, scope, written elements)], cached [(block, tid, region, element)]:
+    value, result)], loads [(block, tid, phase, how, region, element, dest)], atomics [(block, tid)],
+    tickets [(block, tid, ticket, written elements)], cached [(block, tid, region, element)]:
     the __ldcg reads."""
     e, block = types.SimpleNamespace(**{name: [] for name, _ in LOG.values()}), None
     for line in log.splitlines():
@@ -103,24 +103,28 @@ def line_of(stage, text):
     assert len(found) == 1, f"{stage}: {len(found)} lines hold {text!r}"
     return found[0]
 
-def _predicated(sass):  # the tree's shared loads (between the first and the last BAR.SYNC) carry a predicate (@P1 LDS)
+def predicated(sass):  # the tree's shared loads (between the first and the last BAR.SYNC) carry a predicate (@P1 LDS)
     lds = [line for line in sass[sass.find("BAR.SYNC"):sass.rfind("BAR.SYNC")].splitlines() if " LDS" in line]
     return bool(lds) and all("*/ @" in line for line in lds)
 
-def _lds128_where_aligned(sass):  # gemm_kernel<T, P> has T / 4 LDS.128 (.U.128: sm_75) if (T + P) % 4 == 0, else none
+def lds_widths(sass):  # {(T, P): {"LDS": n, "LDS.128": m}} of each gemm_kernel<T, P> (sm_75: LDS.U, LDS.U.128)
     counts = {}
     for function in sass.split("Function :")[1:]:
         if m := re.match(r"[^\n]*gemm_kernelILi(\d+)ELi(\d+)EEv", function):
-            counts[int(m[1]), int(m[2])] = len(re.findall(r"\bLDS(?:\.U)?\.128\b", function))
-    return bool(counts) and all(n == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in counts.items())
+            counts[int(m[1]), int(m[2])] = Counter("LDS" + w for w in re.findall(r"\bLDS(?:\.U)?(\.\d+)?\b", function))
+    return counts
+
+def _lds128_where_aligned(sass):  # gemm_kernel<T, P> has T / 4 LDS.128 if (T + P) % 4 == 0, else none
+    widths = lds_widths(sass)
+    return bool(widths) and all(n["LDS.128"] == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in widths.items())
 
 # What the compiler changed: (what a page says of it, a test of the stage's saved SASS that shows it).
 FINAL_READ = ("`return smem[0]` hands the sum to every thread, but only thread 0 uses it: the compiled kernel reads "
               "it in thread 0 alone, after `@P0 EXIT`", lambda sass: -1 < sass.find("@P0 EXIT") < sass.rfind(" LDS"))
 PREDICATED_TREE = ("the tree's loads and store are predicated (`@!P1 LDS`), not branched around: every warp issues "
-                   "them at every step, and a warp none of whose threads adds takes no wavefront", _predicated)
+                   "them at every step, and a warp none of whose threads adds takes no wavefront", predicated)
 BRANCHED_TREE = ("the tree branches around its loads and store: a warp none of whose threads adds issues nothing",
-                 lambda sass: not _predicated(sass))
+                 lambda sass: not predicated(sass))
 VECTOR_A_TILE = ("the compiler reads `a_tile[ty][k..k+3]` with one 128-bit load (`LDS.128`) where a tile row starts "
                  "on a 16-byte boundary, so in the unpadded tile only", _lds128_where_aligned)
 COMPILED = {"01_naive": [FINAL_READ, PREDICATED_TREE], "02_grid_stride": [FINAL_READ, PREDICATED_TREE],

@@ -343,7 +343,7 @@ def combines_figure(order=(2, 0, 5, 3, 1, 4), block=64, unit=46, left=76, top=60
     svg.text(16, 44, "A bar: a block's work until its sum is ready; time runs to the right.", 10, fill=MUTED)
     for y0, combine in zip(range(top, top + 3 * panel, panel), ("atomic", "two-pass", "last-block")):
         t = br.run("07_multiblock", combine, block=block, grid=grid, n=16 * block * grid, order=list(order))
-        tickets, y = {b: (k, written) for b, _, k, _, _, written in t.tickets}, y0 + 20 + grid * rh
+        tickets, y = {b: (k, written) for b, _, k, written in t.tickets}, y0 + 20 + grid * rh
         svg.text(16, y0 + 10, combine, 13, weight="bold")
         for b, (k, written) in ((b, tickets.get(b, (None, ()))) for b in range(grid)):
             svg.text(left - 8, y0 + 31 + b * rh, f"block {b}", 10, "end", MUTED)

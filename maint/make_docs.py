@@ -92,7 +92,9 @@ def main(a):
     except DocsError as e:
         print(f"docs: {e}", file=sys.stderr)
         return 1
-    return (check if a.check else write)(rendered, problems)
+    (check if a.check else write)(rendered, problems)
+    print("".join(f"docs: {problem}\n" for problem in problems), end="", file=sys.stderr)
+    return 1 if problems else 0
 def check(rendered, problems):
     """--check: every page and picture as the templates and results give it, and every claim and link."""
     problems += (check_claims(rendered) + stale_diagrams(IMG) + check_links(rendered) + check_paths(rendered)
@@ -104,12 +106,10 @@ def check(rendered, problems):
                                          f"{rel} (from templates and results)", n=0, lineterm="")
             problems.append(f"{rel} is missing" if old is None else
                             f"{rel} differs from what the templates and results give:\n" + "\n".join(list(delta)[:30]))
-    print("".join(f"docs: {problem}\n" for problem in problems), end="", file=sys.stderr)
     print("".join(f"docs: not measured yet: {note} (the pages say so; run ./maint/do measure on a GPU)\n"
                   for note in sorted(not_measured)), end="")
     if not problems:
         print(f"docs: {len(rendered)} pages match the templates and results")
-    return 1 if problems else 0
 def write(rendered, problems):  # the pages and the pictures
     for out, text in rendered.items():
         same = out.exists() and out.read_text() == text
@@ -118,5 +118,3 @@ def write(rendered, problems):  # the pages and the pictures
             out.write_text(text)
         print(f"{'unchanged' if same else 'wrote'} {out.relative_to(ROOT)}", file=sys.stderr)
     print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
-    print("".join(f"docs: {problem}\n" for problem in problems), end="", file=sys.stderr)
-    return 1 if problems else 0

@@ -341,13 +341,8 @@ def rows(build, gpu=True):
 
 def cpu_rows(build, gpu=True):
     """The CPU baseline's planted bugs, each run as its check runs it: [(name, caught, what it printed)]."""
-    out = []
-    for m in [m for m in CPU_MUTANTS if gpu or "--no-copy" in m.args]:
-        exe = pathlib.Path(build) / "maint" / "mutants" / "bin" / f"mutant_{m.name}"
-        done = subprocess.run([str(exe), *shlex.split(m.args)], capture_output=True, text=True)
-        out.append((m.name, done.returncode == 1 and "cpu_baseline: FAIL " in done.stdout + done.stderr,
-                    (done.stdout + done.stderr).strip()[-300:]))
-    return out
+    found = [run(m._replace(says="cpu_baseline: FAIL "), build) for m in CPU_MUTANTS if gpu or "--no-copy" in m.args]
+    return [(r["mutant"], r["verdict"] == "caught", r["line"]) for r in found]
 
 def print_rows(found):
     print(table(["mutant", "verdict", "exit", "what the stage printed"],

@@ -201,11 +201,11 @@ def program(text, path, launcher=True):
     if name := (launcher_name(text) if launcher else None):
         gemm = "run_gemm_stage" in text
         call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm
-                else f"a.first = {name}(a.in, a.n, a.out, a.launch, nullptr)")
+                else f"{name}(a.in, a.n, a.out, a.launch, nullptr)")
         table.append(f'{{"launcher", [](ladder_host::Args& a) {{ {call}; }}, nullptr, {str(gemm).lower()}}}')
     return (f'#include "cuda_host.hpp"\n#include "runtime.hpp"\n{ladder_types()}{device_code(text, path, bool(name))}\n'
             f'#include "driver.hpp"\n'
-            f"int main(int argc, char** argv) {{\n  return ladder_host::main(argc, argv, {{\n    "
+            f"int main(int argc, char** argv) {{\n  ladder_host::main(argc, argv, {{\n    "
             f"{','.join(chr(10) + '    ' + t for t in table).lstrip()}}});\n}}\n")
 
 @functools.lru_cache(maxsize=None)

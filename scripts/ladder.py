@@ -177,8 +177,6 @@ def parse(argv):
         a.save = str(a.build / "results")
     if a.command == "try":
         tries.parse_change(resolve_stage(a.stage), a.change)
-    if a.command == "diff":
-        run.diff_pair(resolve_stage(a.before), resolve_stage(a.after))
     return a
 
 def main(argv):

@@ -207,25 +207,23 @@ def print_gemm(rows):
 HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 def stage_diff(before, after, context=2):
-    """The unified diff of two stage files below their header comments (everything before the first #include), with
-    the files' own line numbers; `diff -u` of the two files shows the header comments too."""
-    texts = [stage_file(s).read_text().splitlines() for s in (before, after)]
-    a0, b0 = (next(i for i, line in enumerate(t) if line.startswith("#include")) for t in texts)
-    out = []
-    for line in difflib.unified_diff(texts[0][a0:], texts[1][b0:], f"{before}/{stage_file(before).name}",
-                                     f"{after}/{stage_file(after).name}", n=context, lineterm=""):
-        m = HUNK.match(line)
-        out.append(f"@@ -{int(m[1]) + a0}{m[2] or ''} +{int(m[3]) + b0}{m[4] or ''} @@" if m else line)
-    return "\n".join(out)
-
-def diff_pair(before, after):
-    """Two stages ./ladder diff can show: any two whose stage files have the same name (rungs of one kind)."""
+    """The unified diff of two stage files of one kind (the same file name; UsageProblem otherwise, or for one stage
+    twice) below their header comments (everything before the first #include), with the files' own line numbers;
+    `diff -u` of the two files shows the header comments too."""
     if before == after:
         raise UsageProblem(f"diff {before[:2]} {after[:2]}: a stage against itself shows nothing")
     a_file, b_file = stage_file(before), stage_file(after)
     if a_file.name != b_file.name:
         raise UsageProblem(f"diff {before[:2]} {after[:2]}: {before}/{a_file.name} and {after}/{b_file.name} are "
                            "stages of two kinds; ./ladder diff compares two stage files of one kind")
+    texts = [a_file.read_text().splitlines(), b_file.read_text().splitlines()]
+    a0, b0 = (next(i for i, line in enumerate(t) if line.startswith("#include")) for t in texts)
+    out = []
+    for line in difflib.unified_diff(texts[0][a0:], texts[1][b0:], f"{before}/{a_file.name}", f"{after}/{b_file.name}",
+                                     n=context, lineterm=""):
+        m = HUNK.match(line)
+        out.append(f"@@ -{int(m[1]) + a0}{m[2] or ''} +{int(m[3]) + b0}{m[4] or ''} @@" if m else line)
+    return "\n".join(out)
 
 # ---- test: CTest, the skipped tests and why, and whether the measured results still describe the code --------------
 

@@ -44,10 +44,6 @@ class Instr(NamedTuple):
     def mods(self):
         return set(self.opcode.split(".")[1:])
 
-    @property
-    def line(self):
-        return self.where.rsplit(":", 1)[-1]
-
     def __str__(self):
         return f"{self.opcode} (/*{self.addr}*/)"
 
@@ -115,16 +111,15 @@ def problems(code):
                 out += ticket_problems(code, i)
         if ins.op in LOADS and "CONSTANT" in ins.mods and written:
             out.append((ins, f"{ins} reads through the non-coherent path (__ldg or a const __restrict__ load) after "
-                             f"the kernel's first global write ({written.opcode}, line {written.line}): what this "
-                             f"launch writes may be read stale (read it with __ldcg or a plain load)"))
+                             f"the kernel's first global write ({written.opcode}, line {written.where.split(':')[-1]}"
+                             f"): what this launch writes may be read stale (read it with __ldcg or a plain load)"))
         if (ins.op in STORES or ins.op in ATOMICS) and not written:
             written = ins
     return out
 
 def destination(ins):
     """The register an atomic returns into (RZ: the result is dropped), after any predicate operands."""
-    regs = [r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)]
-    return regs[0] if regs else "RZ"
+    return next((r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)), "RZ")
 
 def ticket_problems(code, i):
     """An atomic whose result is used takes a ticket: a release after the block's global stores before it, an acquire

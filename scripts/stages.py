@@ -88,8 +88,7 @@ def combine_stage():
     return next(s for s in reduce_stages() if len(combines(s)) > 1)
 
 def regime_args(stage, wanted=("stream", "tree")):
-    mine = [r for r in wanted if r in regimes(stage)]
-    return ["--regime", ",".join(mine)] if len(regimes(stage)) > 1 else []
+    return ["--regime", ",".join(r for r in wanted if r in regimes(stage))] if len(regimes(stage)) > 1 else []
 
 CONSTANT = re.compile(r"^constexpr\s+(?:int|unsigned|unsigned int|std::size_t)\s+(k\w+)\s*=\s*([^;]+);", re.M)
 

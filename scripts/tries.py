@@ -163,20 +163,16 @@ def cmd_try(a):
                                               for v, (_, vt) in zip(change.values, variants)])
         runs[0] = (f"{name} = {original} (the file)", runs[0][1], [])
         runs += [(label, p, []) for (label, _), p in zip(variants, paths)]
-    judged = judge_on_host(stage, variants)
+    print(f"\nladder try {stage}: the host runs of each variant (no GPU needed)", flush=True)
+    verdicts = [(label, *host_verdict(stage, variant)) for label, variant in variants]
+    for label, status, detail in verdicts:
+        print(f"  {status:8} host run of {label}" + (f"\n           {detail}" if status != PASS else ""), flush=True)
+    judged = all(status != FAIL for _, status, _ in verdicts)
     if subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode == 77:
         say("ladder: no usable GPU, so nothing was run or timed; the host runs above judged every variant")
         return 77 if judged else 1
     status = run_variants(a, stage, name, runs, **meta)
     return status if judged else 1
-
-def judge_on_host(stage, variants):
-    """A line on stdout for the host runs of each (label, text) variant; whether none failed."""
-    print(f"\nladder try {stage}: the host runs of each variant (no GPU needed)", flush=True)
-    verdicts = [(label, *host_verdict(stage, text)) for label, text in variants]
-    for label, status, detail in verdicts:
-        print(f"  {status:8} host run of {label}" + (f"\n           {detail}" if status != PASS else ""), flush=True)
-    return all(status != FAIL for _, status, _ in verdicts)
 
 def host_verdict(stage, text, path=None):
     """(PASS, FAIL or NOT_RUN, the first problem or why not run) of the host checks of the stage holding text; their
@@ -198,10 +194,9 @@ def run_variants(a, stage, name, runs, **meta):
         r, _ = run_binary(stage, [*base, *extra], exe=exe)
         say(f"      {stage}: {label}")
         rows += [{**row, "variant": label} for row in r]
-    headers, body = try_lines(rows, role(stage) == "gemm")
     print(f"\n{stage} with {name} changed, on {rows[0]['device']}; median of {rows[0]['reps']} reps, L2 flush: "
           f"{rows[0]['l2_flush']}\n")
-    print(table(headers, body))
+    print(table(*try_lines(rows, role(stage) == "gemm")))
     print("\n  x file: the unchanged stage's time / the variant's, in the same regime (above 1: the variant is faster)")
     if a.save:
         save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit(), **meta},
@@ -250,7 +245,6 @@ class Report:
         self.checks.append(c)
         print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
               + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""), flush=True)
-        return c
 
     def end(self, gpu):
         """Exit 1 on any failure, 77 only where there is no GPU, else 0 (naming what was not run, and why)."""
@@ -289,14 +283,6 @@ def not_this_stage(stage, text):
         return (f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels it "
                 f"runs: {', '.join(m[0] for m in kernels)})")
     return None
-
-def host_runs(stage, text, repeat, not_it, path):
-    """The file's kernels on the host, in a copy of the project with the stage file replaced, messages naming path."""
-    name = "host run: " + ("C equals the product, made by the file's launcher at edge shapes, either thread order"
-                           if role(stage) == "gemm" else "every element added once, at awkward sizes, every input "
-                           "offset, either thread order, three block orders and a second launch, and through the "
-                           "file's launcher with the shared memory and buffers it asks for")
-    return Check(name, FAIL, not_it, repeat) if not_it else Check(name, *host_verdict(stage, text, path), repeat)
 
 def gpu_checks(exe, stage, report):
     """The checks on the GPU, each under a time limit of many times the stage's own run of it (a floor of FLOOR_S)."""
@@ -353,7 +339,11 @@ def try_file(a, stage, path):
     report.add(Check("machine code: the orderings and scopes one GPU hides (scripts/sass.py)",
                      {0: PASS, 77: NOT_RUN}.get(done.returncode, FAIL), "; ".join(lines[-3:]),
                      " ".join(["python3", *cmd[1:]])))
-    report.add(host_runs(stage, text, repeat, not_it, path))
+    name = "host run: " + ("C equals the product, made by the file's launcher at edge shapes, either thread order"
+                           if role(stage) == "gemm" else "every element added once, at awkward sizes, every input "
+                           "offset, either thread order, three block orders and a second launch, and through the "
+                           "file's launcher with the shared memory and buffers it asks for")
+    report.add(Check(name, FAIL, not_it, repeat) if not_it else Check(name, *host_verdict(stage, text, path), repeat))
     if not_it or not gpu:  # not_it: nothing more to learn from running it as this stage
         why = f"the file is not a version of {stage}" if not_it else "no usable GPU here"
         report.add(Check("on a GPU: the default run, --self-test full, past 2^32 elements, the sanitizers and the "

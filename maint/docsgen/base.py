@@ -99,9 +99,6 @@ def num(name, field, fmt=".1f", **match): return format(f(select(name, **match)[
 def pow2(n):
     n = int(n)
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
-def size_value(text):  # '2^24' or '16777216' -> 16777216
-    base, _, exp = str(text).partition("^")
-    return int(base) ** int(exp) if exp else int(base)
 def and_list(items):  # 'a', 'a and b', 'a, b and c'
     items = [str(i) for i in items]
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
@@ -114,18 +111,21 @@ def md_table(headers, body, align=None, left=1):  # the first `left` columns lef
     lines = [headers, align or ["---"] * left + ["---:"] * (len(headers) - left)] + [[str(c) for c in r] for r in body]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
+def one_match(file, pattern, what=None):  # the one match in file (a path under the project, or a folder: its C++ files)
+    where = ROOT / file
+    texts = [p.read_text() for p in ([where] if where.is_file() else sorted(where.glob("*.[ch]*")))]
+    found = [m for t in texts for m in re.finditer(pattern, t)]
+    if len(found) != 1:
+        raise DocsError(f"{file} holds {len(found)} {what or 'matches of ' + pattern}, not one")
+    return found[0]
 def constant(file, name):
     """A constant of the project's C++ code, as `file` (a path under the project, or a folder: the one file in it that
     defines it) defines it, `constexpr TYPE [A = 1, ]NAME = VALUE;` with VALUE as cpp_number() reads it: the docs
     fail to render unless exactly one file defines it, so a sentence that states it follows the code."""
-    where = ROOT / file
-    texts = [p.read_text() for p in ([where] if where.is_file() else sorted(where.glob("*.[ch]*")))]
-    found = [m for t in texts for m in re.finditer(rf"constexpr [\w: ]+? (?:\w+ = [^,;]+, )*{name} = ([^,;]+)[,;]", t)]
-    if len(found) != 1:
-        raise DocsError(f"{file} defines {len(found)} constexpr {name}, not one")
-    if re.fullmatch(r"k\w+", found[0].group(1).strip()):  # another constant: constexpr int kA = kB;
-        return constant(file, found[0].group(1).strip())
-    return cpp_number(found[0].group(1), f"{file}: {name}")
+    m = one_match(file, rf"constexpr [\w: ]+? (?:\w+ = [^,;]+, )*{name} = ([^,;]+)[,;]", f"definitions of {name}")
+    if re.fullmatch(r"k\w+", m.group(1).strip()):  # another constant: constexpr int kA = kB;
+        return constant(file, m.group(1).strip())
+    return cpp_number(m.group(1), f"{file}: {name}")
 def cpp_number(text, what):  # a C++ number or an expression of numbers: '(1u << 24) + 1', '0x1.0p-24', '1.0 / 16'
     clean = re.sub(r"std::\w+\{(\w+)\}", r"\1", text)
     clean = re.sub(r"\b(0x[0-9a-fA-F.]+p[-+]?\d+)", lambda h: repr(float.fromhex(h.group(1))), clean)

@@ -18,7 +18,9 @@ from .base import (and_list, common_constant, default_combine, default_of, DocsE
 def ncu_value(stage, variant, metric): return f(select("ncu", stage=stage, variant=variant)[NCU_SHORT.get(metric, metric)])
 def ncu(stage, variant, metric, fmt=",.0f"): return format(ncu_value(stage, variant, metric), fmt)
 def ncu_ratio(stage, variant, a, b, fmt=".2f"): return format(ncu_value(stage, variant, a) / ncu_value(stage, variant, b), fmt)
-def ncu_size(stage, variant): return int(select("ncu", stage=stage, variant=variant)["n_or_size"])
+def ncu_size(stage, variant):  # the profiled n or size: '2^24' -> 16777216, '2048' -> 2048
+    base, _, exp = select("ncu", stage=stage, variant=variant)["n_or_size"].partition("^")
+    return int(base) ** int(exp) if exp else int(base)
 def conflict_count(stage, variant): return ncu_value(stage, variant, "conflicts_ld") + ncu_value(stage, variant, "conflicts_st")
 def conflicts(stage, variant): return f"{conflict_count(stage, variant):,.0f}"
 def ncu_change(stage_a, stage_b, variant, metric, variant_b=None):
@@ -49,7 +51,6 @@ def profiled_cases(gemm_variants):
 
 # ---- 07 at small n (the size sweep's rows of every combine), and time per block in the tree regime -----------------
 SMALL_N_MAX = 2 ** 22  # where the fixed costs of a launch are still a large share of the time
-def fixed_costs_max(): return 2 ** 21  # the largest n at which 07's page reads the combines' fixed costs off
 
 def sweep_07(combine):  # 07's size-sweep rows of one combine, by n
     return {int(r["n"]): r for r in rows("sweep_all") if (r["stage"], r["combine"]) == (combine_stage(), combine)}
@@ -75,11 +76,8 @@ def first_n_at(combine, pct):
     return next((pow2(n) for i, (n, _) in enumerate(data) if all(f(r["pct_read"]) >= pct for _, r in data[i:])), None)
 def ns_per_block(r): return f(r["ms_median"]) * 1e6 / int(r["grid"])  # a row of combine_tree.csv
 def per_block(combine, block): return ns_per_block(select("combine_tree", combine=combine, block=block))
-def per_block_ns(stage, block):
-    r = select("probe_tree", stage=stage, block=block)
-    return f(r["ms_median"]) * 1e6 / (int(r["n"]) / int(block))
-def per_block_spread(combine, blocks):
-    return "–".join(f"{pick(per_block(combine, b) for b in blocks):.2f}" for pick in (min, max)) + " ns"
+def per_block_ns(stage, block): return ns_per_block(select("probe_tree", stage=stage, block=block))
+def per_block_spread(combine, blocks): return value_range([f"{per_block(combine, b):.2f}" for b in blocks]) + " ns"
 def probe_blocks(): return sorted({r["block"] for r in rows("probe_tree")}, key=int)  # the probe's block sizes
 def per_block_range(stages, block): return value_range([f"{per_block_ns(s, block):.2f}" for s in stages]) + " ns"
 
@@ -119,9 +117,7 @@ def spread_ulps(r):  # how many floats lie between a determinism row's smallest 
         i = struct.unpack("<i", struct.pack("<f", f(x)))[0]
         return i if i >= 0 else -(i & 0x7fffffff)
     return abs(key(r["max_result"]) - key(r["min_result"]))
-def multiblock_range(n):
-    vals = [f(r["pct_peak"]) for r in rows("multiblock") if r["n"] == str(n)]
-    return f"{min(vals):.1f}–{max(vals):.1f}%"
+def multiblock_range(n): return value_range([f"{f(r['pct_peak']):.1f}" for r in rows("multiblock") if r["n"] == str(n)]) + "%"
 def median_of(name, field): return statistics.median(f(r[field]) for r in rows(name))
 def stages_with(regime, only=False):  # '02', ... of the stages that run a regime (only: that regime alone)
     return [s[:2] for s in reduce_stages() if regime in regimes(s) and (not only or regimes(s) == [regime])]

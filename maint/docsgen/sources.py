@@ -6,10 +6,10 @@ import itertools
 import re
 
 from ..tests.check_try_file import CASES, ORIGINAL, STAGE
-from maint import gemm_stage
+from maint import block_requests as br, gemm_stage
 from scripts.stages import describe, stage_file
 from scripts.build import MIN_CMAKE
-from .base import and_list, cpp_number, DocsError, pow2, result_text, ROOT, rows, state
+from .base import and_list, cpp_number, DocsError, one_match, pow2, result_text, ROOT, rows, state
 
 def quoted(text, source, whose):  # `text`, where source (spaces ignored) holds it
     if re.sub(r"\s+", "", text) not in re.sub(r"\s+", "", source):
@@ -43,19 +43,12 @@ def sass_span(stage, start, end, last=False):  # from the first instruction hold
     after = [i for i in range(a + 1, len(lines)) if end in lines[i]]
     return lines[a:(after[-1] if last else after[0]) + 1]
 def sass(stage, start, end, last=False): return "```\n" + "\n".join(sass_span(stage, start, end, last)) + "\n```"
-def sass_has(stage, text): return any(text in l for l in sass_lines(stage))
 def loads_per_iteration(stage): return sum("LDG" in l for l in sass_span(stage, "LDG", "BRA"))  # in the grid-stride loop
-def lds_predicated(stage):  # the tree's shared loads carry a predicate (@P) instead of being branched around
-    return any(" LDS" in l and l.split("*/ ")[1].startswith("@") for l in sass_span(stage, "BAR.SYNC", "BAR.SYNC", True))
+def lds_predicated(stage): return br.predicated("\n".join(sass_lines(stage)))  # @P LDS, not a branch around them
 def gemm_lds(stage, tile, pad):
     """The shared-load instructions of one tiled-kernel instantiation, by width: '16 `LDS` and 4 `LDS.128`'."""
-    inside, counts = False, {}
-    for line in sass_lines(stage):
-        if line.startswith("Function :"):
-            inside = f"gemm_kernelILi{tile}ELi{1 if pad else 0}E" in line
-        elif inside and (m := re.search(r"\bLDS(?:\.U)?(\.\d+)?\b", line)):  # sm_75 spells it LDS.U, LDS.U.128
-            counts["LDS" + (m.group(1) or "")] = counts.get("LDS" + (m.group(1) or ""), 0) + 1
-    return " and ".join(f"{v} `{k}`" for k, v in sorted(counts.items()))
+    widths = br.lds_widths("\n".join(sass_lines(stage)))[int(tile), int(pad)]
+    return " and ".join(f"{v} `{k}`" for k, v in sorted(widths.items()))
 
 # ---- the sanitizers' and ./ladder try's saved reports --------------------------------------------------------------
 def racecheck(): return "```\n" + (state.results / "racecheck.txt").read_text().strip() + "\n```"
@@ -93,27 +86,20 @@ def variant_checks(name, variant):  # 'PASS (stream), PASS (tree)': a try result
     return ", ".join(f"{r['check']} ({r.get('regime') or r['tile']})" for r in rows(name) if r["variant"] == variant)
 
 # ---- the build ---------------------------------------------------------------------------------------------------
-def default_architectures():
-    """The compute capabilities CMake builds for without a GPU (cmake/CudaArchitectures.cmake), as '7.5, 8.0 and
-    9.0 (plus PTX for newer GPUs)': an entry without -real also embeds PTX."""
+def build_needs():
+    """The oldest CMake ./ladder takes, and the compute capabilities CMake builds for without a GPU
+    (cmake/CudaArchitectures.cmake): the oldest, and all as '7.5, 8.0 and 9.0 (plus PTX for newer GPUs)'."""
     m = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "([^"]+)"', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
     archs = m.group(1).split(";")
-    return and_list(f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs) + (
-        " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else "")
-def build_needs():  # the oldest compute capability CMake builds for without a GPU, and the oldest CMake ./ladder takes
-    oldest = re.search(r'LADDER_DEFAULT_CUDA_ARCHITECTURES "(\d+)(\d)', (ROOT / "cmake" / "CudaArchitectures.cmake").read_text())
-    return {"cc": f"{oldest[1]}.{oldest[2]}", "cmake": MIN_CMAKE}
+    ccs = [f"{a.split('-')[0][:-1]}.{a.split('-')[0][-1]}" for a in archs]
+    ptx = " (plus PTX for newer GPUs)" if any(not a.endswith("-real") for a in archs) else ""  # no -real: PTX too
+    return {"cc": ccs[0], "cmake": MIN_CMAKE, "all": and_list(ccs) + ptx}
 
 # ---- what common/ holds in code rather than in a constant: the flush's multiples and the self-test's lists ---------
-def common_match(pattern):
-    found = [m for p in sorted((ROOT / "common").glob("*.[ch]*")) for m in re.finditer(pattern, p.read_text())]
-    if len(found) != 1:
-        raise DocsError(f"common/ holds {len(found)} matches of {pattern}, not one: update maint/docsgen/sources.py")
-    return found[0]
 def times_l2(function):  # 4 of `inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }`
-    return int(common_match(rf"\b{function}\(std::size_t (\w+)\) \{{ return (\d+) \* \1; \}}").group(2))
+    return int(one_match("common", rf"\b{function}\(std::size_t (\w+)\) \{{ return (\d+) \* \1; \}}").group(2))
 def self_test_plan(field, full):  # the sizes or blocks --self-test full (quick) runs: `sizes = full ? T{...} : T{...}`
-    m = common_match(rf"\b{field} = full \? \w+\{{([^}}]*)\}}\s*: \w+\{{([^}}]*)\}}")
+    m = one_match("common", rf"\b{field} = full \? \w+\{{([^}}]*)\}}\s*: \w+\{{([^}}]*)\}}")
     return [cpp_number(x, f"the self-test's {field}") for x in m.group(1 if full else 2).split(",")]
 def size_list(sizes):  # '1–4, 33, 4097–4100' (runs of four or more as ranges), from 2^20 on 2^k or 2^k+1
     runs = [[n for _, n in run] for _, run in itertools.groupby(enumerate(sizes), lambda p: p[1] - p[0])]

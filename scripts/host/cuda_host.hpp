@@ -7,8 +7,8 @@
 //   S op tid phase seq array byte bytes line value   a shared-memory access (op ld or st)
 //   X tid phase kind src value result                 a shuffle: lane tid read lane src's value
 //   G tid phase how region element dest               a float4 copied out of a global region
-//   A tid region element value                        atomicAdd(&region[element], value)
-//   T tid region element old order written            a ticket: atomic_ref fetch_add; written lists the
+//   A tid                                             atomicAdd(p, value) on a float
+//   T tid old written                                 a ticket: atomic_ref fetch_add; written lists the
 //                                                     elements of the watched region that hold a value
 //   L tid region element                              __ldcg(&region[element])
 //   B block                                           a block starts (blocks run one after another)
@@ -18,6 +18,7 @@
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstddef>
@@ -37,8 +38,9 @@
 #define __forceinline__ inline
 #define __restrict__ __restrict
 
-struct uint3 {
-  unsigned x = 1, y = 1, z = 1;
+struct uint3 {  // dim3 too (runtime.hpp)
+  unsigned x, y, z;
+  uint3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
 namespace ladder_host {
@@ -99,7 +101,7 @@ struct Run {
   std::function<void(unsigned)> on_block_end;
   Shared shared;
   std::vector<Region> regions;
-  std::string watched;      // the region a ticket reports on
+  Region watched{};         // the region a ticket reports on
   bool reverse = false;     // run the threads from the last to the first, up to each barrier
   int block_order = 0;      // a launch's blocks (runtime.hpp): 0 first to last, 1 last to first, 2 shuffled (seeded)
   int launches = 0;         // made so far
@@ -349,31 +351,21 @@ struct alignas(16) float4 {  // copying one out of a global region is a logged 1
   }
 };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-template <typename To, typename From>
-To ladder_bits(From from) {
-  To to;
-  std::memcpy(&to, &from, sizeof to);
-  return to;
-}
-inline unsigned __float_as_uint(float v) { return ladder_bits<unsigned>(v); }
-inline float __uint_as_float(unsigned u) { return ladder_bits<float>(u); }
+inline unsigned __float_as_uint(float v) { return __builtin_bit_cast(unsigned, v); }
+inline float __uint_as_float(unsigned u) { return __builtin_bit_cast(float, u); }
+
+using std::max;
+using std::min;
 
 template <typename T>
-T min(T a, T b) {
-  return a < b ? a : b;
-}
-template <typename T>
-T max(T a, T b) {
-  return a > b ? a : b;
-}
-
-inline float atomicAdd(float* p, float v) {
-  std::size_t element = 0;
-  const auto* r = ladder_host::region_of(p, &element, sizeof(float));
-  ladder_host::logf("A %u %s %zu %.9g\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element, v);
-  const float old = *p;
-  *p = old + v;
+T ladder_exchange(T* p, T v) {
+  const T old = *p;
+  *p = v;
   return old;
+}
+inline float atomicAdd(float* p, float v) {
+  ladder_host::logf("A %u\n", ladder_host::self().tid);
+  return ladder_exchange(p, *p + v);
 }
 
 inline float __ldcg(const float* p) {
@@ -393,14 +385,9 @@ inline float __ldca(const float* p) { return *p; }
 inline float4 __ldg(const float4* p) { return *p; }
 inline float4 __ldcg(const float4* p) { return *p; }
 inline float4 __ldcs(const float4* p) { return *p; }
+inline void __stcg(float* p, float v) { *p = v; }
 inline float atomicAdd_block(float* p, float v) { return atomicAdd(p, v); }
 inline float atomicAdd_system(float* p, float v) { return atomicAdd(p, v); }
-template <typename T>
-T ladder_exchange(T* p, T v) {
-  const T old = *p;
-  *p = v;
-  return old;
-}
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return ladder_exchange(p, *p + v); }
 inline int atomicAdd(int* p, int v) { return ladder_exchange(p, *p + v); }
 inline unsigned atomicAdd_block(unsigned* p, unsigned v) { return atomicAdd(p, v); }
@@ -421,28 +408,19 @@ namespace cuda {
 enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block, thread_scope_thread };
 enum memory_order { memory_order_relaxed, memory_order_consume, memory_order_acquire, memory_order_release,
                     memory_order_acq_rel, memory_order_seq_cst };
-template <typename T, thread_scope Scope = thread_scope_system>
-class atomic_ref {  // fetch_add logs the ticket it hands out, its order and scope, and what the watched region holds
+template <typename T, thread_scope = thread_scope_system>
+class atomic_ref {  // fetch_add logs the ticket it hands out and what the watched region holds
  public:
   explicit atomic_ref(T& ref) : ref_(ref) {}
-  T fetch_add(T v, memory_order order = memory_order_seq_cst) const {
-    static const char* orders[] = {"relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst"};
-    static const char* scopes[] = {"system", "device", "block", "thread"};
-    std::size_t element = 0;
-    const auto* r = ladder_host::region_of(&ref_, &element, sizeof(T));
+  T fetch_add(T v, memory_order = memory_order_seq_cst) const {
+    const ladder_host::Region& w = ladder_host::run().watched;
+    const auto* values = static_cast<const float*>(w.base);
     std::string written;
-    for (const auto& w : ladder_host::run().regions) {
-      if (w.name != ladder_host::run().watched) continue;
-      const auto* values = static_cast<const float*>(w.base);
-      for (std::size_t i = 0; i < w.bytes / sizeof(float); ++i)
-        if (!std::isnan(values[i])) written += (written.empty() ? "" : ",") + std::to_string(i);
-    }
-    ladder_host::logf("T %u %s %zu %llu %s %s %s\n", ladder_host::self().tid, r ? r->name.c_str() : "?", element,
-                      static_cast<unsigned long long>(ref_), orders[order], scopes[Scope],
+    for (std::size_t i = 0; i < w.bytes / sizeof(float); ++i)
+      if (!std::isnan(values[i])) written += (written.empty() ? "" : ",") + std::to_string(i);
+    ladder_host::logf("T %u %llu %s\n", ladder_host::self().tid, static_cast<unsigned long long>(ref_),
                       written.empty() ? "-" : written.c_str());
-    const T old = ref_;
-    ref_ = old + v;
-    return old;
+    return ladder_exchange(&ref_, ref_ + v);
   }
   T load(memory_order = memory_order_seq_cst) const { return ref_; }
   void store(T v, memory_order = memory_order_seq_cst) const { ref_ = v; }

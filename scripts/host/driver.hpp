@@ -11,7 +11,7 @@
 // A reduce kernel sums n floats in[i] = i + 1 (exact in float below 2^24; cycle=C: i % C + 1) from `offset` floats
 // past a 16-byte boundary; the input is NaN outside [in, in + n), so a read past it shows in the sum. A GEMM kernel
 // multiplies an m x k A by a k x n B with A[i] = i + 1 and B[i] = -(i + 1), so a tile's stored value says which
-// element it holds. Afterwards "R region element value" for every element of out, partials, ticket and C.
+// element it holds. Afterwards "R region element value" for every element of out, ticket and C.
 // readers=1: for each element e of a reduce input, a run with in[e] = 1 and every other element 0, printing
 // "E e sum thread:value..." (the result, and each thread whose first value, its first shared store or shuffle, is
 // not 0). reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks
@@ -36,7 +36,6 @@ struct Args {
   int M = 0, N = 0, K = 0;
   ladder::ReduceLaunch launch{};  // the launcher's
   ladder::GemmLaunch gemm{};
-  ladder::FirstLaunch first{};    // what it returned
 };
 
 struct Entry {
@@ -115,7 +114,7 @@ inline void run_blocks(const Entry& e, Args& args, const Options& o) {
   r.log = log;
 }
 
-inline int run_gemm(const Entry& entry, const Options& o) {
+inline void run_gemm(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
   const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), k = static_cast<int>(o.k);
@@ -132,13 +131,12 @@ inline int run_gemm(const Entry& entry, const Options& o) {
   for (std::size_t i = c_size; i < C.size(); ++i)
     if (!std::isnan(C[i])) fail("the kernel writes C[%zu], past the end of C (%d x %d)", i, m, n);
   print_region("C", C.data(), c_size);
-  return 0;
 }
 
 // out holds exactly the results the launch writes (outs=1, or one per block), partials one per block (the launcher:
 // two such buffers), each followed by NaN. Before each launch of a kernel out is 0 (as the launcher's memset leaves
 // it); before each call of the launcher it is NaN, as are the partials, as the harness leaves them.
-inline int run_reduce(const Entry& entry, const Options& o) {
+inline void run_reduce(const Entry& entry, const Options& o) {
   Run& r = run();
   Args args;
   const unsigned blocks = o.grid[0] * o.grid[1];
@@ -151,7 +149,7 @@ inline int run_reduce(const Entry& entry, const Options& o) {
   unsigned ticket = 0;
   r.regions = {{"in", in, o.n * 4}, {"out", out.data(), outs * 4}, {"partials", partials.data(), blocks * 4},
                {"partials1", partials1.data(), blocks * 4}, {"ticket", &ticket, 4}};
-  r.watched = "partials";
+  r.watched = r.regions[2];  // partials
   args.in = in, args.n = o.n, args.out = out.data(), args.partials = partials.data(), args.ticket = &ticket;
   args.launch = {o.block[0], static_cast<unsigned>(o.limit), static_cast<ladder::Combine>(o.combine),
                  {partials.data(), partials1.data()}, &ticket};
@@ -172,7 +170,7 @@ inline int run_reduce(const Entry& entry, const Options& o) {
       r.log = stdout;
       logf("E %zu %.9g%s\n", e, std::accumulate(out.begin(), out.begin() + outs, 0.0), found.c_str());
     }
-    return 0;
+    return;
   }
   for (std::size_t i = 0; i < o.n; ++i) in[i] = static_cast<float>((o.cycle ? i % o.cycle : i) + 1);
   for (std::size_t launch = 0; launch < o.launches; ++launch) {  // what one launch leaves, the next one finds
@@ -184,21 +182,18 @@ inline int run_reduce(const Entry& entry, const Options& o) {
   check_guard("out", out, outs);
   check_guard(launcher ? "launch.partials[0]" : "partials", partials, blocks);
   check_guard("launch.partials[1]", partials1, blocks);
-  if (launcher) logf("R first 0 %u\nR first 1 %u\n", args.first.grid, args.first.block);
   print_region("out", out.data(), outs);
-  print_region("partials", partials.data(), blocks);
   logf("R ticket 0 %u\n", ticket);
-  return 0;
 }
 
-inline int main(int argc, char** argv, const std::vector<Entry>& entries) {
+inline void main(int argc, char** argv, const std::vector<Entry>& entries) {
   if (argc < 2) fail("usage: %s ENTRY [key=value ...]", argv[0]);
   const Entry* entry = nullptr;
   for (const Entry& e : entries)
     if (argv[1] == std::string(e.name)) entry = &e;
   if (!entry) fail("no kernel entry '%s' in this stage", argv[1]);
   const Options o = parse(argc, argv);
-  return entry->gemm ? run_gemm(*entry, o) : run_reduce(*entry, o);
+  entry->gemm ? run_gemm(*entry, o) : run_reduce(*entry, o);
 }
 
 }  // namespace ladder_host

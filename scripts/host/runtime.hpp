@@ -10,11 +10,7 @@
 #include <numeric>
 #include <random>
 
-struct dim3 {
-  unsigned x, y, z;
-  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
-  operator uint3() const { return uint3{x, y, z}; }
-};
+using dim3 = uint3;
 
 struct CUstream_st;
 using cudaStream_t = CUstream_st*;
@@ -71,8 +67,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, i
 
 namespace ladder_host {
 
-// One launch: its blocks in the run's order, each with `smem` bytes of dynamic shared memory. Logs "K number
-// blocks threads smem".
+// One launch: its blocks in the run's order, each with `smem` bytes of dynamic shared memory.
 inline void launch(std::function<void()> body, dim3 grid, dim3 block, std::size_t smem = 0, cudaStream_t = nullptr) {
   Run& r = run();
   const unsigned blocks = grid.x * grid.y * grid.z, threads = block.x * block.y * block.z;
@@ -82,7 +77,6 @@ inline void launch(std::function<void()> body, dim3 grid, dim3 block, std::size_
   r.block = block;
   r.shared.dynamic_bytes = smem;
   r.body = std::move(body);
-  logf("K %d %u %u %zu\n", r.launches, blocks, threads, smem);
   std::vector<unsigned> order(blocks);
   std::iota(order.begin(), order.end(), 0u);
   if (r.block_order == 1) std::reverse(order.begin(), order.end());
