@@ -40,12 +40,12 @@ DeviceLookup find_device(int index) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();  // clear the sticky error state for the caller
-    return {false, 77, fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
+    return {77, fmt::format("no usable GPU: {}. This program needs an NVIDIA GPU of compute capability {}.{} or "
                                    "newer (CUDA {} runtime).",
                                    no_gpu_reason(err, driver), kMinMajor, kMinMinor, version_string(runtime)), {}};
   }
   if (index >= count) {
-    return {false, 2, fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
+    return {2, fmt::format("--device {}: only {} GPU{} visible (indices 0 to {})", index, count,
                                   count == 1 ? " is" : "s are", count - 1), {}};
   }
   CUDA_CHECK(cudaSetDevice(index));
@@ -56,10 +56,10 @@ DeviceLookup find_device(int index) {
                      attribute(cudaDevAttrGlobalMemoryBusWidth, index), attribute(cudaDevAttrClockRate, index),
                      prop.totalGlobalMem, driver, runtime};
   if (d.cc_major * 10 + d.cc_minor < kMinMajor * 10 + kMinMinor) {
-    return {false, 77, fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs "
+    return {77, fmt::format("no usable GPU: device {} ({}) has compute capability {}.{}; this program needs "
                                    "{}.{} or newer", index, d.name, d.cc_major, d.cc_minor, kMinMajor, kMinMinor), d};
   }
-  return {true, 0, "", d};
+  return {0, "", d};
 }
 
 int DeviceInfo::fp32_lanes_per_sm() const {
@@ -85,7 +85,7 @@ int list_devices(const char* program) {
     const DeviceInfo& d = lookup.info;
     fmt::print("{}: {}, compute capability {}.{}, {} SMs, {:.1f} MB L2, {:.1f} GB, {:.0f} GB/s theoretical{}\n", i,
                d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1e6, d.total_bytes / 1e9, d.peak_gbps(),
-               lookup.ok ? "" : " (not usable: " + lookup.message + ")");
+               lookup.exit_status == 0 ? "" : " (not usable: " + lookup.message + ")");
   }
   return 0;
 }

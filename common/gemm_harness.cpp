@@ -262,7 +262,7 @@ void measure(std::vector<Kernel>& kernels, GemmBench& bench, GpuTimer& timer, co
 }
 
 Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const Kernel* cublas, const Shape& s,
-                   const GemmStage& stage, const GemmOptions& o, const DeviceInfo& d, const std::string& fp) {
+                   const char* stage, const GemmOptions& o, const DeviceInfo& d, const std::string& fp) {
   const bool timing = cublas != nullptr;
   const double ms = k.t.median_ms, naive_ms = timing ? naive->t.median_ms : NAN, peak = d.fp32_peak_gflops();
   const double cublas_ms = timing ? cublas->t.median_ms : NAN, cublas_gflops = gflops(s, cublas_ms);
@@ -270,7 +270,7 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   // Repetitions not held behind the stream hold to the end, here and in the references' series (GpuTimer::time).
   const int unheld = timing ? k.t.hold_timeouts + naive->t.hold_timeouts + cublas->t.hold_timeouts : 0;
   Record r;
-  add_context_fields(r, stage.name, d, o);
+  add_context_fields(r, stage, d, o);
   r.add("m", s.m).add("n", s.n).add("k", s.k).add("tile", o.tile).add("pad", k.pad).add("fingerprint", fp);
   r.add("exact_check", v.field("exact")).add("exact_method", k.exact.method);
   r.add("probe_a_check", v.field("probe_a")).add("probe_b_check", v.field("probe_b"));
@@ -289,9 +289,9 @@ Record make_record(const Kernel& k, const Verdict& v, const Kernel* naive, const
   return r.add("cublas_pct_fp32_peak", 100 * cublas_gflops / peak, 4);
 }
 
-void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, const DeviceInfo& d,
+void print_header(const char* stage, const Shape& s, const GemmOptions& o, const DeviceInfo& d,
                   const std::string& fp, bool timing) {
-  fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n  device   {}\n", stage.name,
+  fmt::print("{}: C = A * B in float (row-major), checked against the CPU oracle{}\n  device   {}\n", stage,
              timing ? ", timed beside cuBLAS and a naive kernel" : "", device_line(d));
   fmt::print("  shape    M = {}, N = {}, K = {}: A, B and C together {}; {:.1f} GFLOP per product\n  input    {}, seed "
              "{}, fingerprint {}\n", s.m, s.n, s.k, human_bytes((s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(float)),
@@ -316,7 +316,7 @@ void print_header(const GemmStage& stage, const Shape& s, const GemmOptions& o, 
              d.fp32_lanes_per_sm(), d.clock_khz / 1000);
 }
 
-int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
+int bench(const char* stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const Shape s{o.m, o.n, o.k};  // K <= 10^6 (the options' limit), so the exact inputs stay exact (K <= 2^20)
   const bool timing = !o.check_only;
   const Flush flush_mode = timing ? o.flush : Flush::kNone;
@@ -332,13 +332,13 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
   std::vector<GemmLaunch> variants;
   for (bool pad : o.pads) variants.push_back({o.tile, pad});
   std::vector<Kernel> kernels = kernels_for(s, gemm, variants, timing, cublas.get());
-  progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage.name, s.m, s.k, s.k, s.n));
+  progress(fmt::format("{}: generating A ({} x {}) and B ({} x {})", stage, s.m, s.k, s.k, s.n));
   GemmBench bench(s, o.input, o.seed, dims, o.shared_poison);
   {  // The probes need full-mantissa operands: the measured input's, or float ones made for them.
     const auto floats = o.input == InputMode::kFloat ? nullptr
                                                      : std::make_unique<GemmBench>(s, InputMode::kFloat, o.seed, dims,
                                                                                    o.shared_poison);
-    progress(fmt::format("{}: exact check and precision probes", stage.name));
+    progress(fmt::format("{}: exact check and precision probes", stage));
     check_exact_and_probes(kernels, s, o, floats ? *floats : bench, timer.stream(), dims);
   }
   measure(kernels, bench, timer, o, timing, s, d.fp32_peak_gflops());
@@ -377,11 +377,11 @@ int bench(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const Devic
       }
     }
   }
-  return report.print(stage.name, o.format, [&] { print_header(stage, s, o, d, fp, timing); });
+  return report.print(stage, o.format, [&] { print_header(stage, s, o, d, fp, timing); });
 }
 
 // --self-test: awkward shapes, both tiles, padded and not, every input and probe.
-int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
+int self_test(const char* stage, GemmFn gemm, const GemmOptions& o, const DeviceInfo& d) {
   const bool full = o.self_test == SelfTest::kFull;
   const std::vector<Shape> shapes = full ? std::vector<Shape>{{1, 1, 1}, {17, 33, 65}, {255, 257, 129}, {1000, 17, 300},
                                                              {17, 1000, 300}, {1024, 1024, 1024}, {o.m, o.n, o.k}}
@@ -395,7 +395,7 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
   Verdict all;  // every kernel's checks at every shape: the self-test's one verdict
   fmt::print("{} self-test ({}): {} shapes x tiles 16, 32 x padded and not, plus the naive kernel{}: the exact "
              "inputs, both probes{}\n",
-             stage.name, full ? "full" : "quick", shapes.size(), full ? " and cuBLAS" : "",
+             stage, full ? "full" : "quick", shapes.size(), full ? " and cuBLAS" : "",
              full ? " and the float inputs" : "");
   for (const auto& s : shapes) {
     std::vector<Kernel> kernels = kernels_for(s, gemm, {{16, false}, {16, true}, {32, false}, {32, true}}, true,
@@ -412,16 +412,16 @@ int self_test(const GemmStage& stage, GemmFn gemm, const GemmOptions& o, const D
     }
     fmt::print("  {} x {} x {}: done\n", s.m, s.n, s.k);
   }
-  fmt::print("{} self-test: {} kernels x shapes, {} failed: {}\n", stage.name, runs, failures, all.word());
+  fmt::print("{} self-test: {} kernels x shapes, {} failed: {}\n", stage, runs, failures, all.word());
   return all.pass() ? 0 : 1;
 }
 }  // namespace
 
-int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm) {
+int run_gemm_stage(int argc, char** argv, const char* stage, GemmFn gemm) {
   GemmOptions o;
-  const ParseOutcome parsed = parse_gemm_options(stage.name, argc, argv, o);
+  const ParseOutcome parsed = parse_gemm_options(stage, argc, argv, o);
   if (parsed.exit_status) return print_outcome(parsed);
-  return run_program(stage.name, o, [&](const DeviceInfo& d) {
+  return run_program(stage, o, [&](const DeviceInfo& d) {
     return o.self_test != SelfTest::kNone ? self_test(stage, gemm, o, d) : bench(stage, gemm, o, d);
   });
 }

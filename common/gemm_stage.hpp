@@ -16,10 +16,6 @@ struct GemmLaunch {
 using GemmFn = void (*)(const float* A, const float* B, float* C, int M, int N, int K, const GemmLaunch& launch,
                         cudaStream_t stream);
 
-struct GemmStage {
-  const char* name;
-};
-
 // Runs the stage as a program; returns 0 pass, 1 check failed, 2 usage or runtime error, 77 no usable GPU.
-int run_gemm_stage(int argc, char** argv, const GemmStage& stage, GemmFn gemm);
+int run_gemm_stage(int argc, char** argv, const char* stage, GemmFn gemm);
 }  // namespace ladder

@@ -1,18 +1,16 @@
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <new>
-#include <string_view>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,10 +20,8 @@
 namespace ladder {
 void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
   // "common/timer.cpp" rather than the absolute path the compiler saw: the last two path components.
-  const std::string_view path(file);
-  const std::size_t last = path.rfind('/');
-  const char* shown = last == std::string_view::npos || last == 0 ? file : file + path.rfind('/', last - 1) + 1;
-  std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", call, shown, line, cudaGetErrorName(err),
+  const std::filesystem::path path(file), shown = path.parent_path().filename() / path.filename();
+  std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", call, shown.c_str(), line, cudaGetErrorName(err),
                cudaGetErrorString(err));
   if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorUnsupportedPtxVersion) {
     std::fprintf(stderr, "hint: this build has no code for this GPU; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native "
@@ -35,66 +31,41 @@ void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
 }
 
 namespace {
-struct Watch {  // what the watchdog thread waits for: the current Deadline, if one is armed
-  std::mutex m;
-  std::condition_variable changed;
-  std::chrono::steady_clock::time_point until;
-  std::string message;
-  bool armed = false;
-  int limit_s = -1;
-};
-Watch& watch = *new Watch;  // never destroyed: at exit the watchdog still waits on it (destroying it would hang)
+int limit_s = -1;                        // set_time_limit()'s
+std::string& message = *new std::string;  // the armed Deadline's; never destroyed: it may fire while the process exits
 
-[[noreturn]] void watchdog() {
-  std::unique_lock lock(watch.m);
-  for (;;) {
-    if (!watch.armed) {
-      watch.changed.wait(lock);
-    } else if (watch.changed.wait_until(lock, watch.until) == std::cv_status::timeout && watch.armed &&
-               std::chrono::steady_clock::now() >= watch.until) {
-      std::fputs(watch.message.c_str(), stderr);
-      std::_Exit(1);  // a kernel that never ends cannot be waited for: the process ends, and its context with it
-    }
-  }
+// SIGALRM's handler: a kernel that never ends cannot be waited for, so the process ends, and its context with it.
+void on_deadline(int) {
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, message.data(), message.size());
+  std::_Exit(1);
 }
 
-std::string command_line() {  // as the program was started: /proc/self/cmdline, its arguments NUL-separated
-  std::ifstream file("/proc/self/cmdline", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  std::replace(text.begin(), text.end(), '\0', ' ');
-  return text.empty() ? "the same command" : text.substr(0, text.find_last_not_of(' ') + 1);
+void arm(double seconds) {  // SIGALRM after `seconds` of real time; 0 disarms
+  itimerval t{};
+  t.it_value.tv_sec = static_cast<time_t>(seconds);
+  t.it_value.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(t.it_value.tv_sec)) * 1e6);
+  setitimer(ITIMER_REAL, &t, nullptr);
 }
 }  // namespace
 
-void set_time_limit(int seconds) { watch.limit_s = seconds; }
+void set_time_limit(int seconds) { limit_s = seconds; }
 
 Deadline::Deadline(double bytes_read, const std::string& what) {
-  static std::once_flag started;
-  std::call_once(started, [] { std::thread(watchdog).detach(); });
-  const double seconds = watch.limit_s < 0 ? 10 + bytes_read / 1e9 : watch.limit_s;
+  const double seconds = limit_s < 0 ? 10 + bytes_read / 1e9 : limit_s;
   if (seconds <= 0) return;
-  const std::string command = command_line();
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);  // as the program was started, arguments NUL-separated
+  std::string command((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::replace(command.begin(), command.end(), '\0', ' ');
+  command = command.empty() ? "the same command" : command.substr(0, command.find_last_not_of(' ') + 1);
   std::string program = command.substr(0, command.find(' '));
   program = program.substr(program.rfind('/') + 1);
-  {
-    const std::lock_guard lock(watch.m);
-    watch.until = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-    watch.message = fmt::format("{}: error: did not finish within {:.0f} s: a loop that never ends, or a barrier not "
-                                "every thread of the block reaches ({}); to repeat it: {}\n",
-                                program, seconds, what, command);
-    watch.armed = true;
-  }
-  watch.changed.notify_one();
+  message = fmt::format("{}: error: did not finish within {:.0f} s: a loop that never ends, or a barrier not every "
+                        "thread of the block reaches ({}); to repeat it: {}\n", program, seconds, what, command);
+  std::signal(SIGALRM, on_deadline);
+  arm(seconds);
 }
 
-Deadline::~Deadline() {
-  {
-    const std::lock_guard lock(watch.m);
-    watch.armed = false;
-  }
-  watch.changed.notify_one();
-}
+Deadline::~Deadline() { arm(0); }
 
 std::string memory_shortfall(std::size_t needed, std::size_t free_bytes, const std::string& breakdown,
                              const std::string& option, const std::string& device) {
@@ -125,7 +96,7 @@ int run_program(const char* program, const CommonOptions& options, const std::fu
   if (options.list_devices) return list_devices(program);
   set_time_limit(options.time_limit);
   const DeviceLookup lookup = find_device(options.device);
-  if (!lookup.ok) {
+  if (lookup.exit_status != 0) {
     fmt::print(stderr, "{}: {}\n", program, lookup.message);
     return lookup.exit_status;
   }

@@ -37,7 +37,6 @@ struct DeviceInfo {
 
 // The device, or the exit status (77: no usable GPU; 2: a bad --device) and one line that says why not.
 struct DeviceLookup {
-  bool ok = false;
   int exit_status = 0;
   std::string message;
   DeviceInfo info;

@@ -18,12 +18,22 @@
 #include "harness.hpp"
 #include "input.hpp"
 #include "oracle.hpp"
-#include "reduce_run.hpp"
 #include "reduce_stage.hpp"
 #include "references.hpp"
 
 namespace ladder {
 namespace reduce_run {
+constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
+constexpr unsigned kMinBlock = 64;
+constexpr unsigned kSelfTestMaxOffset = 3;
+constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
+constexpr int kStudyMaxLog2 = 24;
+constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
+// Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch left
+// behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the third launch
+// on; every warm-up and timed launch is checked too.
+constexpr int kCheckedLaunches = 3;
+
 namespace {
 // The most blocks a stage's first launch may use (what the partials buffers hold): ceil(n / block), at most the limit.
 std::uint64_t max_grid(std::uint64_t n, unsigned block, unsigned limit) {
@@ -269,7 +279,6 @@ struct References {
   TimingStats cub, read, copy, empty, memset;
   float cub_result = NAN;
   SumCheck cub_check, cub_timed, read_check;
-  int cub_launches = 0, read_launches = 0;
 };
 
 // A run's one verdict: every check it made, and the rates (the stage's, CUB's, the read-only kernel's) against peak.
@@ -378,14 +387,12 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
   const Kept<float> cub_kept(o.warmup, o.reps);
   r.cub = bench.timer().time([&](cudaStream_t st) { cub.run(in, n, bench.out(), st); }, o.warmup, o.reps,
                              {poison_out, cub_kept.copy_of(bench.out())});
-  r.cub_launches = cub_kept.launches() + 1;
   // Each launch within the bound (CUB documents run-to-run determinism: bit for bit would be stricter, not yet tried).
   r.cub_timed = check_launches(cub_kept.read(s), r.cub_result, false, ref, o.input, cub_shape, n, o.warmup, o.reps);
   const Kept<double> read_kept(o.warmup, o.reps);
   r.read = bench.timer().time([&](cudaStream_t st) { sol.read(in, n, st); }, o.warmup, o.reps,
                               {[&](cudaStream_t st) { sol.poison_sums(st); },
                                [&](cudaStream_t st, int l) { sol.keep_sum(read_kept.slot(l), st); }});
-  r.read_launches = read_kept.launches();
   const std::vector<double> reads = read_kept.read(s);
   // The first launch against the oracle, then every launch bit for bit that one (the kernel is deterministic).
   r.read_check = check_sum(reads.front(), ref, o.input, read_shape, n);
@@ -456,8 +463,9 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
   // "60 of 60 (3 exact, 1 probe, 1 float, 5 warm-up, 50 timed)": the stage's launches and how many were checked.
   const std::string each = !r.timing ? "" : fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
       kCheckedLaunches, to_string(o.input), GpuTimer::warmups(o.warmup), o.reps);
-  const std::string references = !refs ? "" : fmt::format("; CUB's {} and the read-only kernel's {} too",
-      refs->cub_launches, refs->read_launches);
+  const int series = GpuTimer::warmups(o.warmup) + o.reps;  // CUB's (after its checked launch) and the read-only's
+  const std::string references = !refs ? "" : fmt::format("; CUB's {} and the read-only kernel's {} too", series + 1,
+      series);
   notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches, each, references));
 }
 

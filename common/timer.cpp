@@ -17,12 +17,16 @@ GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush)
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));
+  CUDA_CHECK(cudaHostAlloc(&flags_, 2 * sizeof(int), cudaHostAllocMapped));
+  CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flags_), flags_, 0));
+  flags_[0] = flags_[1] = 0;
 }
 
 GpuTimer::~GpuTimer() {
   cudaEventDestroy(start_);
   cudaEventDestroy(stop_);
   cudaStreamDestroy(stream_);
+  cudaFreeHost(flags_);
 }
 
 TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLaunch& each) {
@@ -35,7 +39,7 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
   for (int i = 0; i < untimed + reps; ++i) {
     const bool timed = i >= untimed;
     if (i == untimed) CUDA_CHECK(cudaStreamSynchronize(stream_));  // the warm-ups done before the first hold
-    if (timed && holding_) hold_.hold(stream_);
+    if (timed && holding_) hold();
     if (each.poison) each.poison(stream_);
     flush(stream_);
     if (timed) CUDA_CHECK(cudaEventRecord(start_, stream_));
@@ -43,14 +47,14 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
     if (timed) CUDA_CHECK(cudaEventRecord(stop_, stream_));
     if (each.keep) each.keep(stream_, i);
     if (!timed) continue;
-    if (holding_) hold_.release();
+    if (holding_) release();
     if (i == untimed) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny rep
     if (i == untimed + reps - 1) last = read_clocks();
     CUDA_CHECK(cudaEventSynchronize(stop_));
     // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying them):
     // every later hold would cost its full timeout too, so the timer stops holding, and counts each such repetition,
     // whose interval may hold host time (the row's timing_check fails, and ./ladder saves no such row).
-    if (holding_ && hold_.timed_out()) holding_ = false;
+    if (holding_ && timed_out()) holding_ = false;
     timeouts += holding_ ? 0 : 1;
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));

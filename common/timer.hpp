@@ -36,24 +36,7 @@ TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle
 inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
 inline std::size_t l2_read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
 
-// The stream hold (stream_hold.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
-// while the host enqueues the flush, the start event, the work and the stop event behind it.
-class StreamHold {
- public:
-  StreamHold();
-  ~StreamHold();
-  StreamHold(const StreamHold&) = delete;
-  StreamHold& operator=(const StreamHold&) = delete;
-  void hold(cudaStream_t stream);
-  void release();
-  bool timed_out() const;  // the last hold ended by its timeout: the interval may hold host time after all
-
- private:
-  int* flags_ = nullptr;         // [0]: released, [1]: timed out; mapped host memory
-  int* device_flags_ = nullptr;  // the same memory as the GPU addresses it
-};
-
-class GpuTimer {  // not copyable (its buffer and hold are not)
+class GpuTimer {  // not copyable (its buffer is not)
  public:
   GpuTimer(std::size_t l2_bytes, Flush flush);
   ~GpuTimer();
@@ -76,12 +59,18 @@ class GpuTimer {  // not copyable (its buffer and hold are not)
 
  private:
   void flush(cudaStream_t stream) const;
+  // The stream hold (stream_hold.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
+  // while the host enqueues the flush, the start event, the work and the stop event behind it.
+  void hold();
+  void release();
+  bool timed_out() const;  // the last hold ended by its timeout: the interval may hold host time after all
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::size_t l2_bytes_;
   Flush flush_;
   DeviceBuffer<unsigned char> flush_buffer_;
-  StreamHold hold_;
+  int* flags_ = nullptr;         // the hold's: [0] released, [1] timed out; mapped host memory
+  int* device_flags_ = nullptr;  // the same memory as the GPU addresses it
   bool holding_ = true;  // false once a hold has timed out
 };
 
@@ -91,7 +80,6 @@ class Kept {
  public:
   Kept(int warmup, int reps) : slots_(static_cast<std::size_t>(GpuTimer::warmups(warmup) + reps)) {}
   T* slot(int launch) const { return slots_.get() + launch; }
-  int launches() const { return static_cast<int>(slots_.count()); }
   // A keep that copies the launch's result (at `value`, on the device) into its slot.
   std::function<void(cudaStream_t, int)> copy_of(const T* value) const {
     return [this, value](cudaStream_t s, int launch) {

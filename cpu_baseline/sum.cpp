@@ -171,7 +171,7 @@ int run(const CpuOptions& o) {
   DeviceInfo device;
   if (!o.no_copy) {
     const DeviceLookup lookup = find_device(o.device);
-    if (!lookup.ok) {
+    if (lookup.exit_status != 0) {
       fmt::print(stderr, "cpu_baseline: {} (--no-copy times the CPU sums alone)\n", lookup.message);
       return lookup.exit_status;
     }

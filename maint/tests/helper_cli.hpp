@@ -22,7 +22,7 @@ inline int helper_start(int argc, char** argv, const char* name, const char* wha
     return help ? 0 : 2;
   }
   const auto lookup = find_device(0);
-  if (!lookup.ok) std::fprintf(stderr, "%s: %s\n", name, lookup.message.c_str());
-  return lookup.ok ? -1 : lookup.exit_status;
+  if (lookup.exit_status != 0) std::fprintf(stderr, "%s: %s\n", name, lookup.message.c_str());
+  return lookup.exit_status == 0 ? -1 : lookup.exit_status;
 }
 }  // namespace ladder
