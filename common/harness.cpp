@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -40,11 +41,18 @@ void on_deadline(int) {
   std::_Exit(1);
 }
 
-void arm(double seconds) {  // SIGALRM after `seconds` of real time; 0 disarms
+// SIGALRM after `seconds` of real time (0 disarms), unblocked in this thread: a parent may have blocked it for us.
+void arm(double seconds) {
+  sigset_t alarm;
+  sigemptyset(&alarm);
+  sigaddset(&alarm, SIGALRM);
   itimerval t{};
   t.it_value.tv_sec = static_cast<time_t>(seconds);
   t.it_value.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(t.it_value.tv_sec)) * 1e6);
-  setitimer(ITIMER_REAL, &t, nullptr);
+  if (pthread_sigmask(SIG_UNBLOCK, &alarm, nullptr) != 0 || setitimer(ITIMER_REAL, &t, nullptr) != 0) {
+    std::perror("error: the time limit's timer (setitimer)");
+    std::exit(2);
+  }
 }
 }  // namespace
 

@@ -89,7 +89,7 @@ ROWS = [
     ("cpu_baseline", "", 77, "no usable GPU.*--no-copy times the CPU sums alone", None, NO_GPU),
     ("cpu_baseline", "--threads 2000", 2, "--threads 2000 is out of range"),
     ("cpu_baseline", "-n 0", 2, "-n/--size 0 is out of range"),
-    ("deadline_probe", "lifted", 0, "^$"),  # a program whose Deadline was lifted ends (its timer disarmed)
+    ("deadline_probe", "lifted", 0, "^$"),  # a lifted Deadline never fires, though the program outlives it
     ("deadline_probe", "outlived", 1, r"^deadline_probe: error: did not finish within 1 s: a loop that never ends, or a "
                                       r"barrier not every thread of the block reaches \(a probe\); to repeat it: "
                                       r".*deadline_probe outlived$"),

@@ -23,6 +23,7 @@ RUNS = [
                                       "__ldca(&partials[b]) * 0.0f;")]),
     ("atomicAdd_system", [(ATOMIC, "atomicAdd_system(out, sum);")]),
     ("atomicAdd_block", [(ATOMIC, "atomicAdd_block(out, sum);")]),
+    ("__stcg", [("partials[blockIdx.x] = sum;", "__stcg(&partials[blockIdx.x], sum);")]),
     ("__threadfence and atomicInc", [(TICKET, "      __threadfence();\n"
                                               "      is_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;\n")]),
     ("atomicCAS, __threadfence_system", [(TICKET, "      __threadfence_system();\n"

@@ -9,20 +9,26 @@
 #include <CLI/CLI.hpp>
 
 #include "input.hpp"
+#include "options.hpp"
 
 int main(int argc, char** argv) {
-  std::uint64_t seed = 1;
-  int max_log2 = 30;
+  std::string seed_text = "1", log2 = "30";  // text: CLI11 reads 010 as octal 8, where a stage reads 10
   CLI::App app("cpu_sums: the CPU's float sums (a float loop, Kahan in float) of the ladder's float input against the "
                "exact sum, as CSV, for n = 2^10, 2^12, ..., 2^K; exit status 1 if one breaks its bound", "cpu_sums");
-  app.add_option("--seed", seed, "Input seed")->capture_default_str();
-  app.add_option("--max-log2", max_log2, "The largest n is 2^K")->capture_default_str()->check(
-      CLI::IsMember({10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32}));
+  app.add_option("--seed", seed_text, "Input seed, as the stages read it")->capture_default_str()->check(
+      [](const std::string& s) {
+        const bool whole = s.find_first_not_of("0123456789") == std::string::npos && ladder::parse_count(s);
+        return whole ? "" : s + " is not a whole number from 0 to 2^64-1";
+      });
+  app.add_option("--max-log2", log2, "The largest n is 2^K")->capture_default_str()->check(
+      CLI::IsMember({"10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30", "32"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // the help, or a usage error
   }
+  const std::uint64_t seed = *ladder::parse_count(seed_text);
+  const int max_log2 = std::stoi(log2);
   const long double u = std::ldexp(1.0L, -24);
   std::printf("n,exact,float_loop,float_loop_error,kahan_float,kahan_float_error,float_loop_bound,kahan_bound\n");
   float loop = 0.0f, kahan = 0.0f, compensation = 0.0f;

@@ -56,7 +56,7 @@ TEST(Options, DefaultsListsAndRangesParse) {
 
 TEST(Options, CountSyntax) {
   for (auto [text, value] : {std::pair<const char*, std::uint64_t>{"268435456", 268435456}, {"2^28", 1u << 28},
-                             {"3*2^20", 3u << 20}, {"1e6", 1000000}, {" 42 ", 42}}) {
+                             {"3*2^20", 3u << 20}, {"1e6", 1000000}, {"1e11", 100000000000}, {" 42 ", 42}}) {
     EXPECT_EQ(parse_count(text), value) << text;
   }
   for (const char* bad : {"", "-1", "1.5", "abc", "2^", "3^4", "2^63", "1e", "0x10", "99999999999999999999"}) {

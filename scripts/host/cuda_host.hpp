@@ -356,6 +356,8 @@ inline float __uint_as_float(unsigned u) { return __builtin_bit_cast(float, u); 
 
 using std::max;
 using std::min;
+inline float min(float a, float b) { return std::fmin(a, b); }  // as CUDA's min of two floats: a NaN loses
+inline float max(float a, float b) { return std::fmax(a, b); }
 
 template <typename T>
 T ladder_exchange(T* p, T v) {
