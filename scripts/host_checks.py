@@ -102,6 +102,10 @@ def elements(stage, entry, **launch):
         t = host_run.run(stage, entry, readers=1, **launch)
     except host_run.HostRunError:
         return ""
+    if t.outside:  # the input holds no NaN, but NaN surrounds it
+        many = len(t.outside) > 1
+        return (f"; thread{'s' * many} {', '.join(map(str, sorted(t.outside)))} read{'' if many else 's'} outside [in, "
+                "in + n), past its end or before its start (the host run puts NaN there)")
     wrong = [(e, s) for e, s in sorted(t.sums.items()) if s != 1]
     said = [f"in[{e}] is never added" if s == 0 else f"in[{e}] is added {s:g} times" +
             (f" (by threads {', '.join(map(str, t.readers[e]))})" if t.readers.get(e) else "") for e, s in wrong[:4]]

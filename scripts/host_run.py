@@ -257,6 +257,7 @@ class Trace:
     results: dict = field(default_factory=dict)  # {(region, element): value}
     readers: dict = field(default_factory=dict)  # {element: [global thread, ...]}
     sums: dict = field(default_factory=dict)  # {element: the result with only that element 1}
+    outside: set = field(default_factory=set)  # the threads that brought a NaN to a sum: a read outside the input
 
 WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offset {}", "combine": "{}",
          "reverse": "threads run last to first", "launches": "{} launches", "order": "blocks run {}",
@@ -298,6 +299,7 @@ def _trace(exe, stage, entry, options):
         elif kind == "E":  # a run with only element f[0] 1: its sum, and each thread:first value not 0
             t.sums[int(f[0])] = float(f[1])
             t.readers[int(f[0])] = [int(x.split(":")[0]) for x in f[2:]]
+            t.outside.update(int(x.split(":")[0]) for x in f[2:] if "nan" in x)
     return t
 
 def kernel_entries(stage):

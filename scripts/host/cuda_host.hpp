@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -70,7 +71,7 @@ struct Fiber {
   unsigned mask = 0, phase = 0, seq = 0;
   int kind = kDown, arg = 0, width = 32;  // a warp operation (Op), its delta or lane, its width
   unsigned uvalue = 0, uresult = 0;       // a vote's predicate or a reduction's value, and their result
-  int barrier_line = 0;                   // the line of the __syncthreads() it waits at
+  int line = 0;                           // the line of the __syncthreads() or warp operation it waits at
   float value = 0.0f, result = 0.0f;
   bool seen = false;  // first: the value of its first shared store or shuffle (what it brings to the block's sum)
   float first = 0.0f;
@@ -143,6 +144,14 @@ inline void yield(Wait why) {
   Fiber& f = self();
   f.wait = why;
   swapcontext(&f.context, &run().scheduler);
+}
+
+// A warp operation's mask, which must name the lane that calls it (CUDA leaves the result undefined otherwise).
+inline void take_mask(Fiber& f, unsigned mask, int line) {
+  if (!(mask >> f.tid % kWarp & 1u))
+    fail("line %d: thread %u calls a warp operation with the mask 0x%08x, which leaves out its own lane %u: every "
+         "lane that calls one must be in its mask", line, f.tid, mask, f.tid % kWarp);
+  f.mask = mask, f.line = line;
 }
 
 inline void passed(Fiber& f) {
@@ -230,20 +239,25 @@ inline void pass_barrier(Run& r) {
   const Fiber* one = nullptr;
   for (Fiber& f : r.fibers) {
     if (f.wait != Wait::kBarrier) continue;
-    if (one && f.barrier_line != one->barrier_line)
+    if (one && f.line != one->line)
       fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
-           "not every thread runs", one->tid, f.tid, one->barrier_line, f.barrier_line);
+           "not every thread runs", one->tid, f.tid, one->line, f.line);
     one = one ? one : &f;
     passed(f);
   }
 }
 
-[[noreturn]] inline void deadlock(const Run& r) {
-  std::string where;
-  for (const Fiber& f : r.fibers)
-    if (f.wait != Wait::kDone && where.size() < 200)
-      where += " " + std::to_string(f.tid) + (f.wait == Wait::kBarrier ? ":__syncthreads" : ":warp op");
-  fail("deadlock: no thread can go on (thread:waits at)%s", where.c_str());
+[[noreturn]] inline void deadlock(const Run& r) {  // each place threads wait at: how many, the first of them
+  std::map<std::string, std::pair<unsigned, unsigned>> at;  // {where: (its first thread, its threads)}
+  for (const Fiber& f : r.fibers) {
+    const std::string where = f.wait == Wait::kBarrier ? "__syncthreads() at line " : "a warp operation at line ";
+    if (f.wait != Wait::kDone) ++at.try_emplace(where + std::to_string(f.line), f.tid, 0).first->second.second;
+  }
+  std::string said;
+  for (const auto& [where, who] : at)
+    said += (said.empty() ? " " : "; ") + (who.second == 1 ? "thread " : std::to_string(who.second) + " threads from ")
+            + std::to_string(who.first) + " at " + where;
+  fail("deadlock: no thread can go on, and not all wait at one barrier:%s", said.c_str());
 }
 
 // Runs one block: every thread to its next barrier, then the barrier, until all have returned.
@@ -294,38 +308,39 @@ inline void run_block(uint3 block_idx) {
 #define gridDim (::ladder_host::run().grid)
 
 inline void __syncthreads(int line = __builtin_LINE()) {
-  ladder_host::self().barrier_line = line;
+  ladder_host::self().line = line;
   ladder_host::yield(ladder_host::Wait::kBarrier);
 }
 
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
-  ladder_host::self().mask = mask;
+inline void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE()) {
+  ladder_host::take_mask(ladder_host::self(), mask, line);
   ladder_host::yield(ladder_host::Wait::kSyncwarp);
 }
 
 // A lane's part in a warp operation: it waits there until every lane of the mask does (resolve_group).
-inline ladder_host::Fiber& ladder_warp_op(unsigned mask, ladder_host::Op kind, float v, unsigned u, int arg = 0,
-                                          int width = 32) {
+inline ladder_host::Fiber& ladder_warp_op(unsigned mask, ladder_host::Op kind, float v, unsigned u, int line,
+                                          int arg = 0, int width = 32) {
   ladder_host::Fiber& f = ladder_host::self();
-  f.mask = mask, f.kind = kind, f.value = v, f.uvalue = u, f.arg = arg, f.width = width;
+  ladder_host::take_mask(f, mask, line);
+  f.kind = kind, f.value = v, f.uvalue = u, f.arg = arg, f.width = width;
   if (kind < ladder_host::kBallot) ladder_host::first_value(f, v);
   ladder_host::yield(ladder_host::Wait::kShuffle);
   return f;
 }
-#define LADDER_SHUFFLE(name, Arg, kind)                                                        \
-  inline float name(unsigned mask, float v, Arg arg, int width = 32) {                         \
-    return ladder_warp_op(mask, ladder_host::kind, v, 0, static_cast<int>(arg), width).result; \
+#define LADDER_SHUFFLE(name, Arg, kind)                                                              \
+  inline float name(unsigned mask, float v, Arg arg, int width = 32, int line = __builtin_LINE()) {  \
+    return ladder_warp_op(mask, ladder_host::kind, v, 0, line, static_cast<int>(arg), width).result; \
   }
 LADDER_SHUFFLE(__shfl_down_sync, unsigned, kDown)
 LADDER_SHUFFLE(__shfl_up_sync, unsigned, kUp)
 LADDER_SHUFFLE(__shfl_xor_sync, int, kXor)
 LADDER_SHUFFLE(__shfl_sync, int, kIdx)
 #undef LADDER_SHUFFLE
-inline unsigned __ballot_sync(unsigned mask, int predicate) {  // bit k set where lane k's predicate is not 0
-  return ladder_warp_op(mask, ladder_host::kBallot, 0.0f, predicate != 0).uresult;
+inline unsigned __ballot_sync(unsigned mask, int predicate, int line = __builtin_LINE()) {  // bit k: lane k's predicate
+  return ladder_warp_op(mask, ladder_host::kBallot, 0.0f, predicate != 0, line).uresult;
 }
-inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
-  return ladder_warp_op(mask, ladder_host::kReduceAdd, 0.0f, v).uresult;
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v, int line = __builtin_LINE()) {
+  return ladder_warp_op(mask, ladder_host::kReduceAdd, 0.0f, v, line).uresult;
 }
 
 struct alignas(16) float4 {  // copying one out of a global region is a logged 128-bit load
