@@ -87,7 +87,7 @@ def parser():
     cmds["run"].add_argument("--no-gemm", action="store_true", help="leave out the GEMM rung")
     cmds["test"].add_argument("-j", "--parallel", metavar="N", default=str(build.ncpu()),
                               help="tests run at once (default: the CPU count); any other option (-R REGEX, -L LABEL, "
-                                   "-V, ...) goes to ctest as it is, which checks it")
+                                   "-V, ...) goes to ctest as it is (ctest ignores one it does not know)")
     cmds["diff"].add_argument("before", metavar="A", help="a stage: 04 or 04_warp_unroll")
     cmds["diff"].add_argument("after", metavar="B", help="another stage of the same kind: 05 or 05_shuffle")
     cmds["try"].usage = "./ladder try [options] STAGE CHANGE"
@@ -129,9 +129,9 @@ def take_build(argv):
 def take_try_change(a, extras, p):
     """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
     same option again is more values of it (--grid=64 --grid=128)."""
-    if a.change is None and extras and extras[0].startswith("--"):
-        a.change = extras.pop(0)
-        if "=" not in a.change:
+    if a.change is None and extras and (extras[0].startswith("--") or not extras[0].startswith("-")):
+        a.change = extras.pop(0)  # an option to vary, or a change given after the options
+        if a.change.startswith("--") and "=" not in a.change:
             raise UsageProblem(f"try {a.stage} {a.change}: write a stage option to vary as "
                                f"{a.change}={extras[0] if extras else 'v1,v2'}")
     elif extras and extras[0].startswith("--") and "=" not in extras[0] and a.change and "=" not in a.change:
@@ -163,6 +163,9 @@ def parse(argv):
         take_try_change(a, extras, cmds["try"])
     if a.command == "test":
         a.ctest_args, extras = [x for x in extras if x != "--"], []
+        if a.ctest_args and not a.ctest_args[0].startswith("-"):  # ctest would run every test, saying nothing
+            raise UsageProblem(f"test {a.ctest_args[0]}: ./ladder test takes ctest's options, not names; ./ladder test "
+                               f"-R '{a.ctest_args[0]}' runs the tests whose names hold it")
     if extras:
         (cmds[a.command] if a.command else p).error(f"unrecognized arguments: {' '.join(extras)}")
     if empty := [k for k, v in vars(a).items() if v == "" and k not in ("stage", "change", "before", "after")]:

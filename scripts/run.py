@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ElementTree
 
 from .stages import (CPU, ROOT, StageError, UsageProblem, all_pass, all_regimes, combine_stage, combines, describe,
                      fmt_num, gemm_stages, git_commit, ladder_stages, meta_from, reduce_stages, regime_args,
-                     relative_error, row_label, run_binary, save, say, stage_file, table)
+                     relative_error, resolve_stage, row_label, run_binary, save, say, stage_file, table)
 
 def run_args(a, only=("reps", "warmup", "seed", "input", "flush", "device")):
     """./ladder's timing and input options, passed to the stage programs as they are: each program checks them."""
@@ -29,7 +29,8 @@ def gemm_args(a):
 def check_options(a):
     """Every stage option ./ladder was given, checked by a program that takes it before anything runs: a refused
     value is the program's own line, after the ./ladder option that carried it."""
-    checks = [(None, reduce_stages()[0], [*size_args(a), *run_args(a)]),
+    tried = resolve_stage(a.stage) if a.command == "try" else None  # its own --help, where it takes them
+    checks = [(None, tried if tried in reduce_stages() else reduce_stages()[0], [*size_args(a), *run_args(a)]),
               (None, CPU, [*size_args(a), *run_args(a, ("seed", "input", "device"))])]
     for option, flag in (("gemm_size", "--size"), ("gemm_reps", "--reps")):
         if getattr(a, option, None) and gemm_stages():

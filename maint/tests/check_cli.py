@@ -99,7 +99,7 @@ ROWS = [
     *[("ladder", args, 2, f"^ladder: error: {message}") for args, message in [
         ("fly", "unknown command 'fly'"), ("--frob", r"unrecognized arguments: --frob \(see ./ladder --help\)"),
         ("run -n ''", "-n/--size needs a value"), ("run --build ''", "--build needs a directory"),
-        ("run --no-gemm --gemm-size 5", "--no-gemm leaves out the GEMM rung"),
+        ("run --no-gemm --gemm-size 5", "--no-gemm leaves out the GEMM rung"), ("test 05", "test 05: ./ladder test"),
         ("try 06 kLoadsInFlight=²", "try 06_float4 kLoadsInFlight=²: kLoadsInFlight is a count"),
         ("run --nonsense", r"unrecognized arguments: --nonsense \(see ./ladder run --help\)"),
         ("test --build", "--build needs a directory"), ("diff 01 nope", "no stage 'nope': the stages are 01_naive, "),
@@ -117,7 +117,8 @@ ROWS = [
          r"\(./ladder try 01 "),
         ("try 01 maint/tests/data/stale.patch", "try 01_naive .*stale.patch does not apply to 01_naive/reduce.cu as it "
          "is now; git apply says: patch failed: 01_naive/reduce.cu:"),
-        ("try 01 nothing.patch", "'nothing.patch': no such patch")]],
+        ("try 01 nothing.patch", "'nothing.patch': no such patch"),
+        ("try 05 -n 2^20 nowhere.cu", "try 05_shuffle nowhere.cu: no such file")]],  # the change after an option
     ("ladder", "", 2, "^usage: ./ladder .*COMMAND.*ladder: error: give a command"),
     ("ladder", "--version", 0, r"^cuda-ladder [0-9]+\.[0-9]+ \(commit "),
     ("ladder", "diff 05 04", 0, r"^--- 05_shuffle/reduce.cu\n\+\+\+ 04_warp_unroll/reduce.cu"),
