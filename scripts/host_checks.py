@@ -102,10 +102,11 @@ def elements(stage, entry, **launch):
         t = host_run.run(stage, entry, readers=1, **launch)
     except host_run.HostRunError:
         return ""
-    if t.outside:  # the input holds no NaN, but NaN surrounds it
-        many = len(t.outside) > 1
-        return (f"; thread{'s' * many} {', '.join(map(str, sorted(t.outside)))} read{'' if many else 's'} outside [in, "
-                "in + n), past its end or before its start (the host run puts NaN there)")
+    if t.outside:  # a NaN, though the input holds none (a launcher's launches number their threads alike)
+        who = "a thread" if entry == "launcher" else f"thread{'s' * (len(t.outside) > 1)} " + ", ".join(
+            map(str, sorted(t.outside)))
+        return (f"; {who} brought a NaN to the sum, though the input holds none: a read outside [in, in + n), or of a "
+                "partial sum not written yet (the host run puts NaN in both)")
     wrong = [(e, s) for e, s in sorted(t.sums.items()) if s != 1]
     said = [f"in[{e}] is never added" if s == 0 else f"in[{e}] is added {s:g} times" +
             (f" (by threads {', '.join(map(str, t.readers[e]))})" if t.readers.get(e) else "") for e, s in wrong[:4]]

@@ -29,8 +29,13 @@ def gemm_args(a):
 def check_options(a):
     """Every stage option ./ladder was given, checked by a program that takes it before anything runs: a refused
     value is the program's own line, after the ./ladder option that carried it."""
-    tried = resolve_stage(a.stage) if a.command == "try" else None  # its own --help, where it takes them
-    checks = [(None, tried if tried in reduce_stages() else reduce_stages()[0], [*size_args(a), *run_args(a)]),
+    tried = resolve_stage(a.stage) if a.command == "try" else None  # its own --help names them
+    for flag, name in (("-n", "size"), ("--reps", "reps"), ("--warmup", "warmup"), ("--gemm-size", "gemm_size"),
+                       ("--gemm-reps", "gemm_reps")):  # what the tried stage would ignore is refused
+        if tried and getattr(a, name) and name.startswith("gemm") != (tried in gemm_stages()):
+            raise UsageProblem(f"try {tried} {flag}: {flag} is for the " + ("GEMM rung" if "gemm" in name else
+                               "reduce stages (the GEMM takes --gemm-size and --gemm-reps)"))
+    checks = [(None, tried or reduce_stages()[0], [*size_args(a), *run_args(a)]),
               (None, CPU, [*size_args(a), *run_args(a, ("seed", "input", "device"))])]
     for option, flag in (("gemm_size", "--size"), ("gemm_reps", "--reps")):
         if getattr(a, option, None) and gemm_stages():

@@ -149,6 +149,9 @@ ROWS = [
                                           "stage is launched: --block, --grid, --offset"),
     ("runner", "try 02 --grid=abc", 2, "^ladder: error: try 02_grid_stride --grid=abc: --grid 'abc' is not a whole "
                                        "number"),
+    ("runner", "try 05 docs/experiments/05_shuffle/xor.patch --seed -1", 2, r"--seed -1 .*\(see 05_shuffle --help\)$"),
+    ("runner", "try 08 docs/experiments/08_gemm_tiled/two_outputs.patch -n 5", 2, "try 08_gemm_tiled -n: -n is for the "
+                                                                                "reduce stages"),
 ]
 
 def command(program, args):

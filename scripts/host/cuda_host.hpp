@@ -452,7 +452,7 @@ class atomic_ref {  // fetch_add logs the ticket it hands out and what the watch
 // rank, and reduce with plus, less or greater (every lane gets the result, as cg::reduce gives it).
 namespace cooperative_groups {
 struct thread_block {
-  void sync() const { __syncthreads(); }
+  void sync(int line = __builtin_LINE()) const { __syncthreads(line); }  // the caller's line, in messages
   unsigned thread_rank() const { return ladder_host::self().tid; }
   unsigned num_threads() const { return blockDim.x * blockDim.y * blockDim.z; }
   unsigned size() const { return num_threads(); }
@@ -466,19 +466,23 @@ struct thread_block_tile {
   unsigned num_threads() const { return N; }
   unsigned size() const { return N; }
   unsigned meta_group_rank() const { return ladder_host::self().tid / N; }
-  void sync() const { __syncwarp(mask()); }
-  float shfl(float v, int lane) const { return __shfl_sync(mask(), v, lane, N); }
-  float shfl_down(float v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
-  float shfl_up(float v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
-  float shfl_xor(float v, int m) const { return __shfl_xor_sync(mask(), v, m, N); }
+  void sync(int line = __builtin_LINE()) const { __syncwarp(mask(), line); }
+  float shfl(float v, int lane, int line = __builtin_LINE()) const { return __shfl_sync(mask(), v, lane, N, line); }
+  float shfl_down(float v, unsigned d, int line = __builtin_LINE()) const {
+    return __shfl_down_sync(mask(), v, d, N, line);
+  }
+  float shfl_up(float v, unsigned d, int line = __builtin_LINE()) const {
+    return __shfl_up_sync(mask(), v, d, N, line);
+  }
+  float shfl_xor(float v, int m, int line = __builtin_LINE()) const { return __shfl_xor_sync(mask(), v, m, N, line); }
 };
 template <unsigned N, typename Parent>
 thread_block_tile<N> tiled_partition(const Parent&) {
   return {};
 }
 template <typename Group>
-void sync(const Group& g) {
-  g.sync();
+void sync(const Group& g, int line = __builtin_LINE()) {
+  g.sync(line);
 }
 template <typename T>
 using plus = std::plus<T>;
@@ -491,8 +495,8 @@ struct greater {
   T operator()(T a, T b) const { return a > b ? a : b; }
 };
 template <unsigned N, typename T, typename Op>
-T reduce(const thread_block_tile<N>& t, T v, Op op) {
-  for (unsigned m = N / 2; m > 0; m /= 2) v = op(v, t.shfl_xor(v, static_cast<int>(m)));
+T reduce(const thread_block_tile<N>& t, T v, Op op, int line = __builtin_LINE()) {
+  for (unsigned m = N / 2; m > 0; m /= 2) v = op(v, t.shfl_xor(v, static_cast<int>(m), line));
   return v;
 }
 }  // namespace cooperative_groups
