@@ -10,7 +10,7 @@ import sys
 from typing import NamedTuple
 
 from scripts import sanitize
-from scripts.stages import ROOT, NoGpu, StageError, say, table
+from scripts.stages import ROOT, NoGpu, StageError, say
 
 class Mutant(NamedTuple):
     name: str    # mutant_<name> is the program
@@ -343,7 +343,3 @@ def cpu_rows(build, gpu=True):
     """The CPU baseline's planted bugs, each run as its check runs it: [(name, caught, what it printed)]."""
     found = [run(m._replace(says="cpu_baseline: FAIL "), build) for m in CPU_MUTANTS if gpu or "--no-copy" in m.args]
     return [(r["mutant"], r["verdict"] == "caught", r["line"]) for r in found]
-
-def print_rows(found):
-    print(table(["mutant", "verdict", "exit", "what the stage printed"],
-                [[r["mutant"], r["verdict"], str(r["exit"]), r["line"][:110]] for r in found]))

@@ -90,7 +90,8 @@ def combine_stage():
 def regime_args(stage, wanted=("stream", "tree")):
     return ["--regime", ",".join(r for r in wanted if r in regimes(stage))] if len(regimes(stage)) > 1 else []
 
-CONSTANT = re.compile(r"^constexpr\s+(?:int|unsigned|unsigned int|std::size_t)\s+(k\w+)\s*=\s*([^;]+);", re.M)
+CONSTANT_TYPE = r"(?:int|unsigned|unsigned int|std::size_t)"  # the types of the constants try may change
+CONSTANT = re.compile(rf"^constexpr\s+{CONSTANT_TYPE}\s+(k\w+)\s*=\s*([^;]+);", re.M)
 
 def constants(stage):
     """The constants ./ladder try can change: the file's top-level `constexpr int kName = ...;` lines."""

@@ -17,9 +17,9 @@ import time
 
 from . import host_checks, host_run, sanitize
 from .run import gemm_args, run_args, size_args
-from .stages import (CALLER, ROOT, StageError, UsageProblem, all_pass, binary, combines, constants, describe, fmt_num,
-                     git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role, run_binary, save, say,
-                     shown, stage_file, table)
+from .stages import (CALLER, CONSTANT_TYPE, ROOT, StageError, UsageProblem, all_pass, binary, combines, constants,
+                     describe, fmt_num, git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role,
+                     run_binary, save, say, shown, stage_file, table)
 
 Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
 
@@ -152,7 +152,7 @@ def cmd_try(a):
         variants, meta = [(f"{stage} (the options change only how it is launched)", text)], {}
         runs += [(f"{name} {v}", binary(stage), [name, v]) for v in change.values]
     else:
-        pattern = re.compile(r"^(constexpr\s+[\w:]+\s+" + re.escape(name) + r"\s*=\s*)([^;]+)(;.*)$", re.M)
+        pattern = re.compile(rf"^(constexpr\s+{CONSTANT_TYPE}\s+{re.escape(name)}\s*=\s*)([^;]+)(;.*)$", re.M)
         original = pattern.search(text)[2].strip()
         say(f"ladder: building {len(change.values)} variant(s) of {stage} with {name} = {', '.join(change.values)} "
             f"(the file says {original}: the stage as it is runs that one)")

@@ -9,9 +9,8 @@ import pathlib
 import re
 import types
 
-from scripts.stages import combine_stage, combines, describe, reduce_stages
+from scripts.stages import ROOT, combine_stage, combines, describe, reduce_stages
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TEMPLATES = DOCS / "templates"
 LAYOUTS = TEMPLATES / "_layouts"  # what pages extend (docs/templates/_layouts/stage.md): no page of their own

@@ -10,7 +10,7 @@ import sys
 from maint import mutants
 from maint.tests import verdict
 from scripts import build, sanitize
-from scripts.stages import build_dir
+from scripts.stages import build_dir, table
 
 def texts():
     table = mutants.MUTANTS + mutants.CPU_MUTANTS
@@ -36,7 +36,8 @@ def main(argv):
         return racy_warp()
     gpu = "--cpu" not in argv and build.gpu_visible()
     rows = mutants.rows(build_dir(), gpu=gpu) if "--cpu" in argv or gpu else []
-    mutants.print_rows(rows)
+    print(table(["mutant", "verdict", "exit", "what the stage printed"],
+                [[r["mutant"], r["verdict"], str(r["exit"]), r["line"][:110]] for r in rows]))
     cpu = mutants.cpu_rows(build_dir(), gpu=gpu) if "--cpu" in argv or gpu else []
     for name, caught, out in cpu:
         print(f"  {name}: {'caught' if caught else 'NOT CAUGHT'}" + ("" if caught else f"\n{out}"))

@@ -1,8 +1,8 @@
 """./ladder try STAGE mine.cu, as a reader runs it, on the planted copies below: a correct copy passes what it can run
 (exit 77 without a GPU, 0 on one); a lost element, a race, a wrong tail, a read past the input, a mask that leaves
 out its lane, a shuffle not every lane reaches, a renamed kernel and a file naming another stage fail, naming the
-check; a file that does not compile fails with the compiler's message naming it; a missing file is a one-line usage
-error. Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side. Every case runs
+check; a file that does not compile fails with the compiler's message naming it (check_cli.py has a missing file
+refused). Built in LADDER_BUILD; the first case runs the ./ladder driver, the others its Python side. Every case runs
 with the GPU hidden; --correct runs the correct copy through every GPU check, on a GPU."""
 import concurrent.futures
 import os
@@ -168,9 +168,6 @@ def main():
             print(f"{name} ({stage}): exit {done.returncode}, {'ok' if ok else f'WRONG; missing: {missing}'}")
             if not ok:
                 problems.append(f"{name}: exit {done.returncode} (want {allowed}), missing {missing}\n{out[-3000:]}")
-        done = ladder([STAGE[:2], "nowhere.cu"], tmp, driver=False)
-        if done.returncode != 2 or "no such file" not in done.stdout + done.stderr:
-            problems.append(f"a missing file: exit {done.returncode}: {done.stdout}{done.stderr}")
     return verdict("try_file", problems, "every file ended as expected")
 
 if __name__ == "__main__":

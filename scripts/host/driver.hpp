@@ -115,7 +115,6 @@ inline void run_blocks(const Entry& e, Args& args, const Options& o) {
 }
 
 inline void run_gemm(const Entry& entry, const Options& o) {
-  Run& r = run();
   Args args;
   const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), k = static_cast<int>(o.k);
   // NaN past A and B (a read past either makes a NaN in C) and past C (a write past it is found afterwards)
@@ -124,7 +123,7 @@ inline void run_gemm(const Entry& entry, const Options& o) {
   std::vector<float> A(a_size + guard, NAN), B(b_size + guard, NAN), C(c_size + 32 * std::size_t(n) + guard, NAN);
   for (std::size_t i = 0; i < a_size; ++i) A[i] = static_cast<float>(i + 1);
   for (std::size_t i = 0; i < b_size; ++i) B[i] = -static_cast<float>(i + 1);
-  r.regions = {{"A", A.data(), a_size * 4}, {"B", B.data(), b_size * 4}, {"C", C.data(), c_size * 4}};
+  run().regions = {{"A", A.data(), a_size * 4}, {"B", B.data(), b_size * 4}, {"C", C.data(), c_size * 4}};
   args.A = A.data(), args.B = B.data(), args.C = C.data(), args.M = m, args.N = n, args.K = k;
   args.gemm = {static_cast<int>(o.tile), o.pad != 0};
   run_blocks(entry, args, o);
