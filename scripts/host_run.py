@@ -32,11 +32,13 @@ SHOWN_AS = {}  # stage -> the file its host-run messages name, while stage_text(
 SHARED = re.compile(r"(extern\s+)?__shared__\s+([\w:]+)\s+(\w+)((?:\s*\[[^\]]*\])*)\s*;")
 LAUNCH = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:.*\\\n)*.*", re.M)  # a macro, its continued lines too
 BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 # What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
-UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__nanosleep|clock64|clock|__globaltimer|asm|"
-                        r"this_grid|grid_group|coalesced_threads|coalesced_group|labeled_partition|binary_partition|"
-                        r"memcpy_async|this_cluster|cluster_group|invoke_one|inclusive_scan|exclusive_scan)\b")
+UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__syncthreads_(?:or|and|count)|__nanosleep|clock64|"
+                        r"clock|__globaltimer|asm|this_grid|grid_group|coalesced_threads|coalesced_group|"
+                        r"labeled_partition|binary_partition|memcpy_async|this_cluster|cluster_group|invoke_one|"
+                        r"inclusive_scan|exclusive_scan)\b")
 
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
@@ -91,19 +93,25 @@ def top_level_items(text):
             start = None
     return items
 
-def _shared_pointers(item, names):
-    """`T* name` parameters of a __device__ function, where name is a __shared__ array of the file: what the array
-    decays to, so a pointer that logs."""
+def _shared_pointers(item, names, text):
+    """`T* p` parameters of a __device__ function that a __shared__ array of the file reaches, named as one or passed
+    one by a call in the file: what the array decays to, so a pointer that logs."""
     head = item.split("{", 1)[0]
-    if "__device__" not in head or not names:
+    if "__device__" not in head or not names or not (f := re.search(r"(\w+)\s*\((.*)\)", head, re.S)):
         return item
-    pattern = re.compile(r"\b([\w:]+)\s*\*\s*(%s)\b" % "|".join(map(re.escape, names)))
-    return pattern.sub(lambda m: f"ladder_host::View<{m.group(1)}, 0> {m.group(2)}", head) + item[len(head):]
+    calls = re.finditer(rf"\b{f[1]}\s*\(([^()]*)\)", text)
+    passed = {i for call in calls for i, arg in enumerate(call[1].split(",")) if arg.strip() in names}
+    out = head  # the head with those parameters rewritten
+    for i, param in enumerate(_top_level_split(f[2])):
+        if i in passed or re.search(rf"\*\s*(?:{'|'.join(names)})$", param):
+            out = out.replace(param, re.sub(r"\b([\w:]+)\s*\*\s*(\w+)$", r"ladder_host::View<\1, 0> \2", param), 1)
+    return out + item[len(head):]
 
 def device_code(text, path, launcher=False):
     """The stage's device code, kernels and what they use, with #line so logged lines are the stage file's; with
     launcher, its host functions too (main left out), each launch rewritten for runtime.hpp."""
-    keep, names = [], [m.group(3) for m in SHARED.finditer(text)]
+    names = [m.group(3) for m in SHARED.finditer(text)]
+    keep = [f'#line {text.count(chr(10), 0, m.start()) + 1} "{path}"\n{m[0]}' for m in DEFINE.finditer(text)]  # macros
     for number, item in top_level_items(text):
         if re.search(r"\bint main\(", item):
             continue
@@ -113,7 +121,7 @@ def device_code(text, path, launcher=False):
             keep.append(f'#line {number} "{path}"\n{host_launches(item)}')
         elif wanted and not host_only:
             refuse_unmodelled(item, number, path)
-            keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names))}')
+            keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names, text))}')
     return "\n".join(keep)
 
 def refuse_unmodelled(item, first_line, path):
@@ -162,14 +170,16 @@ def launcher_name(text):
 
 def entries(text):
     """[(name, call, dynamic shared bytes, gemm)] of the kernels in a stage file: what the driver can launch."""
-    out = []
-    if re.search(r"__global__ void reduce_kernel\(", text) and "template <Combine kCombine>" not in text:
-        out.append(("reduce", "reduce_kernel(a.in, a.n, a.out)", "smem_bytes(b)", False))
+    out, kernel = [], r"__global__\s+{0}void\s+{0}(\w+)\(".format(r"(?:__launch_bounds__\([^)]*\)\s*)?")
+    defined = {m[1]: re.search(r"template\s*<[^>]*>\s*$", text[:m.start()]) for m in re.finditer(kernel, text)}
+    if "reduce_kernel" in defined and "template <Combine kCombine>" not in text:  # a template: through the launcher
+        out.append(("reduce", None if defined["reduce_kernel"] else "reduce_kernel(a.in, a.n, a.out)", "smem_bytes(b)",
+                    False))
     for combine in dict.fromkeys(re.findall(r"reduce_kernel<Combine::k(\w+)>", text)):
         dashed = re.sub(r"(?<!^)([A-Z])", r"-\1", combine).lower()  # as the options say it: TwoPass -> two-pass
         out.append((dashed, f"reduce_kernel<Combine::k{combine}>(a.in, a.n, a.out, a.partials, a.ticket)",
                     "smem_bytes(b)", False))
-    if "__global__ void one_block_kernel(" in text:
+    if "one_block_kernel" in defined:
         out.append(("one-block", "one_block_kernel(a.in, static_cast<unsigned>(a.n), a.out)", "0", False))
     for tile, pad in tiles(text):
         out.append((f"tiled-{tile}-{pad}", f"gemm_kernel<{tile}, {pad}>(a.A, a.B, a.C, a.M, a.N, a.K)", "0", True))
@@ -197,7 +207,7 @@ def ladder_types():
 def program(text, path, launcher=True):
     """The host run's program: the kernels as entries, and (launcher) the entry "launcher", the stage's own."""
     table = [f'{{"{name}", [](ladder_host::Args& a) {{ {call}; }}, [](unsigned b) -> std::size_t {{ (void)b; return '
-             f'{smem}; }}, {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text)]
+             f'{smem}; }}, {"true" if gemm else "false"}}}' for name, call, smem, gemm in entries(text) if call]
     if name := (launcher_name(text) if launcher else None):
         gemm = "run_gemm_stage" in text
         call = (f"{name}(a.A, a.B, a.C, a.M, a.N, a.K, a.gemm, nullptr)" if gemm
@@ -236,12 +246,14 @@ def executable(stage, launcher=False):
     text = path.read_text()
     shown = SHOWN_AS.get(stage, f"{stage}/{path.name}")
     exe, errors = _build(program(text, shown))
+    why = next((line for line in errors.splitlines() if "error" in line), "").strip()
     if exe is None and launcher_name(text) and (kernels := _build(program(text, shown, launcher=False))[0]):
         if not launcher:
             return kernels
-        why = next((line for line in errors.splitlines() if "error" in line), "").strip()
         raise HostRunUnmodelled(f"the host run cannot run the launcher of {shown} on the host ({why}); the GPU "
                                 "checks still run")
+    if exe is None and stage in SHOWN_AS:  # a reader's file, which nvcc compiled: what the host run cannot model
+        raise HostRunUnmodelled(f"the host run cannot build {shown} on the host ({why}); the GPU checks still run")
     if exe is None:
         raise HostRunError(f"{shown}: its device code does not build on the host:\n{errors}")
     if launcher and not launcher_name(text):
@@ -302,5 +314,5 @@ def _trace(exe, stage, entry, options):
             t.outside.update(int(x.split(":")[0]) for x in f[2:] if "nan" in x)
     return t
 
-def kernel_entries(stage):
-    return [name for name, *_ in entries(stage_path(stage).read_text())]
+def kernel_entries(stage):  # those the driver can launch by themselves
+    return [name for name, call, *_ in entries(stage_path(stage).read_text()) if call]

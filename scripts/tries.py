@@ -276,7 +276,7 @@ def not_this_stage(stage, text):
     """Why the file is not a version of this stage (it must name the stage and hold every kernel the stage file has:
     otherwise a renamed kernel or another stage's file would pass an empty run), or None."""
     kernels = host_run.entries(stage_file(stage).read_text())
-    missing = [e for e in kernels if e not in host_run.entries(text)]
+    missing = [e for e in kernels if e[0] not in {name for name, *_ in host_run.entries(text)}]
     if f'"{stage}"' not in text:
         return f"the file does not name {stage} (its main() names the stage it runs)"
     if missing:

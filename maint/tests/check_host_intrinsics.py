@@ -55,13 +55,16 @@ RUNS = [
 LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 # What the host run does not model: refused, naming it, the file and the line.
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
-           ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")])]
+           ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")]),
+           ("__syncthreads_or", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * __syncthreads_or(1);")])]
 
 def corpus_problems(case):
     """One file of the corpus through the host checks, as ./ladder try runs them: what went otherwise."""
     name, stage, edits = case[:3]
-    want = {w[0]: w[4] for w in check_try_file.WRONG}.get(name)
-    status, detail = tries.host_verdict(stage, check_try_file.edited(stage, edits), f"{name}.cu")
+    want, text = {w[0]: w[4] for w in check_try_file.WRONG}.get(name), check_try_file.edited(stage, edits)
+    if not_it := tries.not_this_stage(stage, text):  # as ./ladder try judges it first
+        return [f"corpus {name}: ./ladder try would not take it as a version of {stage}: {not_it}"]
+    status, detail = tries.host_verdict(stage, text, f"{name}.cu")
     if (status != tries.PASS) if want is None else (status != tries.FAIL or want not in detail):
         return [f"corpus {name}: the host checks say {status}, not {'FAIL: ' + want if want else 'PASS'}: {detail[:800]}"]
     return []

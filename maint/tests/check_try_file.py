@@ -33,6 +33,8 @@ CASES = [
      (1,), ["FAIL     host run", "thread 16 calls a warp operation with the mask 0x0000ffff"]),
     ("shuffle_in_branch", lambda t: t.replace("  v = warp_reduce(v);", "  if (lane < 16) v = warp_reduce(v);"),
      (1,), ["FAIL     host run", "threads from 0 at a warp operation at line"]),
+    ("not_on_the_host", lambda t: t.replace("  v = warp_reduce(v);", "  if (__any_sync(0xffffffffu, v != v)) v = 0.0f;"
+     "\n  v = warp_reduce(v);"), (77,), ["not run  host run", "cannot build", "__any_sync"]),  # a limit of the host run
     ("no_semicolon", lambda t: t.replace("v = warp_reduce(v);", "v = warp_reduce(v)"),
      (1,), ["error: expected a \";\"", "FAIL     build", "ladder try: failed 1 check"]),
     ("renamed_kernel", lambda t: t.replace("reduce_kernel", "my_kernel").replace(
@@ -92,6 +94,22 @@ CORRECT = [
       "b_tile[k + 1][tx];")]),
     ("unused_variable", "07_multiblock", [("  float sum = 0.0f;\n  std::size_t i = tid;",
                                            "  float sum = 0.0f;\n  int unused = 0;\n  std::size_t i = tid;")]),
+    ("launch_bounds", "02_grid_stride", [("__global__ void reduce_kernel(", "__global__ void __launch_bounds__(1024) "
+                                          "reduce_kernel(")]),
+    ("index_macro", "03_padding", [("__device__ unsigned padded(unsigned i) { return i + i / 32; }",
+                                    "#define PADDED(i) ((i) + (i) / 32)"), ("smem[padded(tid)]", "smem[PADDED(tid)]"),
+                                   ("smem[padded(index)] += smem[padded(index + s)]", "smem[PADDED(index)] += "
+                                    "smem[PADDED(index + s)]")]),
+    ("pointer_named_otherwise", "01_naive", [("float* smem) {", "float* sdata) {"), ("  smem[tid] = v;", "  sdata[tid] "
+     "= v;"), ("smem[index] += smem[index + s]", "sdata[index] += sdata[index + s]"),
+     ("return smem[0];", "return sdata[0];")]),
+    ("template_block", "04_warp_unroll", [("__global__ void reduce_kernel(", "template <unsigned kBlock>\n__global__ "
+      "void reduce_kernel("), ("std::size_t{gridDim.x} * blockDim.x;", "std::size_t{gridDim.x} * kBlock;"),
+     ("(&blocks, reduce_kernel,", "(&blocks, reduce_kernel<1024>,"),
+     ("reduce_kernel<<<grid, launch.block, smem_bytes(launch.block), stream>>>(in, n, dst);", "switch (launch.block) {\n"
+      + "".join(f"      case {b}: reduce_kernel<{b}><<<grid, {b}, smem_bytes({b}), stream>>>(in, n, dst); break;\n"
+                for b in (64, 128, 256, 512)) + "      default: reduce_kernel<1024><<<grid, 1024, smem_bytes(1024), "
+      "stream>>>(in, n, dst);\n    }")]),
 ]
 # A wrong one: (name, stage, edits, the reason on a GPU, the reason without one, or None where only the GPU shows it)
 WRONG = [

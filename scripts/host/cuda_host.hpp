@@ -37,6 +37,7 @@
 #define __global__
 #define __host__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 
 struct uint3 {  // dim3 too (runtime.hpp)
