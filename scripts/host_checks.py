@@ -147,14 +147,15 @@ def gemm_problems(stage):
     host_run.executable(stage, launcher=True)
 
     def message(tile, pad, m, n, k, reverse, t):
-        wrong = [(i, j) for i in range(m) for j in range(n) if t.results[("C", i * n + j)] != -sum(
-            (i * k + x + 1) * (x * n + j + 1) for x in range(k))]
+        product = lambda i, j: -sum((i * k + x + 1) * (x * n + j + 1) for x in range(k))  # noqa: E731
+        wrong = [(i, j) for i in range(m) for j in range(n) if t.results[("C", i * n + j)] != product(i, j)]
         if not wrong:
             return None
         i, j = wrong[0]
-        return (f"{stage} (gemm_kernel<{tile}, {pad}>), M = {m}, N = {n}, K = {k}"
+        return (f"{host_run.SHOWN_AS.get(stage, stage)} (gemm_kernel<{tile}, {pad}>), M = {m}, N = {n}, K = {k}"
                 f"{', threads run last to first' if reverse else ''}: C[{i}][{j}] is "
-                f"{t.results[('C', i * n + j)]:.9g} in the host run, {len(wrong)} of {m * n} wrong")
+                f"{t.results[('C', i * n + j)]:.9g} in the host run, {product(i, j)} in the product; {len(wrong)} of "
+                f"{m * n} wrong")
     runs = [((tile, pad, m, n, k), (tile, pad, m, n, k, reverse),
              dict(stage=stage, entry="launcher", tile=tile, pad=pad, m=m, n=n, k=k, reverse=reverse, quiet=1))
             for tile, pad in host_run.tiles(host_run.stage_path(stage).read_text()) for m, n, k in GEMM_SHAPES
