@@ -33,6 +33,9 @@ GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every threa
 GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
 WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
 NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
+# A block's index or the grid's size times the block's, in unsigned 32-bit arithmetic: a thread's index or the grid's
+THREADS_32 = (r"\b(?:blockIdx|gridDim)\.[xyz]\s*\*\s*blockDim\.[xyz]\b|"
+              r"\bblockDim\.[xyz]\s*\*\s*(?:blockIdx|gridDim)\.[xyz]\b")
 
 def block_order(blocks, grid, n):
     """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
@@ -167,7 +170,8 @@ def problems(stage):
 
 def index_problems(stage):
     """A 32-bit variable compared with, or made from, a 64-bit parameter of its function (the kernel's n): past 2^32
-    elements it wraps, and a grid-stride loop on it never ends. Read from the file's text, naming the line."""
+    elements it wraps, and a grid-stride loop on it never ends; and in a reduce stage, a block's index or the grid's
+    size times the block's in 32 bits. Read from the file's text, naming the line."""
     out, path = [], host_run.stage_path(stage)
     where = host_run.SHOWN_AS.get(stage, f"{stage}/{path.name}")
     blanked = host_run.COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), path.read_text())
@@ -185,6 +189,9 @@ def index_problems(stage):
                 how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"
                 out.append(f"{where}:{line}: `{m[1]} {name}` is 32 bits, and {how} the 64-bit {uses[0]}: past 2^32 "
                            "elements it wraps (declare it std::size_t)")
+        for m in re.finditer(THREADS_32, item) if role(stage) == "reduce" else ():  # a reduce's grid reaches 2^41
+            out.append(f"{where}:{first + item[:m.start()].count(chr(10))}: `{m[0]}` multiplies two 32-bit values: "
+                       "past 2^32 threads it wraps before a std::size_t holds it (widen one: std::size_t{blockDim.x})")
     return out
 
 def main(argv):

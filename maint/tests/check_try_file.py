@@ -35,6 +35,8 @@ CASES = [
      (1,), ["FAIL     host run", "threads from 0 at a warp operation at line"]),
     ("not_on_the_host", lambda t: t.replace("  v = warp_reduce(v);", "  if (__any_sync(0xffffffffu, v != v)) v = 0.0f;"
      "\n  v = warp_reduce(v);"), (77,), ["not run  host run", "cannot build", "__any_sync"]),  # a limit of the host run
+    ("index_product_32_bits", lambda t: t.replace("blockIdx.x * std::size_t{blockDim.x}", "blockIdx.x * blockDim.x"),
+     (1,), ["FAIL     host run", "`blockIdx.x * blockDim.x` multiplies two 32-bit values"]),
     ("no_semicolon", lambda t: t.replace("v = warp_reduce(v);", "v = warp_reduce(v)"),
      (1,), ["error: expected a \";\"", "FAIL     build", "ladder try: failed 1 check"]),
     ("renamed_kernel", lambda t: t.replace("reduce_kernel", "my_kernel").replace(
