@@ -38,7 +38,7 @@ BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__syncthreads_(?:or|and|count)|__nanosleep|clock64|"
                         r"clock|__globaltimer|asm|this_grid|grid_group|coalesced_threads|coalesced_group|"
                         r"labeled_partition|binary_partition|memcpy_async|this_cluster|cluster_group|invoke_one|"
-                        r"inclusive_scan|exclusive_scan)\b")
+                        r"inclusive_scan|exclusive_scan|volatile)\b")  # volatile: the pre-Volta idiom, racecheck's
 
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""

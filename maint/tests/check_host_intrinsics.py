@@ -56,7 +56,8 @@ LOSES = ("atomicExch for atomicAdd", [(ATOMIC, "atomicExch(out, sum);")])
 # What the host run does not model: refused, naming it, the file and the line.
 REFUSED = [("__activemask", [(WARP, "v += __shfl_down_sync(__activemask(), v, offset);")]),
            ("this_grid", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * cg::this_grid().size();")]),
-           ("__syncthreads_or", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * __syncthreads_or(1);")])]
+           ("__syncthreads_or", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) * __syncthreads_or(1);")]),
+           ("volatile", [(WARP, "v += __shfl_down_sync(0xffffffffu, v, offset) + 0.0f * *(volatile float*)&v;")])]
 
 def corpus_problems(case):
     """One file of the corpus through the host checks, as ./ladder try runs them: what went otherwise."""
