@@ -10,16 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime.h>  // __host__ __device__, which the host compiler ignores
+
 #include "options.hpp"
 
-#ifdef __CUDACC__
-#define LADDER_HOST_DEVICE __host__ __device__
-#else
-#define LADDER_HOST_DEVICE
-#endif
-
 namespace ladder {
-LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser, a bijection
+__host__ __device__ constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser, a bijection
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -28,7 +24,7 @@ LADDER_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t z) {  // splitmix
 // Element i of the stream `key`. exact_bits 0: float mode, uniform in [0, 1), 24 random bits. Otherwise exact mode,
 // R = 2^(exact_bits - 1): k / R, k one of -R..-1, 1..R: never zero (a dropped or repeated element changes the sum),
 // with fractional parts from R = 2 on (a sum rounded to an integer on the way is wrong).
-LADDER_HOST_DEVICE inline float input_value(std::uint64_t key, std::uint64_t i, unsigned exact_bits) {
+__host__ __device__ inline float input_value(std::uint64_t key, std::uint64_t i, unsigned exact_bits) {
   const std::uint64_t h = mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull);
   if (exact_bits == 0) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 bits -> [0, 1), exactly
   const int range = 1 << (exact_bits - 1);
