@@ -127,9 +127,9 @@ Record& Record::add(const std::string& key, double value, int significant) {
   return put(key, std::isfinite(value) ? fmt::format("{:.{}g}", value, significant) : "null", false);
 }
 
-std::string Record::field(const std::string& key) const {
+std::string Record::field(const std::string& key, const char* absent) const {
   const auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.key == key; });
-  return f == fields.end() ? "-" : f->value;
+  return f == fields.end() ? absent : f->value;
 }
 
 std::string to_csv(const std::vector<Record>& rows) {
@@ -144,8 +144,7 @@ std::string to_csv(const std::vector<Record>& rows) {
   for (const auto& row : rows) {
     std::vector<std::string> cells;
     for (const auto& key : keys) {  // a value with a comma, a quote or a newline quoted, its quotes doubled; none: ""
-      const auto f = std::find_if(row.fields.begin(), row.fields.end(), [&](const auto& x) { return x.key == key; });
-      const std::string value = f == row.fields.end() ? "" : f->value;
+      const std::string value = row.field(key, "");
       const std::string q = value.find_first_of(",\"\n") == std::string::npos ? "" : "\"";
       std::string cell = q;
       for (char c : value) cell += q.size() && c == '"' ? std::string("\"\"") : std::string(1, c);

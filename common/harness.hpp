@@ -76,7 +76,7 @@ struct Record {
   Record& add(const std::string& key, T value) {
     return put(key, std::is_same_v<T, bool> ? (value ? "true" : "false") : std::to_string(value), false);
   }
-  std::string field(const std::string& key) const;  // its value, or "-" where it has none
+  std::string field(const std::string& key, const char* absent = "-") const;  // its value, or `absent`
   Record& put(const std::string& key, const std::string& value, bool quoted) {
     fields.push_back({key, value, quoted});
     return *this;
