@@ -189,7 +189,6 @@ struct Tally {
   }
 };
 
-// Checks every element of row i.
 Tally check_row(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K, InputMode mode,
                 std::uint64_t i) {
   Tally t;
