@@ -168,14 +168,10 @@ void print_table(const CpuOptions& o, const std::vector<Record>& rows) {
 int run(const CpuOptions& o) {
   const std::uint64_t max_n = *std::max_element(o.sizes.begin(), o.sizes.end());
   const unsigned cores = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  DeviceInfo device;
-  if (!o.no_copy) {
-    const DeviceLookup lookup = find_device(o.device);
-    if (lookup.exit_status != 0) {
-      fmt::print(stderr, "cpu_baseline: {} (--no-copy times the CPU sums alone)\n", lookup.message);
-      return lookup.exit_status;
-    }
-    device = lookup.info;
+  const DeviceLookup lookup = o.no_copy ? DeviceLookup{} : find_device(o.device);  // --no-copy looks for no GPU
+  if (lookup.exit_status != 0) {
+    fmt::print(stderr, "cpu_baseline: {} (--no-copy times the CPU sums alone)\n", lookup.message);
+    return lookup.exit_status;
   }
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
   std::vector<Record> rows;
@@ -184,7 +180,7 @@ int run(const CpuOptions& o) {
     progress(fmt::format("cpu_baseline: n = {}: one thread, then {}", n, cores));
     add_sum_rows(o, host.get(), n, cores, all, rows);
     for (const bool pinned : {false, true}) {
-      if (!o.no_copy) rows.push_back(copy_row(o, device, host.get(), n, pinned, all));
+      if (!o.no_copy) rows.push_back(copy_row(o, lookup.info, host.get(), n, pinned, all));
     }
   }
   if (o.format == Format::kTable) print_table(o, rows);
