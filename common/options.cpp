@@ -3,7 +3,6 @@
 #include "options.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <functional>
@@ -49,9 +48,7 @@ std::string trim(const std::string& s) {
   return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(" \t\n\v\f\r") - first + 1);
 }
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
+bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 // "-5": a number, but a negative one, which every option refuses as out of range (not as "not a number").
 bool negative_number(const std::string& s) { return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1)); }
@@ -118,9 +115,7 @@ std::optional<std::string> size_problem(const std::string& text) {
   }
   // A negative number, or one too large for 64 bits, is out of range like any other size, not "not a size".
   for (const auto& item : split_list(text)) {
-    if (negative_number(item) || (std::regex_match(item, kCountForms) && !parse_count_list(item))) {
-      return out_of_range(trim(item));
-    }
+    if (negative_number(item) || (std::regex_match(item, kCountForms) && !parse_count(item))) return out_of_range(item);
     const auto dots = item.find("..");
     if (dots == std::string::npos) continue;
     const std::string lo_text = trim(item.substr(0, dots)), hi_text = trim(item.substr(dots + 2));
