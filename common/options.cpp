@@ -192,7 +192,7 @@ Check gemm_dim(const std::string& name) {
 class CommandLine {
  public:
   CommandLine(const std::string& program, const std::string& description)
-      : program_(program), app_(description, program) {
+      : program_(program), app_(program + ": " + description, program) {
     version_ = fmt::format("{}: cuda-ladder {} (commit {})", ladder_program_name ? ladder_program_name() : program,
                            LADDER_VERSION, LADDER_COMMIT);
     if (ladder_program_note) version_ += fmt::format(", {}", ladder_program_note());
@@ -447,8 +447,7 @@ int print_outcome(const ParseOutcome& outcome) {
 }
 
 ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char* const* argv, ReduceOptions& out) {
-  const std::string what = "float sum reduction, checked against a CPU oracle and timed beside CUB";
-  CommandLine cli(stage.name, fmt::format("{}: {}", stage.name, what));
+  CommandLine cli(stage.name, "float sum reduction, checked against a CPU oracle and timed beside CUB");
   const bool has_stream = std::count(stage.regimes.begin(), stage.regimes.end(), Regime::kStream) > 0;
   const auto regimes = names_of(stage.regimes), combines = names_of(stage.combines);
   std::string sizes = "2^28", blocks = "1024", regime = regimes.front(), combine = combines.front();
@@ -510,8 +509,8 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
 }
 
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
-  CommandLine cli(stage_name, fmt::format("{}: C = A * B in float (row-major), checked against a CPU oracle and timed "
-                                          "beside cuBLAS and a naive kernel", stage_name));
+  CommandLine cli(stage_name, "C = A * B in float (row-major), checked against a CPU oracle and timed beside cuBLAS "
+                              "and a naive kernel");
   std::string m = "4096", n = "4096", k = "4096", size = "4096", tile = "16", pad = "off";
   const std::string range = fmt::format(", 1 to {}", kMaxGemmDim);
   cli.text("-m", m, gemm_dim("-m"), "M", "Rows of A and C" + range, kWhat);
@@ -549,9 +548,8 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
 }
 
 ParseOutcome parse_cpu_options(int argc, const char* const* argv, CpuOptions& out) {
-  CommandLine cli("cpu_baseline", "cpu_baseline: the CPU's float sum of the ladder's input (one thread, then every "
-                                  "hardware thread), checked like a stage's, and the copy of that input to the GPU, "
-                                  "timed");
+  CommandLine cli("cpu_baseline", "the CPU's float sum of the ladder's input (one thread, then every hardware thread), "
+                                  "checked like a stage's, and the copy of that input to the GPU, timed");
   std::string sizes = "2^28", input = "float", format = "table";
   out.reps = 3;    // the one-thread sum of 2^28 floats takes a quarter of a second, the pageable copy more
   out.warmup = 0;  // the checked pass before the timed ones has touched the input already
