@@ -29,6 +29,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>

@@ -17,12 +17,7 @@
 // not 0). reverse=1: each block's threads run from the last to the first up to every barrier. launches=N: the blocks
 // run N times in one process (the kernel's __device__ variables and the ticket carry over; out and partials are reset
 // as the harness resets them), the results are the last launch's. quiet=1: the results alone, no log of the accesses.
-#pragma once
-
-#include <map>
-#include <numeric>
-#include <string>
-#include <vector>
+#pragma once  // included after cuda_host.hpp, whose standard headers it uses
 
 namespace ladder_host {
 

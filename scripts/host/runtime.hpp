@@ -3,12 +3,7 @@
 // `ladder_host::launch([&] { kernel(args); }, grid, block, smem, stream);`, which runs the launch's blocks one after
 // another in the order the run asks for (Run::block_order), with exactly the dynamic shared memory the launch asked
 // for: a block that reaches past it fails, naming the line. Memsets and copies act on the host's buffers.
-#pragma once
-
-#include <algorithm>
-#include <functional>
-#include <numeric>
-#include <random>
+#pragma once  // included after cuda_host.hpp, whose standard headers it uses
 
 using dim3 = uint3;
 
