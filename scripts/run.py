@@ -11,7 +11,7 @@ import time
 import xml.etree.ElementTree as ElementTree
 
 from .stages import (CPU, ROOT, StageError, UsageProblem, all_pass, all_regimes, combine_stage, combines, describe,
-                     fmt_num, gemm_stages, git_commit, ladder_stages, meta_from, reduce_stages, regime_args,
+                     fmt_num, gemm_stages, ladder_stages, meta_from, reduce_stages, regime_args,
                      relative_error, resolve_stage, row_label, run_binary, save, say, stage_file, table)
 
 def run_args(a, only=("reps", "warmup", "seed", "input", "flush", "device")):
@@ -80,7 +80,7 @@ def cmd_run(a):
         print_gemm(grows)
     print(f"\n  {len(reduce_stages()) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
     if a.save:
-        save(a.save, "ladder", rows, {**meta_from(rows[0]), "commit": git_commit()}, a.save_format)
+        save(a.save, "ladder", rows, meta_from(rows[0]), a.save_format)
         save(a.save, "cpu", cpu, fmt=a.save_format)
         if grows:
             save(a.save, f"gemm_{grows[0]['m']}", grows, fmt=a.save_format)

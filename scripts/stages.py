@@ -155,7 +155,7 @@ def git_commit():
     return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 def meta_from(row):
-    """The GPU, driver and toolkit of a run, for the result files' meta."""
+    """The GPU, driver and toolkit of a run, and the commit, for the result files' meta."""
     def tool(cmd, pick):
         try:
             return pick(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
@@ -165,7 +165,7 @@ def meta_from(row):
             "cuda_driver_api": row["driver"], "cuda_runtime": row["runtime"],
             "driver": tool(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                            lambda out: out.split()[0]),
-            "nvcc": tool(["nvcc", "--version"], lambda out: out.strip().splitlines()[-1])}
+            "nvcc": tool(["nvcc", "--version"], lambda out: out.strip().splitlines()[-1]), "commit": git_commit()}
 
 def save(directory, name, rows, meta=None, fmt="csv"):
     directory = pathlib.Path(directory)

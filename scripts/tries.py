@@ -18,7 +18,7 @@ import time
 from . import host_checks, host_run, sanitize
 from .run import gemm_args, run_args, size_args
 from .stages import (CALLER, CONSTANT_TYPE, ROOT, StageError, UsageProblem, all_pass, binary, combines, constants,
-                     describe, fmt_num, git_commit, ladder_stages, meta_from, regime_args, resolve_stage, role,
+                     describe, fmt_num, ladder_stages, meta_from, regime_args, resolve_stage, role,
                      run_binary, save, say, shown, stage_file, table)
 
 Change = collections.namedtuple("Change", "kind name values path")  # kind: constant, option, patch or file
@@ -199,8 +199,7 @@ def run_variants(a, stage, name, runs, **meta):
     print(table(*try_lines(rows, role(stage) == "gemm")))
     print("\n  x file: the unchanged stage's time / the variant's, in the same regime (above 1: the variant is faster)")
     if a.save:
-        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), "commit": git_commit(), **meta},
-             a.save_format)
+        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), **meta}, a.save_format)
     return 0 if all_pass(rows) else 1
 
 def try_lines(rows, is_gemm):
