@@ -165,8 +165,7 @@ inline void passed(Fiber& f) {
 
 inline void trampoline() {
   run().body();
-  self().wait = Wait::kDone;
-  swapcontext(&self().context, &run().scheduler);
+  yield(Wait::kDone);
 }
 
 // Resolves the warp-wide operation `first` waits at, once every lane of its mask waits there too.
@@ -222,8 +221,7 @@ inline void start_block(Run& r, unsigned threads) {
   r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
   r.shared.written.assign(r.shared.dynamic_bytes, 0);
   r.shared.arrays.clear();
-  r.fibers.clear();
-  r.fibers.resize(threads);
+  r.fibers = std::vector<Fiber>(threads);
   for (unsigned t = 0; t < threads; ++t) {
     Fiber& f = r.fibers[t];
     f.tid = t;
