@@ -123,10 +123,8 @@ ROWS = [
     ("ladder", "--version", 0, r"^cuda-ladder [0-9]+\.[0-9]+ \(commit "),
     ("ladder", "diff 05 04", 0, r"^--- 05_shuffle/reduce.cu\n\+\+\+ 04_warp_unroll/reduce.cu"),
     ("ladder", "diff 01 03", 0, r"^--- 01_naive/reduce.cu\n\+\+\+ 03_padding/reduce.cu"),
-    ("ladder", "run --build /proc/ladder-nope", 2, "^ladder: error: --build /proc/ladder-nope: the directory cannot be "
-                                                   "made in /proc", "configuring"),
-    ("ladder", "run --save /proc/ladder-nope", 2, "^ladder: error: --save /proc/ladder-nope: the directory cannot be "
-                                                  "made in /proc", "configuring"),
+    *[("ladder", f"run --{o} /proc/ladder-nope", 2, f"^ladder: error: --{o} /proc/ladder-nope: the directory cannot "
+       "be made in /proc", "configuring") for o in ("build", "save")],
     ("ladder", "help run", 0, "^usage: ./ladder run .*examples:"),
     ("ladder", "--help", 0, r"commands:.*run .*test .*try .*LADDER_NO_INSTALL=1", r"skipped  |called by"),
     ("ladder", "run --help", 0, r"^usage: ./ladder run .*--reps REPS +timed repetitions.*--gemm-size M +M = N = K",
@@ -141,14 +139,13 @@ ROWS = [
     ("maint", "docs --check --self-test", 2, "^maint: error: argument --self-test: not allowed with argument --check"),
     ("maint", "measure --help", 0, "^usage: ./maint/do measure .*--profile-size N.*--sweep SIZES"),
     ("ladder", "build", 2, "^ladder: CMake 3.22.1 is too old: 3.24 or newer is needed", "missing", "old-cmake"),
-    ("runner", "run -n 0", 2, r"^ladder: error: -n/--size 0 is out of range: sizes run from 1 to 2\^36"),
-    ("runner", "run --gemm-size 0", 2, "^ladder: error: --gemm-size: --size 0 is out of range: matrix sizes run from 1 "
-                                       "to 1000000"),
-    ("runner", "run --reps 0", 2, "^ladder: error: --reps 0 is out of range"),
-    ("runner", "try 02 --regime=tree", 2, "^ladder: error: try 02_grid_stride --regime=...: try varies how the "
-                                          "stage is launched: --block, --grid, --offset"),
-    ("runner", "try 02 --grid=abc", 2, "^ladder: error: try 02_grid_stride --grid=abc: --grid 'abc' is not a whole "
-                                       "number"),
+    *[("runner", args, 2, f"^ladder: error: {message}") for args, message in [
+        ("run -n 0", r"-n/--size 0 is out of range: sizes run from 1 to 2\^36"),
+        ("run --gemm-size 0", "--gemm-size: --size 0 is out of range: matrix sizes run from 1 to 1000000"),
+        ("run --reps 0", "--reps 0 is out of range"),
+        ("try 02 --regime=tree", "try 02_grid_stride --regime=...: try varies how the stage is launched: --block, "
+                                 "--grid, --offset"),
+        ("try 02 --grid=abc", "try 02_grid_stride --grid=abc: --grid 'abc' is not a whole number")]],
     ("runner", "try 05 docs/experiments/05_shuffle/xor.patch --seed -1", 2, r"--seed -1 .*\(see 05_shuffle --help\)$"),
     ("runner", "try 08 docs/experiments/08_gemm_tiled/two_outputs.patch -n 5", 2, "try 08_gemm_tiled -n: -n is for the "
                                                                                 "reduce stages"),
