@@ -98,7 +98,6 @@ def measure_mutants(a, out):
     return all(r["verdict"] == "caught" for r in rows)
 
 def measure_combines(a, out):
-    """The combine stage: every combine at the targets' sizes, in the tree regime, after each flush, determinism."""
     s, timing = combine_stage(), run_args(a, ("reps", "warmup", "seed", "input", "device"))
     say(f"== {s}: every combine at the targets' sizes, in the tree regime, after each flush, and 100 runs each")
     ok = runs(out, "multiblock", [(s, ["-n", "2^20,2^24,20000000,2^28", "--combine", "all", *run_args(a)])])
@@ -110,7 +109,6 @@ def measure_combines(a, out):
                      by_status=True)
 
 def measure_accuracy(a, out):
-    """Every stage's float result from 2^10 to 2^30, the CPU's float sums, and the error study of the bound."""
     say("== accuracy: every stage's float result (--check-only), the CPU's float sums, and the error study")
     seed = run_args(a, ("seed", "device"))
     ok = runs(out, "accuracy", [(s, ["--check-only", "-n", ACCURACY_SIZES, *seed]) for s in reduce_stages()])
@@ -125,7 +123,6 @@ def measure_accuracy(a, out):
     return ok and proc.returncode == 0
 
 def measure_sizes(a, out):
-    """The size sweep, the block-size probes and the GEMM sizes."""
     ok = True
     for name, rows in [("sweep", sweep_rows(a)), *[(f"probe_{r}", probe_rows(a, r)) for r in ("stream", "tree")]]:
         save(out, name, rows)

@@ -46,7 +46,6 @@ def stale(stage, source, tools):
             f"./maint/do docs")
 
 def self_test(tools):
-    """A planted kernel edit must be seen, a comment-only edit must not."""
     stage, problems = "03_padding", []
     text = stage_file(stage).read_text()
     with tempfile.TemporaryDirectory() as tmp:
