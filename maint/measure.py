@@ -49,7 +49,7 @@ def measure_ladder(a, out):
     meta = {**meta_from(rows[0]), "commit": git_commit(), "date": datetime.date.today().isoformat(),
             "command": "./maint/do measure", "ladder_run_s": seconds}
     save(out, "ladder", rows, meta)
-    return meta, ok and all_pass(rows)
+    return ok and all_pass(rows)
 
 def measure_own(a, out):
     """./ladder try STAGE FILE on two planted copies of 05 (race, correct; as mine.cu, which docs/own.md shows) and on
@@ -143,7 +143,7 @@ def measure_profile(a, out):
 
 # The parts, in the order they run; --part runs some alone (each writes its own files; meta.json records each part's
 # commit and date, so a page can say when each was measured).
-PARTS = {"ladder": None, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own,
+PARTS = {"ladder": measure_ladder, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own,
          "combines": measure_combines, "accuracy": measure_accuracy, "sizes": measure_sizes,
          "profile": measure_profile}
 
@@ -156,12 +156,9 @@ def cmd_measure(a):
     meta = json.loads(meta_path.read_text()) if set(parts) != set(PARTS) and meta_path.exists() else {}
     for part in parts:
         t0 = time.time()
-        if part == "ladder":
-            ladder_meta, part_ok = measure_ladder(a, out)
-            meta.update(ladder_meta)
-        else:
-            part_ok = PARTS[part](a, out)
-        ok &= part_ok
+        ok &= PARTS[part](a, out)
+        if part == "ladder":  # the GPU, driver, toolkit and commit of the run head meta.json, as in ladder.meta.json
+            meta.update(json.loads((out / "ladder.meta.json").read_text()))
         meta.setdefault("parts", {})[part] = {"commit": git_commit(), "date": datetime.date.today().isoformat(),
                                                "elapsed_s": round(time.time() - t0, 1)}
         meta["elapsed_s"] = round(sum(p.get("elapsed_s", 0) for p in meta["parts"].values()), 1)
