@@ -50,9 +50,6 @@ def run(dst, *args, build=None):
     env = {**os.environ, "LADDER_BUILD": build, "BUILD_DIR": build, "PYTHONPATH": str(dst)}
     return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
 
-def digitless(lines):
-    return [re.sub(r"\d+", "#", line) for line in lines]
-
 def lost_lines(dst, new):
     """Lines of the project's pages that the copy changed without naming the new stage (or only in a number)."""
     problems = []
@@ -62,7 +59,7 @@ def lost_lines(dst, new):
             continue
         old, now = page.read_text().splitlines(), (dst / rel).read_text().splitlines()
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, now, autojunk=False).get_opcodes():
-            counted = digitless(old[i1:i2]) == digitless(now[j1:j2])
+            counted = [re.sub(r"\d+", "#", l) for l in old[i1:i2]] == [re.sub(r"\d+", "#", l) for l in now[j1:j2]]
             if tag != "equal" and not counted and not any(new in line for line in now[j1:j2]):
                 problems.append(f"{rel}: lines {i1 + 1}-{i2} changed, and nothing there names {new}: "
                                 f"{(old[i1:i2] or now[j1:j2])[:2]}")
@@ -82,10 +79,8 @@ def checks(dst, new, other):
     jobs = [(dst, [arg.format(new=new) for arg in cmd]) for cmd in CHECKS] + [(other, ["maint", "docs", "--check"])]
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:  # each a process of its own
         *done, missing = pool.map(lambda job: run(job[0], *job[1], build=dst / "build"), jobs)
-    for (_, cmd), proc in zip(jobs, done):
-        if proc.returncode not in (0, 77):
-            problems.append(f"{' '.join(cmd)} with {new}: exit {proc.returncode}:\n"
-                            f"{(proc.stdout + proc.stderr)[-1500:]}")
+    problems += [f"{' '.join(cmd)} with {new}: exit {proc.returncode}:\n{(proc.stdout + proc.stderr)[-1500:]}"
+                 for (_, cmd), proc in zip(jobs, done) if proc.returncode not in (0, 77)]
     if f"not measured yet: {new}" not in done[0].stdout:
         problems.append(f"--check did not name {new} among what is not measured:\n{done[0].stdout[-1500:]}")
     if missing.returncode == 0 or f"docs/templates/stages/{new}.md" not in missing.stderr:

@@ -25,8 +25,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         build = pathlib.Path(tmp) / "debug"
         configure(build, "Debug")
-        again = configure(build, "Debug")
-        if again:
+        if again := configure(build, "Debug"):
             problems.append("the second configure repeats its notes:\n  " + "\n  ".join(again))
         debug = device_flags(build)
         if not debug or not all(" -G " in c and "-lineinfo" not in c for c in debug):

@@ -21,8 +21,7 @@ ATOMIC = "atomicAdd(out, sum);"
 RUNS = [
     ("__ldg, __ldcs, __ldca", [(READ, "total += __ldg(&partials[b]) + __ldcs(&partials[b]) * 0.0f + "
                                       "__ldca(&partials[b]) * 0.0f;")]),
-    ("atomicAdd_system", [(ATOMIC, "atomicAdd_system(out, sum);")]),
-    ("atomicAdd_block", [(ATOMIC, "atomicAdd_block(out, sum);")]),
+    *[(f"atomicAdd_{scope}", [(ATOMIC, f"atomicAdd_{scope}(out, sum);")]) for scope in ("system", "block")],
     ("__stcg", [("partials[blockIdx.x] = sum;", "__stcg(&partials[blockIdx.x], sum);")]),
     ("__threadfence and atomicInc", [(TICKET, "      __threadfence();\n"
                                               "      is_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;\n")]),

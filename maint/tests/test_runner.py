@@ -32,10 +32,8 @@ def stage_roles():
     # The stages with a role (the ones without a stream regime, the one with the combines) are found, never named.
     roles = [s for s in stages.reduce_stages() if not maint.has_stream(s)] + [stages.combine_stage()]
     sources = [p for p in sorted((ROOT / "scripts").glob("*.py")) if p.name != "ladder.py"]  # its help has examples
-    for path in sources:
-        for stage in roles:
-            if stage in path.read_text():
-                problems.append(f"{path.relative_to(ROOT)} names {stage}: what a stage is comes from its --describe")
+    problems += [f"{path.relative_to(ROOT)} names {stage}: what a stage is comes from its --describe"
+                 for path in sources for stage in roles if stage in path.read_text()]
     return problems, len(sources)
 
 def test_command():
@@ -107,12 +105,8 @@ def why_failed():
              ("try_02_own: error: out of host memory", 2, "error: out of host memory"),
              ("checking\nterminate called after throwing an instance of 'std::logic_error'", 134,
               "exit status 134: terminate called after throwing an instance of 'std::logic_error'")]
-    problems = []
-    for text, status, want in cases:
-        got = tries.why_failed(text, status)
-        if not got.startswith(want):
-            problems.append(f"why_failed for exit {status} gave {got!r}; want it to begin {want!r}")
-    return problems, len(cases)
+    return [f"why_failed for exit {status} gave {got!r}; want it to begin {want!r}" for text, status, want in cases
+            if not (got := tries.why_failed(text, status)).startswith(want)], len(cases)
 
 def ncu_units():
     from maint.measure import parse_ncu_raw
