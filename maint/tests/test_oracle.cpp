@@ -131,9 +131,7 @@ TEST(Input, ExactModeIsNonZeroKOverRWithTheWidestExactRange) {
     EXPECT_EQ(seen.size(), 2 * range);  // fractional parts too, not only integers
   }
   EXPECT_EQ(exact_range(1), 4096u);
-  EXPECT_GE(exact_range(std::uint64_t{1} << 28), 64u);
-  EXPECT_GE(exact_range(std::uint64_t{1} << 32), 16u);
-  EXPECT_GE(exact_range(std::uint64_t{1} << 36), 1u);
+  for (auto [e, least] : {std::pair{28, 64u}, {32, 16u}, {36, 1u}}) EXPECT_GE(exact_range(1ull << e), least) << e;
   for (int e = 10; e <= 40; e += 2) {
     const std::uint64_t n = std::uint64_t{1} << e;
     const double r = exact_range(n);  // ten sigmas of the sum of the k below 2^24: every partial sum fits a float
