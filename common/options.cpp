@@ -94,13 +94,17 @@ std::string limit_words(std::uint64_t v) {
 // What is wrong with an option's text, in one line; nullopt if nothing is.
 using Check = std::function<std::optional<std::string>(const std::string&)>;
 
+// A count in any of -n's forms (4096, 2^12, 1e6); one too large for 64 bits is out of range, not "not a number".
 std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
                                          std::uint64_t hi) {
   const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
-  if (negative_number(s)) return fmt::format("{} {} is out of range: give a whole number {}", name, s, range);
-  if (!all_digits(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
-  const auto v = digits(s);
-  if (!v || *v < lo || *v > hi) return fmt::format("{} {} is out of range: give a whole number {}", name, s, range);
+  const auto v = parse_count(s);
+  if (!v && !negative_count(s) && !std::regex_match(s, kCountForms)) {
+    return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
+  }
+  if (!v || *v < lo || *v > hi) {
+    return fmt::format("{} {} is out of range: give a whole number {}", name, v ? std::to_string(*v) : s, range);
+  }
   return std::nullopt;
 }
 
@@ -171,20 +175,6 @@ std::optional<std::string> combine_problem(const ReduceStage& stage, const std::
     }
   }
   return std::nullopt;
-}
-
-// -m, -n, -k and --size of the GEMM: counts (4096, 2^12) from 1 to kMaxGemmDim.
-Check gemm_dim(const std::string& name) {
-  return [name](const std::string& text) -> std::optional<std::string> {
-    const auto v = parse_count(text);
-    const std::string s = trim(text);
-    if (negative_count(s) || (v && (*v < 1 || *v > kMaxGemmDim))) {
-      return fmt::format("{} {} is out of range: matrix sizes run from 1 to {}", name, v ? std::to_string(*v) : s,
-                         kMaxGemmDim);
-    }
-    if (!v) return fmt::format("{} '{}' is not a whole number: give one from 1 to {}", name, text, kMaxGemmDim);
-    return std::nullopt;
-  };
 }
 
 // One program's command line: CLI11's App, the first problem a check found, the exclusions' messages and the options'
@@ -306,9 +296,9 @@ class CommandLine {
         [this, name, check](std::string& text) {
           const auto problem = trim(text).empty() ? std::optional<std::string>(name + " needs a value") : check(text);
           if (problem && problem_.empty()) problem_ = *problem;
-          // What was checked, trimmed, and a whole number in decimal: CLI11 would read " 1" as nothing, 010 as 8.
+          // What was checked, trimmed, and a count in decimal: CLI11 would read " 1" as nothing, 010 as 8, 2^6 as 0.
           if (!problem) text = trim(text);
-          if (!problem && all_digits(text)) text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));
+          if (const auto v = problem ? std::nullopt : parse_count(text)) text = std::to_string(*v);
           return problem.value_or("");
         },
         ""));
@@ -511,12 +501,12 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
 ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* const* argv, GemmOptions& out) {
   CommandLine cli(stage_name, "C = A * B in float (row-major), checked against a CPU oracle and timed beside cuBLAS "
                               "and a naive kernel");
-  std::string m = "4096", n = "4096", k = "4096", size = "4096", tile = "16", pad = "off";
-  const std::string range = fmt::format(", 1 to {}", kMaxGemmDim);
-  cli.text("-m", m, gemm_dim("-m"), "M", "Rows of A and C" + range, kWhat);
-  cli.text("-n", n, gemm_dim("-n"), "N", "Columns of B and C" + range, kWhat);
-  cli.text("-k", k, gemm_dim("-k"), "K", "Columns of A, rows of B" + range, kWhat);
-  cli.text("--size", size, gemm_dim("--size"), "S", "Set M = N = K at once" + range, kWhat);
+  std::string tile = "16", pad = "off";
+  std::uint64_t size = out.m;
+  cli.whole("-m", out.m, 1, kMaxGemmDim, "M", "Rows of A and C", kWhat);
+  cli.whole("-n", out.n, 1, kMaxGemmDim, "N", "Columns of B and C", kWhat);
+  cli.whole("-k", out.k, 1, kMaxGemmDim, "K", "Columns of A, rows of B", kWhat);
+  cli.whole("--size", size, 1, kMaxGemmDim, "S", "Set M = N = K at once", kWhat);
   for (const char* dim : {"-m", "-n", "-k"}) {
     cli.excludes("--size", dim, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
   }
@@ -536,10 +526,7 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
                                   "--check-only"};
   if (common.self_test == "quick") own.insert(own.end(), {"-m", "-n", "-k", "--size"});  // full adds M x N x K
   if (auto refused = cli.ignored("--self-test", own)) return *refused;
-  const bool square = cli.given("--size");
-  out.m = *parse_count(square ? size : m);
-  out.n = *parse_count(square ? size : n);
-  out.k = *parse_count(square ? size : k);
+  if (cli.given("--size")) out.m = out.n = out.k = size;
   out.tile = tile == "32" ? 32 : 16;
   out.pads = pad == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pad == "on"};
   const std::string common_values = resolve(out, common);
