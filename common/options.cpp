@@ -50,9 +50,12 @@ std::string trim(const std::string& s) {
 
 bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
-// "-5": a number, but a negative one, which every option refuses as out of range (not as "not a number").
-bool negative_number(const std::string& s) { return s.size() > 1 && s[0] == '-' && all_digits(s.substr(1)); }
-bool negative_count(const std::string& s) { return s.size() > 1 && s[0] == '-' && parse_count(s.substr(1)); }
+// "-5", "-2^3", "2^70": a count, but negative or past 64 bits, which every option refuses as out of range (not as
+// "not a number").
+bool beyond_count(const std::string& s) {
+  const bool negative = s.size() > 1 && s[0] == '-' && parse_count(s.substr(1));
+  return negative || (std::regex_match(s, kCountForms) && !parse_count(s));
+}
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -94,14 +97,12 @@ std::string limit_words(std::uint64_t v) {
 // What is wrong with an option's text, in one line; nullopt if nothing is.
 using Check = std::function<std::optional<std::string>(const std::string&)>;
 
-// A count in any of -n's forms (4096, 2^12, 1e6); one too large for 64 bits is out of range, not "not a number".
+// A count in any of -n's forms (4096, 2^12, 1e6).
 std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
                                          std::uint64_t hi) {
   const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
   const auto v = parse_count(s);
-  if (!v && !negative_count(s) && !std::regex_match(s, kCountForms)) {
-    return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
-  }
+  if (!v && !beyond_count(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
   if (!v || *v < lo || *v > hi) {
     return fmt::format("{} {} is out of range: give a whole number {}", name, v ? std::to_string(*v) : s, range);
   }
@@ -117,9 +118,8 @@ std::optional<std::string> size_problem(const std::string& text) {
     const auto wrong = std::find_if(sizes->begin(), sizes->end(), [](auto n) { return n < 1 || n > kMaxSize; });
     return wrong == sizes->end() ? std::nullopt : std::optional<std::string>(out_of_range(*wrong));
   }
-  // A negative number, or one too large for 64 bits, is out of range like any other size, not "not a size".
   for (const auto& item : split_list(text)) {
-    if (negative_number(item) || (std::regex_match(item, kCountForms) && !parse_count(item))) return out_of_range(item);
+    if (beyond_count(item)) return out_of_range(item);
     const auto dots = item.find("..");
     if (dots == std::string::npos) continue;
     const std::string lo_text = trim(item.substr(0, dots)), hi_text = trim(item.substr(dots + 2));
@@ -141,7 +141,7 @@ std::optional<std::string> size_problem(const std::string& text) {
 std::optional<std::string> block_problem(const std::string& program, const std::string& text) {
   for (const auto& item : split_list(text)) {
     const auto b = parse_count(item);
-    if (negative_count(item) || (b && (*b < 64 || *b > 1024 || !is_power_of_two(*b)))) {
+    if (beyond_count(item) || (b && (*b < 64 || *b > 1024 || !is_power_of_two(*b)))) {
       return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", item, program);
     }
   }

@@ -56,7 +56,7 @@ ROWS = [
     ("02_grid_stride", "-n 3..9", 2, r"error: -n/--size '3..9': a range a..b doubles"),
     # every option refused in one line that names it (main() demands one line of every refusal)
     *[("05_shuffle", args, 2, f"^05_shuffle: error: {message}") for args, message in [
-        ("-n -5", "-n/--size -5 is out of range"), ("-n 2^40", "-n/--size 1099511627776 is out of range"),
+        ("-n -2^3", r"-n/--size -2\^3 is out of range"), ("-n 2^40", "-n/--size 1099511627776 is out of range"),
         ("-n 100,0", "-n/--size 0 is out of range"), ("--block big", "--block 'big' is not a number"),
         ("--block 2048", "--block 2048: 05_shuffle runs power-of-two"), ("--block 32", "--block 32: 05_shuffle runs"),
         ("--block -64", "--block -64: 05_shuffle"), ("--grid 2^31", "--grid 2147483648 is out of range"),
