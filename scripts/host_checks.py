@@ -36,6 +36,8 @@ NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
 # A block's index or the grid's size times the block's, in unsigned 32-bit arithmetic: a thread's index or the grid's
 THREADS_32 = (r"\b(?:blockIdx|gridDim)\.[xyz]\s*\*\s*blockDim\.[xyz]\b|"
               r"\bblockDim\.[xyz]\s*\*\s*(?:blockIdx|gridDim)\.[xyz]\b")
+# Unless it is 64-bit already: its left operand cast ((size_t)blockIdx.x), or a 64-bit factor before it (1ull, n)
+WIDENED = rf"\(\s*(?:{WIDE})\s*\)|(?:\b\d+[uU]?[lL]{{1,2}}[uU]?|\b(?:{WIDE})\s*(?:\{{[^{{}}]*\}}|\([^()]*\)))\s*\*"
 
 def block_order(blocks, grid, n):
     """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
@@ -189,7 +191,10 @@ def index_problems(stage):
                 how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"
                 out.append(f"{where}:{line}: `{m[1]} {name}` is 32 bits, and {how} the 64-bit {uses[0]}: past 2^32 "
                            "elements it wraps (declare it std::size_t)")
+        named = "|".join(re.findall(rf"\b(?:{WIDE})\s+(\w+)", item)) or "$^"  # its 64-bit variables widen one too
         for m in re.finditer(THREADS_32, item) if role(stage) == "reduce" else ():  # a reduce's grid reaches 2^41
+            if re.search(rf"(?:{WIDENED}|\b(?:{named})\s*\*)\s*$", item[:m.start()]):
+                continue
             out.append(f"{where}:{first + item[:m.start()].count(chr(10))}: `{m[0]}` multiplies two 32-bit values: "
                        "past 2^32 threads it wraps before a std::size_t holds it (widen one: std::size_t{blockDim.x})")
     return out

@@ -96,6 +96,8 @@ CORRECT = [
       "b_tile[k + 1][tx];")]),
     ("unused_variable", "07_multiblock", [("  float sum = 0.0f;\n  std::size_t i = tid;",
                                            "  float sum = 0.0f;\n  int unused = 0;\n  std::size_t i = tid;")]),
+    ("index_widened", "02_grid_stride", [("std::size_t{gridDim.x} *", "(unsigned long long)gridDim.x *"),
+                                          ("blockIdx.x * std::size_t{blockDim.x}", "1ull * blockIdx.x * blockDim.x")]),
     ("launch_bounds", "02_grid_stride", [("__global__ void reduce_kernel(", "__global__ void __launch_bounds__(1024) "
                                           "reduce_kernel(")]),
     ("index_macro", "03_padding", [("__device__ unsigned padded(unsigned i) { return i + i / 32; }",
