@@ -23,8 +23,9 @@ RUNS = [
                                       "__ldca(&partials[b]) * 0.0f;")]),
     *[(f"atomicAdd_{scope}", [(ATOMIC, f"atomicAdd_{scope}(out, sum);")]) for scope in ("system", "block")],
     ("__stcg", [("partials[blockIdx.x] = sum;", "__stcg(&partials[blockIdx.x], sum);")]),
-    ("__threadfence and atomicInc", [(TICKET, "      __threadfence();\n"
-                                              "      is_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;\n")]),
+    ("__threadfence, atomic_thread_fence and atomicInc", [(TICKET, "      __threadfence();\n      cuda::atomic_thread_"
+     "fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);\n      is_last = atomicInc(ticket, gridDim.x - 1) "
+     "== gridDim.x - 1;\n")]),
     ("atomicCAS, __threadfence_system", [(TICKET, "      __threadfence_system();\n"
                                                   "      unsigned seen = *ticket, old = seen;\n"
                                                   "      do { seen = old; old = atomicCAS(ticket, seen, seen + 1); }"

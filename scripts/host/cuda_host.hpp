@@ -426,6 +426,7 @@ namespace cuda {
 enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block, thread_scope_thread };
 enum memory_order { memory_order_relaxed, memory_order_consume, memory_order_acquire, memory_order_release,
                     memory_order_acq_rel, memory_order_seq_cst };
+inline void atomic_thread_fence(memory_order, thread_scope = thread_scope_system) {}  // as __threadfence()
 template <typename T, thread_scope = thread_scope_system>
 class atomic_ref {  // fetch_add logs the ticket it hands out and what the watched region holds
  public:
