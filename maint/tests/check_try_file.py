@@ -121,6 +121,8 @@ WRONG = [
      "did not finish within", "did not finish within"),
     ("index_32_bits", "02_grid_stride", [("for (std::size_t i = blockIdx.x", "for (unsigned i = blockIdx.x")],
      "is 32 bits", "is 32 bits"),
+    ("ticket_before_store", "07_multiblock", [("      partials[blockIdx.x] = sum;\n", ""), ("== gridDim.x - 1;\n    }",
+     "== gridDim.x - 1;\n      partials[blockIdx.x] = sum;\n    }")], *["takes the grid's last ticket"] * 2),
     ("two_pass_not_deterministic", "07_multiblock", [(
         "      reduce_kernel<Combine::kTwoPass><<<1, launch.block, smem, stream>>>(launch.partials[0], grid, out, "
         "nullptr, nullptr);\n", "      CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));\n      reduce_kernel"

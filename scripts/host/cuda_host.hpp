@@ -375,9 +375,24 @@ using std::min;
 inline float min(float a, float b) { return std::fmin(a, b); }  // as CUDA's min of two floats: a NaN loses
 inline float max(float a, float b) { return std::fmax(a, b); }
 
+// An atomic on the launch's ticket that hands out the grid's last one: every block's partial sum is stored by then.
+inline void ticket_taken(const void* p, unsigned old) {
+  std::size_t element = 0;
+  const auto* r = ladder_host::region_of(p, &element, sizeof(unsigned));
+  const ladder_host::Region& w = ladder_host::run().watched;  // the partial sums (where a launch stores none: skipped)
+  if (r == nullptr || r->name != "ticket" || old + 1 != gridDim.x * gridDim.y) return;
+  const auto* sums = static_cast<const float*>(w.base);
+  const auto end = sums + std::min<std::size_t>(old + 1, w.bytes / sizeof(float));
+  const auto hole = std::find_if(sums, end, [](float x) { return std::isnan(x); });
+  if (hole != end && std::any_of(sums, end, [](float x) { return !std::isnan(x); }))
+    ladder_host::fail("block %u takes the grid's last ticket before partials[%td] holds a sum: on a GPU the last "
+                      "block may read a slot before it is stored (store the sum, then fence or release, then take "
+                      "the ticket)", blockIdx.x + blockIdx.y * gridDim.x, hole - sums);
+}
 template <typename T>
 T ladder_exchange(T* p, T v) {
   const T old = *p;
+  if constexpr (std::is_same_v<T, unsigned>) ticket_taken(p, old);  // atomicAdd, atomicInc, CAS, atomic_ref
   *p = v;
   return old;
 }
