@@ -31,13 +31,14 @@ LAUNCHER_SIZES = [(64, n) for n in (1, 33, 64, 65, 1000, 1025, 1029, 4097)] + [
 GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every thread loop
 # (m, n, k): one tile, edges in every dimension, several steps along K
 GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
-WIDE = r"(?:std::)?size_t|unsigned long long|unsigned long|long long|long|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
+WIDE = r"(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+long)?(?:\s+int)?|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
 NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
 # A block's index or the grid's size times the block's, in unsigned 32-bit arithmetic: a thread's index or the grid's
 THREADS_32 = (r"\b(?:blockIdx|gridDim)\.[xyz]\s*\*\s*blockDim\.[xyz]\b|"
               r"\bblockDim\.[xyz]\s*\*\s*(?:blockIdx|gridDim)\.[xyz]\b")
 # Unless it is 64-bit already: its left operand cast ((size_t)blockIdx.x), or a 64-bit factor before it (1ull, n)
-WIDENED = rf"\(\s*(?:{WIDE})\s*\)|(?:\b\d+[uU]?[lL]{{1,2}}[uU]?|\b(?:{WIDE})\s*(?:\{{[^{{}}]*\}}|\([^()]*\)))\s*\*"
+WIDENED = (rf"\(\s*(?:{WIDE})\s*\)(?:\s*\w+\s*\*)?|(?:\b(?:0[xX][0-9a-fA-F]+|\d+)[uU]?[lL]{{1,2}}[uU]?|"
+           rf"\b(?:{WIDE})\s*(?:\{{[^{{}}]*\}}|\([^()]*\))|static_cast<\s*(?:{WIDE})\s*>\s*\([^()]*\))\s*\*")
 
 def block_order(blocks, grid, n):
     """The order=... of a host run: [] (first to last), last to first, or shuffled with a seed of the launch's."""
@@ -191,9 +192,10 @@ def index_problems(stage):
                 how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"
                 out.append(f"{where}:{line}: `{m[1]} {name}` is 32 bits, and {how} the 64-bit {uses[0]}: past 2^32 "
                            "elements it wraps (declare it std::size_t)")
-        named = "|".join(re.findall(rf"\b(?:{WIDE})\s+(\w+)", item)) or "$^"  # its 64-bit variables widen one too
+        # its 64-bit variables widen a product too (not one cast narrower first: (unsigned)n * ...)
+        named = "|".join(re.findall(rf"\b(?:{WIDE})\s+(?!(?:int|long)\b)(\w+)", item)) or "$^"
         for m in re.finditer(THREADS_32, item) if role(stage) == "reduce" else ():  # a reduce's grid reaches 2^41
-            if re.search(rf"(?:{WIDENED}|\b(?:{named})\s*\*)\s*$", item[:m.start()]):
+            if re.search(rf"(?:{WIDENED}|(?:^|[^)\s])\s*\b(?:{named})\s*\*)\s*$", item[:m.start()]):
                 continue
             out.append(f"{where}:{first + item[:m.start()].count(chr(10))}: `{m[0]}` multiplies two 32-bit values: "
                        "past 2^32 threads it wraps before a std::size_t holds it (widen one: std::size_t{blockDim.x})")
