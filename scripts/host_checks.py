@@ -13,8 +13,9 @@ from . import host_run
 from .build import ncpu
 from .stages import combines, regimes, role
 
-# (block, grid, n): one element per thread, a partial block, many elements per thread, and one-block inputs
-SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051)]  # blocks: powers of two, 64 up
+# (block, grid, n): one element per thread, a partial block, many elements per thread, and small inputs (2: less than
+# a float4 at any offset)
+SHAPES = [(64, 1, 64), (128, 1, 97), (64, 3, 1000), (64, 2, 5), (256, 2, 2051), (64, 1, 2)]  # blocks: 64 up
 # (offset, threads last to first, launches, blocks): every alignment, the other thread order, a second launch, and
 # the blocks run last to first and in a seeded shuffle (a GPU runs them in any order, so a sum that needs block 0 to
 # run first is wrong there)
@@ -29,8 +30,8 @@ CYCLE = 1024
 LAUNCHER_SIZES = [(64, n) for n in (1, 33, 64, 65, 1000, 1025, 1029, 4097)] + [
     (1024, n) for k in range(1, 33) for n in (512 * k, 512 * k + 1)]
 GRID_LIMIT = {"stream": 3, "tree": 2 ** 31 - 1}  # a grid of 3 makes every thread loop
-# (m, n, k): one tile, edges in every dimension, several steps along K
-GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50)]
+# (m, n, k): one tile, edges in every dimension, several steps along K, and columns of more than two 32-wide tiles
+GEMM_SHAPES = [(16, 16, 16), (20, 18, 35), (33, 7, 50), (5, 70, 3)]
 WIDE = r"(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+long)?(?:\s+int)?|(?:std::)?u?int64_t|(?:std::)?ptrdiff_t"
 NARROW = r"(?:const\s+)?(?:unsigned int|unsigned|int|(?:std::)?u?int32_t)"
 # A block's index or the grid's size times the block's, in unsigned 32-bit arithmetic: a thread's index or the grid's
@@ -172,9 +173,9 @@ def problems(stage):
     return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage))
 
 def index_problems(stage):
-    """A 32-bit variable compared with, or made from, a 64-bit parameter of its function (the kernel's n): past 2^32
-    elements it wraps, and a grid-stride loop on it never ends; and in a reduce stage, a block's index or the grid's
-    size times the block's in 32 bits. Read from the file's text, naming the line."""
+    """A 32-bit variable made from, or compared in a loop's condition with, a 64-bit parameter of its function (the
+    kernel's n): past 2^32 elements it wraps, and a grid-stride loop on it never ends; and in a reduce stage, a block's
+    index or the grid's size times the block's in 32 bits. Read from the file's text, naming the line."""
     out, path = [], host_run.stage_path(stage)
     where = host_run.SHOWN_AS.get(stage, f"{stage}/{path.name}")
     blanked = host_run.COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), path.read_text())
@@ -183,10 +184,11 @@ def index_problems(stage):
         if "__global__" not in head and "__device__" not in head:
             continue
         wide = re.findall(rf"\b(?:{WIDE})\s+(\w+)\s*[,)]", head)
+        loops = " ".join(a + b for a, b in re.findall(r"\bfor\s*\([^;]*;([^;]*);|\bwhile\s*\(([^{};]*)\)", item))
         for m in re.finditer(rf"\b({NARROW})\s+(\w+)\s*=\s*([^;,]*)", item):
             name, init = m[2], m[3]
-            uses = [p for p in wide if re.search(rf"\b{p}\b", init) or re.search(
-                rf"\b{name}\s*[<>]=?\s*{p}\b|\b{p}\s*[<>]=?\s*{name}\b", item)]
+            uses = [p for p in wide if re.search(rf"\b{p}\b", init) or re.search(  # a loop's condition: it wraps there
+                rf"\b{name}\s*[<>]=?\s*{p}\b|\b{p}\s*[<>]=?\s*{name}\b", loops)]
             if uses:
                 line = first + item[:m.start()].count("\n")
                 how = "made from" if re.search(rf"\b{uses[0]}\b", init) else "compared with"

@@ -34,11 +34,12 @@ LAUNCH = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:.*\\\n)*.*", re.M)  # a macro, its continued lines too
 BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-# What the host run does not model: a file that uses one is refused by name, and the GPU checks still run.
+# What the host run does not model: a file that uses one is refused by name, and the GPU checks still run (volatile:
+# the pre-Volta idiom, racecheck's; a namespace block: one item here, whose functions the rewriting does not reach).
 UNMODELLED = re.compile(r"\b(__activemask|__match_(?:any|all)_sync|__syncthreads_(?:or|and|count)|__nanosleep|clock64|"
                         r"clock|__globaltimer|asm|this_grid|grid_group|coalesced_threads|coalesced_group|"
                         r"labeled_partition|binary_partition|memcpy_async|this_cluster|cluster_group|invoke_one|"
-                        r"inclusive_scan|exclusive_scan|volatile)\b")  # volatile: the pre-Volta idiom, racecheck's
+                        r"inclusive_scan|exclusive_scan|volatile|namespace(?=\s*\w*\s*\{))\b")
 
 class HostRunError(Exception):
     """The stage's code did not build or run on the host; the message names the stage."""
@@ -122,7 +123,14 @@ def device_code(text, path, launcher=False):
         elif wanted and not host_only:
             refuse_unmodelled(item, number, path)
             keep.append(f'#line {number} "{path}"\n{SHARED.sub(_shared, _shared_pointers(item, names, text))}')
-    return "\n".join(keep)
+    return _auto_elements("\n".join(keep))
+
+def _auto_elements(code):
+    """`auto x = smem[i]`: an element of a shared array (or pointer) there is a proxy that logs, and auto would copy
+    the proxy, which writes through; the element's type holds the value, as auto does on a GPU."""
+    types = {n: t for t, n in re.findall(r"View<([\w:]+), 0> (\w+)", code)}
+    types.update(re.findall(r"auto (\w+) = ladder_host::(?:dynamic_)?shared<([\w:]+)", code))
+    return re.sub(r"\bauto(\s+\w+\s*=\s*)(\w+)(?=\s*\[)", lambda m: types.get(m[2], "auto") + m[1] + m[2], code)
 
 def refuse_unmodelled(item, first_line, path):
     """HostRunUnmodelled naming the first use in item of what the host run does not model: its file, line and text."""

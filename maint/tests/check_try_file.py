@@ -54,6 +54,7 @@ def ladder(args, cwd, driver):
 
 # The corpus: files readers write, each an edit of a stage file: (name, stage, [(text, replacement)]).
 LOOP = "i < n; i += stride) sum += in[i];"
+STRIDE = "  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;\n"
 WARP = "v += __shfl_down_sync(0xffffffffu, v, offset);"
 CG = ("""__device__ float block_reduce(float v, float* smem) {
   const cg::thread_block block = cg::this_thread_block();
@@ -98,6 +99,9 @@ CORRECT = [
                                            "  float sum = 0.0f;\n  int unused = 0;\n  std::size_t i = tid;")]),
     ("index_widened", "02_grid_stride", [("std::size_t{gridDim.x} *", "(unsigned long long)gridDim.x *"),
                                           ("blockIdx.x * std::size_t{blockDim.x}", "1ull * blockIdx.x * blockDim.x")]),
+    ("debug_print", "05_shuffle", [('#include "reduce_stage', '#include <cassert>\n#include "reduce_stage'),
+     (STRIDE, STRIDE + '  assert(blockDim.x % 32 == 0);\n  if (threadIdx.x + blockIdx.x == 0) printf("n = %llu ", '
+      '(unsigned long long)n);\n')]),
     ("launch_bounds", "02_grid_stride", [("__global__ void reduce_kernel(", "__global__ void __launch_bounds__(1024) "
                                           "reduce_kernel(")]),
     ("index_macro", "03_padding", [("__device__ unsigned padded(unsigned i) { return i + i / 32; }",
@@ -121,6 +125,8 @@ WRONG = [
      "did not finish within", "did not finish within"),
     ("index_32_bits", "02_grid_stride", [("for (std::size_t i = blockIdx.x", "for (unsigned i = blockIdx.x")],
      "is 32 bits", "is 32 bits"),
+    ("head_not_clamped", "06_float4", [("head = to_boundary < n ? to_boundary : n;", "head = to_boundary;")],
+     *["outside its memory"] * 2),
     ("ticket_before_store", "07_multiblock", [("      partials[blockIdx.x] = sum;\n", ""), ("== gridDim.x - 1;\n    }",
      "== gridDim.x - 1;\n      partials[blockIdx.x] = sum;\n    }")], *["takes the grid's last ticket"] * 2),
     ("two_pass_not_deterministic", "07_multiblock", [(
