@@ -307,7 +307,7 @@ def _trace(exe, stage, entry, options):
     except subprocess.TimeoutExpired:
         raise HostRunError(f"{where}: the host run did not finish within {HOST_RUN_LIMIT} s: {NEVER_ENDS}") from None
     if done.returncode:
-        why = done.stderr.strip().removeprefix("host run: ") or (
+        why = done.stderr.strip().removeprefix("host run: ").replace(f"{exe.name}: ", "") or (
             f"killed by signal {-done.returncode} (a read or write outside its memory)" if done.returncode < 0
             else f"exit status {done.returncode}")
         raise HostRunError(f"{where}: {why}")
