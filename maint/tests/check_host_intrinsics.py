@@ -23,6 +23,9 @@ RUNS = [
                                       "__ldca(&partials[b]) * 0.0f;")]),
     *[(f"atomicAdd_{scope}", [(ATOMIC, f"atomicAdd_{scope}(out, sum);")]) for scope in ("system", "block")],
     ("__stcg", [("partials[blockIdx.x] = sum;", "__stcg(&partials[blockIdx.x], sum);")]),
+    ("auto for an element of shared memory", [("if (warp == 0) v = warp_reduce(lane < blockDim.x / 32 ? smem[lane] : "
+     "0.0f);", "if (warp == 0) {\n    auto w = smem[lane % (blockDim.x / 32)];\n    w *= lane < blockDim.x / 32;\n"
+     "    v = warp_reduce(w);\n  }")]),
     ("__threadfence, atomic_thread_fence and atomicInc", [(TICKET, "      __threadfence();\n      cuda::atomic_thread_"
      "fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);\n      is_last = atomicInc(ticket, gridDim.x - 1) "
      "== gridDim.x - 1;\n")]),
