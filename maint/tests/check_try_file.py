@@ -99,7 +99,7 @@ CORRECT = [
                                            "  float sum = 0.0f;\n  int unused = 0;\n  std::size_t i = tid;")]),
     ("index_widened", "02_grid_stride", [("std::size_t{gridDim.x} *", "(unsigned long long)gridDim.x *"),
                                           ("blockIdx.x * std::size_t{blockDim.x}", "1ull * blockIdx.x * blockDim.x")]),
-    ("debug_print", "05_shuffle", [('#include "reduce_stage', '#include <cassert>\n#include "reduce_stage'),
+    ("debug_print", "05_shuffle", [('#include "reduce_stage', '#include <cassert>\n#include <cstdio>\n#include "reduce_stage'),
      (STRIDE, STRIDE + '  assert(blockDim.x % 32 == 0);\n  if (threadIdx.x + blockIdx.x == 0) printf("n = %llu ", '
       '(unsigned long long)n);\n')]),
     ("launch_bounds", "02_grid_stride", [("__global__ void reduce_kernel(", "__global__ void __launch_bounds__(1024) "
