@@ -153,10 +153,10 @@ def compiled_requests(stage, reqs, tile=None, pad=None):
         reqs = [wide.get(r, r) for r in reqs if r not in merged]
     return reqs
 
-def reduce_block(stage, block, compiled=True, entry=None):
-    """The requests of block 0 of a reduce stage's kernel, one element per thread."""
-    reqs = requests(of_block(stage, entry or host_run.kernel_entries(stage)[0], block=block, n=block))
-    return compiled_requests(stage, reqs) if compiled else reqs
+def reduce_block(stage, block, entry=None):
+    """The requests of block 0 of a reduce stage's kernel, one element per thread, as the machine code makes them."""
+    return compiled_requests(stage, requests(of_block(stage, entry or host_run.kernel_entries(stage)[0], block=block,
+                                                      n=block)))
 
 def gemm_block(stage, tile, pad, compiled=True):
     """The requests of one block of 08's gemm_kernel<tile, pad>, over one step along K."""
@@ -171,70 +171,46 @@ def gemm_block(stage, tile, pad, compiled=True):
 PROFILED = [("01_naive", "tree"), *((s, v) for s in ("02_grid_stride", "03_padding", "04_warp_unroll", "05_shuffle",
                                                      "06_float4", "07_multiblock") for v in ("stream", "tree")),
             ("08_gemm_tiled", "tiled"), ("08_gemm_tiled", "tiled padded")]
-# How far the aggregate conflict counters may exceed the host run's, of the conflict-free wavefronts (tolerance_note).
-TOLERANCE = 0.10
-METRICS = {op: (f"smsp__inst_executed_op_shared_{op}.sum", f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum",
-                f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ACCESS}
 COUNTS = ("instructions", "wavefronts", "ideal")  # ideal: the wavefronts with no bank conflict
 
-def launch(row, compiled=True, key=lambda r: r.op):
-    """A row of ncu.csv: one block's requests, the blocks, how many times they repeat (blocks, times the GEMM's steps
-    along K), and their totals {key(request): {requests, COUNTS, conflicts}}; in a predicated tree every warp issues."""
+def launch(row, key=lambda r: r.op):
+    """A row of ncu.csv: one block's requests and their totals over the launch (times the blocks, and the GEMM's steps
+    along K) {key(request): {COUNTS}}; in a predicated tree every warp issues."""
     (gx, gy, gz), (bx, by, bz) = ([int(x) for x in row[k].strip("() ").split(",")] for k in ("grid", "block"))
     if row["stage"] == "08_gemm_tiled":
         pad = int(re.search(r"gemm_kernel<\d+, (\d+)>", row["kernel"]).group(1))
-        reqs, repeat = gemm_block(row["stage"], bx, pad, compiled), gx * gy * gz * -(-int(row["n_or_size"]) // bx)
+        reqs, repeat = gemm_block(row["stage"], bx, pad), gx * gy * gz * -(-int(row["n_or_size"]) // bx)
     else:
         template = re.search(r"reduce_kernel<(\d+)>", row["kernel"])  # reduce_kernel<1>: the Combine at index 1
         entry = host_run.combine_names()[int(template.group(1))] if template else None
-        reqs, repeat = reduce_block(row["stage"], bx * by * bz, compiled, entry), gx * gy * gz
+        reqs, repeat = reduce_block(row["stage"], bx * by * bz, entry=entry), gx * gy * gz
     warps = -(-bx * by // WARP) if row["stage"] in PREDICATED else 0
     tree = {(r.phase, r.seq, r.op) for rs in by_phase(reqs, steps=True) for r in rs} if warps else set()
     out, issued = {}, set()
     for r in reqs:
-        t, step = out.setdefault(key(r), dict.fromkeys(("requests", *COUNTS), 0)), (key(r), r.phase, r.seq, r.op)
-        t["requests"] += repeat
+        t, step = out.setdefault(key(r), dict.fromkeys(COUNTS, 0)), (key(r), r.phase, r.seq, r.op)
         t["wavefronts"] += r.wavefronts() * repeat
         t["ideal"] += r.conflict_free() * repeat
         t["instructions"] += (0 if step in issued else warps * repeat) if step[1:] in tree else repeat
-        t["conflicts"] = t["wavefronts"] - t["ideal"]
         issued.add(step)
-    return reqs, gx * gy * gz, repeat, out
+    return reqs, out
 
-class Comparison(namedtuple("Comparison", "stage variant op host measured blocks repeat line text steps",
-                            defaults=(1, 1, None, "", ()))):
-    """A launch's loads or stores (op), host run against Nsight Compute: of one source line (text; line 0: gone from
-    the file; steps: (phase, requests, wavefronts)) against ncu_source.csv, exactly; or of the kernel (line None)
-    against ncu.csv, exactly but for the bank conflicts (within TOLERANCE). host None: no host run (text: why)."""
-
-    @property
-    def excess(self):  # measured conflicts beyond the host run's, as a share of the conflict-free wavefronts
-        return (self.measured["conflicts"] - self.host["conflicts"]) / max(self.host["ideal"], 1)
+class Comparison(namedtuple("Comparison", "stage variant op host measured line text steps", defaults=(0, "", ()))):
+    """A launch's loads or stores (op) on one source line (text; line 0: gone from the file; steps: (phase, requests,
+    wavefronts)), host run against Nsight Compute's source counters (ncu_source.csv), exactly. host None: no host run
+    (text: why)."""
 
     def problems(self):
         if self.host is None:
             return [self.text]
-        exact = COUNTS if self.line is not None else ("instructions", "ideal")
-        wrong = [f"{k} {self.measured[k]:,} measured, {self.host[k]:,} in the host run" for k in exact
+        wrong = [f"{k} {self.measured[k]:,} measured, {self.host[k]:,} in the host run" for k in COUNTS
                  if self.host[k] != self.measured[k]]
-        if self.line is None and abs(self.excess) > TOLERANCE:
-            wrong.append(f"bank conflicts {self.measured['conflicts']:,} measured, {self.host['conflicts']:,} in the "
-                         f"host run ({100 * self.excess:+.1f}% of the conflict-free wavefronts; the tolerance is "
-                         f"±{100 * TOLERANCE:.0f}%)")
-        if not wrong or self.line is None:
-            return [f"{self.stage} ({self.variant}) {ACCESS[self.op]}: {', '.join(wrong)}"] if wrong else []
+        if not wrong:
+            return []
         where = f"line {self.line}" if self.line else "a line the stage file no longer has"
         steps = "; ".join(f"phase {p}: {n} requests, {w} wavefronts" for p, n, w in self.steps[:12]) or "none"
         return [f"{self.stage} ({self.variant}) {where} `{self.text[:70]}`, {ACCESS[self.op]}: {', '.join(wrong)}. "
                 f"The host run's steps on this line: {steps}"]
-
-def compare(row, compiled=True):
-    """The host run of one profiled launch against its row of ncu.csv: one Comparison for loads, one for stores."""
-    _, blocks, repeat, host = launch(row, compiled)
-    measured = {op: dict(zip(("instructions", "wavefronts", "conflicts"), (int(float(row[m])) for m in names)))
-                for op, names in METRICS.items()}
-    return [Comparison(row["stage"], row["variant"], op, host[op], {**m, "ideal": m["wavefronts"] - m["conflicts"]},
-                       blocks, repeat) for op, m in measured.items()]
 
 def compare_lines(row, source_rows):
     """A Comparison of every line of a profiled launch that touches shared memory; lines are matched by their code
@@ -246,7 +222,7 @@ def compare_lines(row, source_rows):
     path, row_key = host_run.stage_path(row["stage"]), (row["stage"], row["variant"])
     here = by_code(enumerate(path.read_text().splitlines(), 1))
     try:
-        reqs, _, _, host = launch(row, key=lambda r: (here[r.line], r.op))
+        reqs, host = launch(row, key=lambda r: (here[r.line], r.op))
     except host_run.HostRunError as e:
         return [Comparison(row["stage"], row["variant"], None, None, None, text=str(e))]
     mine = [s for s in source_rows if (s["stage"], s["variant"], s["file"]) == (*row_key, path.name)]

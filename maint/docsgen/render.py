@@ -5,7 +5,7 @@ import pathlib
 import re
 
 from ..measure import NCU_SECTIONS, TRIES
-from ..model_pages import gemm_access, race_example, tolerance_note, tree_degrees, worst_step
+from ..model_pages import gemm_access, race_example, tree_degrees, worst_step
 from maint import gemm_stage
 from scripts import sanitize, sass
 from scripts.run import cpu_stage_row, stage_diff
@@ -17,8 +17,8 @@ from .base import DocsError, DOCS, docs_path, LAYOUTS, NOT_MEASURED, NotMeasured
 # builtins; each wrapped (by jinja_environment) so that a missing result prints "not measured yet".
 HELPERS = {name: fn for m in (base, numbers, compare, sources, tables) for name, fn in vars(m).items()
            if inspect.isfunction(fn) and fn.__module__ == m.__name__} | {fn.__name__: fn for fn in (
-    combine_stage, cpu_stage_row, relative_error, stage_diff, gemm_access, race_example, tolerance_note, tree_degrees,
-    worst_step, format, int, len, min, max, abs)}
+    combine_stage, cpu_stage_row, relative_error, stage_diff, gemm_access, race_example, tree_degrees, worst_step,
+    format, int, len, min, max, abs)}
 
 # Every {{ expression }} and {% tag %} of a template (the claims check reads the words around them).
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}|\{%-?(.+?)-?%\}", re.S)
