@@ -4,7 +4,7 @@ import re
 
 from maint import gemm_stage
 from scripts.stages import reduce_stages
-from .base import and_list, default_of, f, md_table, pow2, rows, select, TEMPLATES
+from .base import default_of, f, md_table, rows, select, TEMPLATES
 from .numbers import combine_sizes, ncu_value, per_block, per_block_ns, sweep_07
 
 NOISE = "within noise"  # the words for two runs neither of which distinct() tells apart
@@ -42,17 +42,6 @@ def compare_rows(a, b, other=None, a_prefix="", b_prefix=""):
 def speedup(view, a, b, other=None): return compare_rows(select(view, stage=a), select(view, stage=b), other)
 def than_cub(name, **match): return compare_rows(select(name, **match), select(name, **match), "CUB", a_prefix="cub_")
 
-def steps_line(view, pairs):
-    """Several rungs against the stage before each, said once: the ones that differ each with its ratio, and the ones
-    whose runs overlap together, 'the same within noise' once. pairs: [(before, after), ...] in a ladder view."""
-    steps = [(a[:2], b[:2], select(view, stage=a), select(view, stage=b)) for a, b in pairs]
-    out = [f"{b} is {compare_rows(ra, rb, a)}" for a, b, ra, rb in steps if distinct(rb, ra) != 0]
-    same = [(b, f"{f(ra['ms_median']) / f(rb['ms_median']):.2f}×") for a, b, ra, rb in steps if distinct(rb, ra) == 0]
-    if same:
-        out.append(said(f"{and_list(b for b, _ in same)} {'takes' if len(same) == 1 else 'each take'} the same time as the "
-                        f"stage before {NOISE} ({', '.join(r for _, r in same)})"))
-    return "; ".join(out)
-
 def time_difference(a, b, other=None, prefix=""):
     """Row b's median time against row a's (the columns with prefix, e.g. "cub_"): 'X µs more/less [than <other>]' where
     distinct() tells them apart, else 'the same time [as <other>] within noise (X µs apart)'."""
@@ -60,26 +49,11 @@ def time_difference(a, b, other=None, prefix=""):
     if distinct(a, b, prefix, prefix) == 0:
         return said(f"the same time{' as ' + other if other else ''} {NOISE} ({abs(d):.1f} µs apart)")
     return f"{abs(d):.1f} µs {'more' if d > 0 else 'less'}" + (f" than {other}" if other else "")
-def per_block_spread_diff(a, b, blocks):  # how much more (or less) time per block combine a takes than b
-    vals = [per_block(a, x) - per_block(b, x) for x in blocks]
-    lo, hi = min(vals), max(vals)
-    if lo > 0:
-        return f"{lo:.2f}–{hi:.2f} ns per block more than {b}"
-    if hi < 0:
-        return f"{-hi:.2f}–{-lo:.2f} ns per block less than {b}"
-    return f"between {lo:.2f} and {hi:.2f} ns per block against {b}"
 def mask_row(which_build, name="interleaved_mask"):  # 01's tree row of the "file"'s or the "patch"'s run
     return select(f"try_01_naive_{name}", variant="as in the file" if which_build == "file" else f"{name} (the patch)",
                   regime="tree")
 def try_vs_file(name): return compare_rows(mask_row("file", name), mask_row("patch", name), "01")
 def flush_rows(n): return [select("flush", l2_flush=k, n=n) for k in ("clean", "write", "none")]
-def flush_conclusion():  # skipping the flush against a clean flush, the sizes of each outcome together
-    groups = {-1: [], 0: [], 1: []}
-    for n in sorted({int(r["n"]) for r in rows("flush")}):
-        clean, _, none = flush_rows(n)
-        groups[distinct(none, clean)].append(pow2(n))
-    words = {-1: "makes 07 faster", 1: "makes 07 slower", 0: f"leaves 07 the same {NOISE}"}
-    return "; it ".join(said(f"{words[k]} at n = {', '.join(v)}") for k, v in groups.items() if v)
 def which(pred, yes, no): return yes if pred else no  # a word chosen by the data: which(x > y, "above", "below")
 def largest_step(regime):  # the stage with the largest × prev in a regime
     stages = reduce_stages()

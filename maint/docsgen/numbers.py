@@ -93,9 +93,6 @@ def probe_best_line(regime):  # '02 1024 (128, 256 within noise), ..., 06 1024'
     ties = {s: [b for b in probe_tied(stage_rows(f"probe_{regime}", s)) if b != probe_rank(s, regime)] for s in stages}
     return ", ".join(f"{s[:2]} {probe_rank(s, regime)}" + (f" ({', '.join(ties[s])} within noise)" if ties[s] else "")
                      for s in stages)
-def probe_tie_count():  # (stages whose fastest block size ties with another, probe rows) over both regimes
-    groups = [stage_rows(f"probe_{g}", s) for g in ("stream", "tree") for s in dict.fromkeys(r["stage"] for r in rows(f"probe_{g}"))]
-    return sum(len(probe_tied(d)) > 1 for d in groups), len(groups)
 def sweep_max(stage, fmt=".1f"): return format(max(f(r["pct_peak"]) for r in stage_rows("sweep", stage)), fmt)
 def sweep_max_range(stages): return value_range([sweep_max(s, ".0f") for s in stages])
 def sweep_best_n(stage, fmt=".1f"):  # the sizes at which a stage reached its best % of the peak, as printed
