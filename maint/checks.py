@@ -23,7 +23,6 @@ def checks(b):
         ("mutant_texts", [*PY, "maint.tests.check_mutants", "--texts"], 0),
         ("docs", [*PY, "maint", "docs", "--check"], 0),
         ("docs_self_test", [*PY, "maint", "docs", "--self-test"], 0),
-        ("saved_sass_sees_an_edit", [*PY, "maint.tests.check_saved_sass", "--self-test"], 0),
         *[(n, [*PY, f"maint.tests.check_{n}"], 0) for n in ("cli", "pictures", "saved_sass", "try_file",
                                                           "host_intrinsics", "stage_diffs", "experiments", "add_stage",
                                                           "configure", "budget", "evidence_note", "thread_models")],
