@@ -1,6 +1,6 @@
-"""./maint/do test: the maintainers' checks, each a program; those that need no GPU run side by side, those that use it
-one after another beside them, each with the GPU to itself. Exit status 0 when none failed (a check that cannot run
-here, exit 77, is listed with its reason), 1 otherwise."""
+"""./maint/do test: the maintainers' checks, each a program; those that need no GPU run side by side, niced, so that
+those that use it, one after another beside them, each with the GPU to itself, keep the CPU their host work needs. Exit
+status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
 import concurrent.futures
 import os
 import re
@@ -41,10 +41,11 @@ def reason(out):
     m = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)
     return (m[1] or "no usable GPU") if m else "it printed no reason"
 
-def run_one(name, cmd, b):
+def run_one(name, cmd, b, gpu=0):
     started = time.time()
     env = {**os.environ, "LADDER_BUILD": str(b), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          preexec_fn=None if gpu else lambda: os.nice(10))
     out = done.stdout + done.stderr
     status = {0: "PASS", 77: "skip"}.get(done.returncode, "FAIL")
     line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {reason(out)}" if status == "skip" else "")
@@ -65,7 +66,7 @@ def main(a):
     def gpu_lane():
         for name, cmd, gpu in chosen:
             if gpu:
-                results[name] = run_one(name, cmd, a.build)
+                results[name] = run_one(name, cmd, a.build, gpu)
     with concurrent.futures.ThreadPoolExecutor(max(2, a.parallel + 1)) as pool:
         lane = pool.submit(gpu_lane)
         futures = {pool.submit(run_one, name, cmd, a.build): name for name, cmd, gpu in chosen if not gpu}
