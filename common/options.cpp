@@ -10,7 +10,6 @@
 #include <map>
 #include <regex>
 #include <sstream>
-#include <tuple>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -226,10 +225,6 @@ class CommandLine {
   void flag(const std::string& flags, bool& value, const std::string& help, const std::string& group) {
     app_.add_flag(flags, value, help)->group(group);
   }
-  // The two options may not be given together: "a and b: give one (why)".
-  void excludes(const std::string& a, const std::string& b, const std::string& message) {
-    exclusions_.emplace_back(a, b, message);  // checked after parsing (CLI11's own would add "Excludes:" to --help)
-  }
   bool given(const std::string& flag) const { return app_.count(flag) > 0; }
   // A mode that runs its own configurations refuses, by name, the first of `flags` it would ignore.
   std::optional<ParseOutcome> ignored(const char* mode, const std::vector<std::string>& flags) const {
@@ -253,9 +248,6 @@ class CommandLine {
       return ParseOutcome{0, version_};
     } catch (const CLI::ParseError& e) {
       return usage_error(translate(e));
-    }
-    for (const auto& [a, b, message] : exclusions_) {
-      if (given(a) && given(b)) return usage_error(message);
     }
     return std::nullopt;
   }
@@ -327,14 +319,13 @@ class CommandLine {
   std::string program_, version_, problem_;
   CLI::App app_;
   CLI::Option* describe_ = nullptr;
-  std::vector<std::tuple<std::string, std::string, std::string>> exclusions_;
   std::map<const CLI::Option*, std::vector<std::string>> values_;  // accepted words
 };
 
 // The options every stage has, read as text where an enum takes the word.
 struct CommonText {
   std::string input = "float", format = "table", self_test, flush = "clean";
-  bool hot = false, no_shared_poison = false;
+  bool no_shared_poison = false;
 };
 
 void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const std::string& exact_help) {
@@ -348,8 +339,6 @@ void add_common_options(CommandLine& cli, CommonOptions& o, CommonText& t, const
   cli.choice("--flush", t.flush, kFlushes,
              "Before each timed rep: 'clean' = overwrite 4x L2 then read 2x L2 of other data; 'write' = only "
              "overwrite (dirty lines are written back during the timed run); 'none' = no flush", kTiming);
-  cli.flag("--hot", t.hot, "Same as --flush none", kTiming);
-  cli.excludes("--hot", "--flush", "--hot and --flush: give one (--hot is --flush none)");
   cli.whole("--device", o.device, 0, 1023, "I", "CUDA device index", kTiming);
   cli.flag("--check-only", o.check_only,
            "Only the checks (the exact check, the probe, the measured input); no timing and no references", kModes);
@@ -373,7 +362,7 @@ std::string resolve(CommonOptions& o, const CommonText& t) {
   o.input = enum_of<InputMode>(kInputs, t.input);
   o.format = enum_of<Format>(kFormats, t.format);
   o.self_test = t.self_test.empty() ? SelfTest::kNone : enum_of<SelfTest>(kSelfTests, t.self_test);
-  o.flush = t.hot ? Flush::kNone : enum_of<Flush>(kFlushes, t.flush);
+  o.flush = enum_of<Flush>(kFlushes, t.flush);
   o.shared_poison = !t.no_shared_poison;
   return fmt::format("\"reps\": {}, \"warmup\": {}, \"seed\": {}, \"input\": \"{}\", \"flush\": \"{}\", \"device\": {}",
                      o.reps, o.warmup, o.seed, to_string(o.input), to_string(o.flush), o.device);
@@ -491,7 +480,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                        "to the stream regime", out.grid));
   }
   std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
-                                  "--warmup", "--flush", "--hot", "--check-only", "--determinism", "--self-test"};
+                                  "--warmup", "--flush", "--check-only", "--determinism", "--self-test"};
   if (auto refused = cli.ignored("--error-study", own)) return *refused;
   own.back() = "--format";  // not itself; and its lines are its own (--error-study prints records in --format)
   if (auto refused = cli.ignored("--self-test", own)) return *refused;
@@ -507,9 +496,6 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
   cli.whole("-n", out.n, 1, kMaxGemmDim, "N", "Columns of B and C", kWhat);
   cli.whole("-k", out.k, 1, kMaxGemmDim, "K", "Columns of A, rows of B", kWhat);
   cli.whole("--size", size, 1, kMaxGemmDim, "S", "Set M = N = K at once", kWhat);
-  for (const char* dim : {"-m", "-n", "-k"}) {
-    cli.excludes("--size", dim, "--size sets M = N = K at once: give --size or -m/-n/-k, not both");
-  }
   cli.choice("--tile", tile, {"16", "32"}, "Shared-memory tile edge (threads per block = tile x tile)", kLaunch);
   cli.choice("--pad", pad, {"off", "on", "both"},
              "Pad each shared tile row by one float (16x17 instead of 16x16): off, on, or both (two rows)", kLaunch);
@@ -522,7 +508,10 @@ ParseOutcome parse_gemm_options(const char* stage_name, int argc, const char* co
                 {"-m 1000 -n 17 -k 300", "any M, N and K"},
                 {"--tile 32 --pad both", "the 32 x 32 tile, with and without padding"}});
   if (auto ended = cli.parse(argc, argv)) return *ended;
-  std::vector<std::string> own = {"--tile", "--pad", "--input", "--reps", "--warmup", "--flush", "--hot", "--format",
+  if (cli.given("--size") && (cli.given("-m") || cli.given("-n") || cli.given("-k"))) {
+    return cli.usage_error("--size sets M = N = K at once: give --size or -m/-n/-k, not both");
+  }
+  std::vector<std::string> own = {"--tile", "--pad", "--input", "--reps", "--warmup", "--flush", "--format",
                                   "--check-only"};
   if (common.self_test == "quick") own.insert(own.end(), {"-m", "-n", "-k", "--size"});  // full adds M x N x K
   if (auto refused = cli.ignored("--self-test", own)) return *refused;

@@ -19,7 +19,7 @@ enum class SelfTest { kNone, kQuick, kFull };
 enum class Flush {  // what runs before each timed repetition to evict the input from L2 (docs/method.md)
   kClean,  // overwrite 4x the L2, then read 2x the L2 of other data: L2 holds no input and no dirty lines
   kWrite,  // only overwrite 4x the L2: the timed region then pays for writing the dirty lines back
-  kNone,   // nothing (--hot): inputs smaller than the L2 are read from it
+  kNone,   // nothing: inputs smaller than the L2 are read from it
 };
 
 const char* to_string(InputMode mode);
@@ -33,7 +33,7 @@ struct CommonOptions {
   int warmup = 5;                // untimed runs before them
   std::uint64_t seed = 1;        // input seed: the same seed gives bitwise the same input in every stage
   InputMode input = InputMode::kFloat;
-  Flush flush = Flush::kClean;   // --flush; --hot is --flush none
+  Flush flush = Flush::kClean;   // --flush
   int device = 0;
   Format format = Format::kTable;
   bool check_only = false;       // check once, skip timing and the vendor reference

@@ -29,7 +29,6 @@ ROWS = [
     ("03_padding", "--reps 3 --reps 4", 2, "error: --reps is given twice: give it once"),
     ("03_padding", "stray", 2, "error: 'stray': 03_padding takes options only"),
     ("04_warp_unroll", "--input double", 2, "error: --input 'double' is not one of float, exact"),
-    ("04_warp_unroll", "--hot --flush clean", 2, "error: --hot and --flush: give one"),
     ("08_gemm_tiled", "--size 100 -m 50", 2, "error: --size sets M = N = K at once"),
     ("08_gemm_tiled", "--determinism 5", 2, "error: --determinism: 08_gemm_tiled has no such option"),
     ("08_gemm_tiled", "--tile 8", 2, "error: --tile '8' is not one of 16, 32"),

@@ -48,7 +48,7 @@ TEST(Options, DefaultsListsAndRangesParse) {
   EXPECT_EQ(o.blocks, (std::vector<unsigned>{64, 1024}));
   EXPECT_EQ(o.combines, (std::vector<Combine>{Combine::kAtomic, Combine::kLastBlock, Combine::kTwoPass}));
   for (auto [args, flush] : {std::pair<std::vector<std::string>, Flush>{{}, Flush::kClean},
-                             {{"--hot"}, Flush::kNone}, {{"--flush", "write"}, Flush::kWrite}}) {
+                             {{"--flush", "none"}, Flush::kNone}, {{"--flush", "write"}, Flush::kWrite}}) {
     parse(kStreaming, args, o);
     EXPECT_EQ(o.flush, flush);
   }
