@@ -49,7 +49,6 @@ def main(argv):
         for option in ("build", "save"):
             if getattr(a, option, None):
                 writable_directory(f"--{option}", getattr(a, option))
-        a.save_format = "csv"
         if a.command == "profile" and not a.save:
             a.save = str(a.build / "results")
         os.environ["LADDER_BUILD"] = str(a.build)

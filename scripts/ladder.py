@@ -71,7 +71,6 @@ def stage_options(p):
     g.add_argument("--gemm-size", metavar="M", help="M = N = K of the GEMM (its --size)")
     g.add_argument("--gemm-reps", metavar="N", help="timed repetitions of the GEMM (its --reps)")
     p.add_argument("--save", metavar="DIR", help="directory for the result files (default: <build>/results)")
-    p.add_argument("--save-format", choices=["csv", "json"], default="csv", help="the result files' format")
 
 def parser():
     p = Parser(prog="./ladder", description=DESCRIPTION, epilog=ENVIRONMENT, allow_abbrev=False,

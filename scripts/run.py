@@ -80,10 +80,10 @@ def cmd_run(a):
         print_gemm(grows)
     print(f"\n  {len(reduce_stages()) + (1 if grows else 0)} stages in {time.time() - started:.1f} s")
     if a.save:
-        save(a.save, "ladder", rows, meta_from(rows[0]), a.save_format)
-        save(a.save, "cpu", cpu, fmt=a.save_format)
+        save(a.save, "ladder", rows, meta_from(rows[0]))
+        save(a.save, "cpu", cpu)
         if grows:
-            save(a.save, f"gemm_{grows[0]['m']}", grows, fmt=a.save_format)
+            save(a.save, f"gemm_{grows[0]['m']}", grows)
     return 0 if all_pass(rows, grows) else 1  # the ladder's verdict: the CPU rows are a baseline, shown with theirs
 
 def ladder_lines(rows):

@@ -167,13 +167,11 @@ def meta_from(row):
                            lambda out: out.split()[0]),
             "nvcc": tool(["nvcc", "--version"], lambda out: out.strip().splitlines()[-1]), "commit": git_commit()}
 
-def save(directory, name, rows, meta=None, fmt="csv"):
+def save(directory, name, rows, meta=None):
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{name}.{fmt}"
-    if rows and fmt == "json":
-        path.write_text(json.dumps(rows, indent=1) + "\n")
-    elif rows:
+    path = directory / f"{name}.csv"
+    if rows:
         with path.open("w") as out:
             w = csv.DictWriter(out, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), lineterminator="\n")
             w.writeheader()

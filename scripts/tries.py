@@ -199,7 +199,7 @@ def run_variants(a, stage, name, runs, **meta):
     print(table(*try_lines(rows, role(stage) == "gemm")))
     print("\n  x file: the unchanged stage's time / the variant's, in the same regime (above 1: the variant is faster)")
     if a.save:
-        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), **meta}, a.save_format)
+        save(a.save, f"try_{stage}_{name.lstrip('-')}", rows, {**meta_from(rows[0]), **meta})
     return 0 if all_pass(rows) else 1
 
 def try_lines(rows, is_gemm):
