@@ -27,8 +27,8 @@
 //   launch and nothing else.
 //
 // What to look for
-//   ./ladder run shows atomic and last-block side by side, and --combine all shows all three.
-//   `--determinism 20 --combine all`: two-pass and last-block give bitwise the same sum every run (their
+//   ./ladder run shows atomic and last-block side by side; --combine all shows all three, and notes atomic's
+//   distinct results over the timed launches: two-pass and last-block give bitwise the same sum every run (their
 //   order of additions is fixed); atomic need not (blocks arrive in any order, and float addition is
 //   not associative).
 //

@@ -191,13 +191,12 @@ class CommandLine {
                                             "default and range), after checking the other options given, and run "
                                             "nothing");
   }
-  // A whole number from lo to hi into `value`, the default (none below lo: a mode off unless given, as --determinism).
+  // A whole number from lo to hi into `value`, the default (--help shows none for --time-limit's -1: derived).
   template <typename T>
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
     CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
-    // -1 (--time-limit's "derived") or below lo (a mode off unless given): --help shows no default
-    if (static_cast<long long>(value) >= 0 && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
+    if (static_cast<long long>(value) >= 0) option->capture_default_str();
     const std::string name = display_name(flags);
     add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
   }
@@ -451,9 +450,6 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   CommonText common;
   add_common_options(cli, out, common, "random dyadic values k/R in [-1,1], whose sum is exact in float, checked for "
                      "equality (every run also makes the exact check and the precision probe)");
-  cli.whole("--determinism", out.determinism, 2, 100000, "R",
-            "Run the reduction this many times on one input and report whether the results are bitwise identical",
-            kModes);
   cli.whole("--error-study", out.error_study, 1, 100000, "N",
             "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
             "on the float input and report each one's error / bound", kModes);
@@ -480,7 +476,7 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
                                        "to the stream regime", out.grid));
   }
   std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
-                                  "--warmup", "--flush", "--check-only", "--determinism", "--self-test"};
+                                  "--warmup", "--flush", "--check-only", "--self-test"};
   if (auto refused = cli.ignored("--error-study", own)) return *refused;
   own.back() = "--format";  // not itself; and its lines are its own (--error-study prints records in --format)
   if (auto refused = cli.ignored("--self-test", own)) return *refused;

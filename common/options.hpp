@@ -38,7 +38,6 @@ struct CommonOptions {
   Format format = Format::kTable;
   bool check_only = false;       // check once, skip timing and the vendor reference
   SelfTest self_test = SelfTest::kNone;
-  int determinism = 0;           // > 0: run the reduction this many times, compare bitwise
   int error_study = 0;           // > 0: this many random configurations, each one's error / bound
   bool list_devices = false;
   bool shared_poison = true;     // NaN in every SM's shared memory before each checked launch (--no-shared-poison)

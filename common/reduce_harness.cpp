@@ -1,8 +1,8 @@
 // run_reduce_stage(): everything a reduce stage does besides its kernel, launcher and occupancy query. For every
 // configuration: 1. the exact input, kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe;
 // 3. the measured input: one checked launch, then every warm-up and timed repetition kept and checked; CUB and the
-// read-only kernel beside it, checked alike. A configuration's Verdict holds every check; --self-test, --determinism
-// and --error-study make the same checked launches.
+// read-only kernel beside it, checked alike. A configuration's Verdict holds every check; --self-test and
+// --error-study make the same checked launches.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -267,6 +267,8 @@ struct Run {  // one configuration's checks and times
   TimingStats t;
   bool timing = false;
   long long launches = 0, checked = 0;  // the stage's launches for this configuration; of them, those judged
+  float lo = NAN, hi = NAN;             // the measured input's results (checked, warm-up and timed launches): range,
+  long long distinct = 0, runs = 0;     // how many differ, and of how many launches (atomic's arrive in any order)
   std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
   void keep_canary(const std::string& found, const std::string& launch) {
     if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
@@ -429,15 +431,19 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
     r.measured = got.check;
     r.keep_canary(got.canary, fmt::format("{} input", to_string(o.input)));
     ++r.checked;
+    std::vector<float> kept;  // every warm-up and timed launch's result, in order
     if (timing) {
       r.timing = true;
-      std::vector<float> kept;  // every warm-up and timed launch's result, in order
       r.t = bench.time_stage(r.c, o.warmup, o.reps, &kept);
       r.keep_canary(bench.changed_poison(r.c, r.first), "after the warm-up and timed launches");
       r.timed = check_launches(kept, r.result, deterministic(r.c.combine, r.first), r.ref, o.input,
                                shape_of(r.c, r.first), r.c.n, o.warmup, o.reps);
       r.checked += static_cast<long long>(kept.size());
     }
+    kept.push_back(r.result);  // and the checked launch's, sorted (NaN last) to count the distinct results
+    std::sort(kept.begin(), kept.end(), [](float a, float b) { return std::isnan(b) ? !std::isnan(a) : a < b; });
+    r.lo = kept.front(), r.hi = kept.back(), r.runs = static_cast<long long>(kept.size());
+    r.distinct = std::unique(kept.begin(), kept.end()) - kept.begin();
     r.launches += bench.launches() - before;
     if (timing && !refs.count(r.c.n)) refs.emplace(r.c.n, time_references(bench, *cub, *sol, r.c.n, r.ref, o, d));
   }
@@ -448,6 +454,10 @@ void add_notes(const Run& r, const References* refs, const Verdict& v, const Red
                std::vector<std::string>& notes) {
   for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
   for (const auto& skipped : v.skipped()) notes.push_back(fmt::format("not judged {}: {}", where(r.c), skipped));
+  if (r.distinct > 1) {
+    notes.push_back(fmt::format("{}: {} distinct results in {} launches on the measured input, {:.9g} to {:.9g}",
+                                where(r.c), r.distinct, r.runs, r.lo, r.hi));
+  }
   if (!single || !v.pass()) return;
   notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
                               kCheckedLaunches, r.exact_result));
@@ -529,6 +539,9 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("read_pct_peak", 100 * read_gbps / peak, 4).add("pct_read", 100 * stage_gbps / read_gbps, 4);
   rec.add("read_grid", read_grid).add("copy_ms_median", of_refs(f.copy.median_ms)).add("copy_gbps", copy_gbps);
   rec.add("copy_pct_peak", 100 * copy_gbps / peak, 4).add("empty_launch_ms", of_refs(f.empty.median_ms));
+  rec.add("runs", r.runs).add("distinct_results", r.distinct).add("bitwise_identical", r.distinct == 1);
+  rec.add("min_result", r.lo, 9).add("max_result", r.hi, 9);
+  rec.add("max_abs_error", std::max(std::fabs(r.lo - r.ref.sum), std::fabs(r.hi - r.ref.sum)), 3);
   return rec.add("memset4_ms", of_refs(f.memset.median_ms));
 }
 
@@ -577,56 +590,7 @@ void print_header(const ReduceStage& stage, const ReduceOptions& o, const Device
              "reach here\n", timing_line(o, d), read_grid);
 }
 
-// The runs (their exact check and probe made first) repeated o.determinism times on the measured input.
-int repeat(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d, ReduceBench& bench, float* host,
-           std::vector<Run>& runs) {
-  const std::uint64_t max_n = largest(o.sizes);
-  if (o.input == InputMode::kFloat) generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
-  std::vector<Record> records;
-  bool ok = true;
-  for (auto& r : runs) {
-    r.ref = o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref;
-    bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
-    Verdict v = r.inputs;
-    std::set<std::uint32_t> distinct;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < o.determinism; ++i) {
-      auto got = bench.run_checked(r.c, r.ref, o.input);
-      std::uint32_t bits;
-      std::memcpy(&bits, &got.value, sizeof bits);
-      distinct.insert(bits);
-      lo = std::min(lo, got.value);
-      hi = std::max(hi, got.value);
-      if (!got.check.pass && got.check.bounded) got.check.reason = fmt::format("run {}: {}", i + 1, got.check.reason);
-      record(v, to_string(o.input), got.check);
-      v.add("canary", got.canary.empty(), got.canary);
-    }
-    const bool by_design = deterministic(r.c.combine, r.first);  // atomics add partial sums in arrival order
-    const bool identical = distinct.size() == 1;
-    if (by_design) v.add("bitwise", identical, fmt::format("{} distinct results", distinct.size()));
-    ok = ok && v.pass();
-    Record rec;
-    add_context_fields(rec, stage.name, d, o);
-    rec.add("regime", to_string(r.c.regime)).add("n", r.c.n).add("block", r.c.block).add("grid", r.first.grid);
-    rec.add("threads", r.first.block).add("combine", to_string(r.c.combine)).add("runs", o.determinism);
-    const double max_error = std::max(std::fabs(lo - r.ref.sum), std::fabs(hi - r.ref.sum));
-    rec.add("distinct_results", distinct.size()).add("min_result", lo, 9).add("max_result", hi, 9);
-    rec.add("reference", r.ref.sum, 17).add("max_abs_error", max_error, 3);
-    rec.add("bitwise_identical", identical).add("deterministic_by_design", by_design);
-    records.push_back(rec.add("check", v.word()));
-    if (o.format == Format::kTable) {
-      fmt::print("{}: {}: {} runs, {} distinct result{}: {}{}{}\n", stage.name, where(r.c), o.determinism,
-                 distinct.size(), distinct.size() == 1 ? "" : "s",
-                 identical ? "bitwise identical" : "NOT bitwise identical",
-                 by_design ? "" : " (atomic adds arrive in any order; not deterministic by design)",
-                 v.pass() ? "" : fmt::format("; FAIL {}", v.failures().front()));
-    }
-  }
-  if (o.format != Format::kTable) print_records(o.format, records);
-  return ok ? 0 : 1;
-}
-
-// The default run and --determinism: the exact check and probe, then the measured input checked, timed or repeated.
+// The default run: the exact check and probe, then the measured input checked and timed.
 int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
           const DeviceInfo& d) {
   std::vector<Run> runs;  // every configuration the options ask for, in the order of the table
@@ -642,11 +606,10 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
     }
   }
   const std::uint64_t max_n = largest(o.sizes);
-  const bool timing = !o.check_only && o.determinism == 0;
+  const bool timing = !o.check_only;
   ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, timing, fmt::format("-n {}", max_n));
   auto host = host_floats(max_n, fmt::format("-n {}", max_n));
   check_inputs(bench, o, host.get(), runs, stage.name);
-  if (o.determinism > 0) return repeat(stage, o, d, bench, host.get(), runs);
   std::map<std::uint64_t, References> refs;
   measure(bench, o, d, host.get(), runs, refs, stage.name);
   const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
