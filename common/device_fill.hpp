@@ -39,10 +39,10 @@ void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector
 // Fills every SM's shared memory with NaN on `stream` (twice as many blocks as SMs, each with the most shared memory
 // a block may have): a kernel that reads a shared slot none of its threads wrote reads NaN, not an earlier launch's.
 void poison_shared_memory(cudaStream_t stream);
-// *out = the sum modulo 2^64 of a 64-bit mix of each element's bits with its position, on `stream`: two arrays that
-// differ anywhere differ in it except with probability about 2^-64.
+// *out = fingerprint(x, n) (input.hpp), on `stream`: two arrays that differ anywhere differ in it except with
+// probability about 2^-64.
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
-// Whether device[0, n) holds bitwise host[0, n): their fingerprints, one taken on each side, agree.
+// Whether device[0, n) holds bitwise host[0, n): their fingerprints agree.
 bool same_on_device(const float* device, const float* host, std::size_t n);
 // NaN floats before and after each buffer a launch touches (256 bytes: the buffer keeps its alignment): a read past
 // either end adds a NaN, which never passes a check; a write there changes the poison, which the canary sees.

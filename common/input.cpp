@@ -60,20 +60,17 @@ ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n) {
 }
 
 std::uint64_t fingerprint(const float* data, std::size_t count) {
-  const std::size_t chunks = (count + kChunk - 1) / kChunk;
-  std::vector<std::uint64_t> partial(chunks);
+  std::atomic<std::uint64_t> sum{0};  // modulo 2^64, in any order
   parallel_chunks(count, kChunk, [&](std::size_t begin, std::size_t end) {
-    std::uint64_t h = 0xCBF29CE484222325ull;
+    std::uint64_t h = 0;
     for (std::size_t i = begin; i < end; ++i) {
-      std::uint32_t w;
-      std::memcpy(&w, &data[i], sizeof w);
-      h = (h ^ w) * 0x100000001B3ull;
+      std::uint32_t bits;
+      std::memcpy(&bits, &data[i], sizeof bits);
+      h += fingerprint_term(i, bits);
     }
-    partial[begin / kChunk] = h;
+    sum += h;
   });
-  std::uint64_t h = mix64(count);
-  for (std::size_t c = 0; c < chunks; ++c) h = mix64(h ^ partial[c]) + c;
-  return h;
+  return sum;
 }
 
 std::string fingerprint_hex(std::uint64_t fp) { return fmt::format("{:016x}", fp); }

@@ -60,7 +60,11 @@ struct ProbeInput {
   double sum = 0;  // exact
 };
 ProbeInput precision_probe(std::uint64_t seed, std::uint64_t n);
-// A 64-bit hash of the bytes, the same for any thread count, printed as 16 hex digits: two runs saw the same data.
+// A 64-bit hash of the bytes, printed as 16 hex digits (two runs saw the same data): the sum modulo 2^64 of a term per
+// element, all its bits and where it is, the same for any thread count and on the GPU (fingerprint_on_device()).
+__host__ __device__ constexpr std::uint64_t fingerprint_term(std::uint64_t i, std::uint32_t bits) {
+  return mix64(mix64(i) ^ bits);
+}
 std::uint64_t fingerprint(const float* data, std::size_t count);
 std::string fingerprint_hex(std::uint64_t fp);
 
