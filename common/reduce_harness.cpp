@@ -449,34 +449,22 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
   }
 }
 
-// The notes under the table: every check failed or not judged; for a single passing configuration, what each found.
-void add_notes(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o, bool single,
-               std::vector<std::string>& notes) {
+// The notes under the table: every check failed or not judged, atomic's distinct results, and for a single passing
+// configuration the float input's error against its bound.
+void add_notes(const Run& r, const Verdict& v, const ReduceOptions& o, bool single, std::vector<std::string>& notes) {
   for (const auto& failure : v.failures()) notes.push_back(fmt::format("FAIL {}: {}", where(r.c), failure));
   for (const auto& skipped : v.skipped()) notes.push_back(fmt::format("not judged {}: {}", where(r.c), skipped));
   if (r.distinct > 1) {
     notes.push_back(fmt::format("{}: {} distinct results in {} launches on the measured input, {:.9g} to {:.9g}",
                                 where(r.c), r.distinct, r.runs, r.lo, r.hi));
   }
-  if (!single || !v.pass()) return;
-  notes.push_back(fmt::format("exact check: PASS, {} launches on the exact input each gave {}, the exact sum",
-                              kCheckedLaunches, r.exact_result));
-  notes.push_back(fmt::format("precision probe: PASS, {} (the exact sum of the probe's 13-bit values)",
-                              r.probe_result));
-  if (o.input == InputMode::kFloat && r.measured.bounded) {
+  if (single && v.pass() && o.input == InputMode::kFloat && r.measured.bounded) {
     notes.push_back(fmt::format("float input: result {:.9g}, oracle {:.17g}, |error| {:.3g} = {:.2g} of the bound "
                                 "{:.3g} ({:g} u mean|x| sqrt(sum of the squared partial sums this launch of {} x {} "
                                 "threads, {}, forms))",
                                 r.result, r.ref.sum, r.measured.error, r.measured.error / r.measured.tolerance,
                                 r.measured.tolerance, kSumLambda, r.first.grid, r.first.block, to_string(r.c.combine)));
   }
-  // "60 of 60 (3 exact, 1 probe, 1 float, 5 warm-up, 50 timed)": the stage's launches and how many were checked.
-  const std::string each = !r.timing ? "" : fmt::format(" ({} exact, 1 probe, 1 {}, {} warm-up, {} timed)",
-      kCheckedLaunches, to_string(o.input), GpuTimer::warmups(o.warmup), o.reps);
-  const int series = GpuTimer::warmups(o.warmup) + o.reps;  // CUB's (after its checked launch) and the read-only's
-  const std::string references = !refs ? "" : fmt::format("; CUB's {} and the read-only kernel's {} too", series + 1,
-      series);
-  notes.push_back(fmt::format("launches checked: {} of {}{}{}", r.checked, r.launches, each, references));
 }
 
 std::vector<std::string> table_row(const Run& r, const References* refs, const Verdict& v, const ReduceOptions& o,
@@ -625,7 +613,7 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
     report.pass = report.pass && v.pass();
     if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host.get(), r.c.n)));
     report.table.push_back(table_row(r, ref, v, o, d.peak_gbps()));
-    add_notes(r, ref, v, o, runs.size() == 1, report.notes);
+    add_notes(r, v, o, runs.size() == 1, report.notes);
     report.records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
     if (r.timing) report.series.push_back(r.t);
   }

@@ -15,10 +15,6 @@ from .stages import CALLER, ROOT, NoGpu, StageError, UsageProblem, git_commit, r
 DESCRIPTION = """\
 cuda-ladder: a float sum reduction climbed one technique at a time, then a tiled SGEMM.
 
-The two commands of the README:
-  ./ladder run     build, then run every stage in order on the same input and print one comparison table
-  ./ladder test    build, then run every test with CTest (without a GPU the GPU tests report skipped, with why)
-
 ./ladder COMMAND --help gives the options of each command. Results go to stdout; progress, build output and
 errors to stderr. The maintainers' tools (measure, profile, docs, their tests) are ./maint/do's."""
 
@@ -35,7 +31,7 @@ exit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GP
 
 COMMANDS = {
     "run": "build, then run every stage in order on the same input and print one comparison table",
-    "test": "build, then run every test with CTest; the skipped tests are listed with the reason",
+    "test": "build, then run every test with CTest (without a GPU the GPU tests report skipped, with why)",
     "build": "configure and build the stages, and run nothing",
     "diff": "the code that changes from stage A to stage B (each page in docs/stages/ shows a stage against the one before it)",
     "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
