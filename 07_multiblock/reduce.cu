@@ -28,7 +28,7 @@
 //
 // What to look for
 //   ./ladder run shows atomic and last-block side by side; --combine all shows all three, and notes atomic's
-//   distinct results over the timed launches: two-pass and last-block give bitwise the same sum every run (their
+//   distinct results over all its launches: two-pass and last-block give bitwise the same sum every run (their
 //   order of additions is fixed); atomic need not (blocks arrive in any order, and float addition is
 //   not associative).
 //

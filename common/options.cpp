@@ -191,12 +191,12 @@ class CommandLine {
                                             "default and range), after checking the other options given, and run "
                                             "nothing");
   }
-  // A whole number from lo to hi into `value`, the default (--help shows none for --time-limit's -1: derived).
+  // A whole number from lo to hi into `value`; --help shows its default unless -1 (derived) or below lo (a mode off).
   template <typename T>
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
     CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
-    if (static_cast<long long>(value) >= 0) option->capture_default_str();
+    if (static_cast<long long>(value) >= 0 && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
     const std::string name = display_name(flags);
     add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
   }

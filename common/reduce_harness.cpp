@@ -440,10 +440,14 @@ void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, fl
                                shape_of(r.c, r.first), r.c.n, o.warmup, o.reps);
       r.checked += static_cast<long long>(kept.size());
     }
-    kept.push_back(r.result);  // and the checked launch's, sorted (NaN last) to count the distinct results
-    std::sort(kept.begin(), kept.end(), [](float a, float b) { return std::isnan(b) ? !std::isnan(a) : a < b; });
-    r.lo = kept.front(), r.hi = kept.back(), r.runs = static_cast<long long>(kept.size());
-    r.distinct = std::unique(kept.begin(), kept.end()) - kept.begin();
+    kept.push_back(r.result);  // and the checked launch's: their distinct bit patterns, their range (NaN if any is)
+    std::vector<std::uint32_t> bits(kept.size());
+    std::memcpy(bits.data(), kept.data(), kept.size() * sizeof(float));
+    std::sort(bits.begin(), bits.end());
+    r.runs = static_cast<long long>(kept.size()), r.distinct = std::unique(bits.begin(), bits.end()) - bits.begin();
+    const auto [lo, hi] = std::minmax_element(kept.begin(), kept.end());
+    const bool nan = std::any_of(kept.begin(), kept.end(), [](float x) { return std::isnan(x); });
+    r.lo = nan ? NAN : *lo, r.hi = nan ? NAN : *hi;
     r.launches += bench.launches() - before;
     if (timing && !refs.count(r.c.n)) refs.emplace(r.c.n, time_references(bench, *cub, *sol, r.c.n, r.ref, o, d));
   }
@@ -527,7 +531,9 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   rec.add("read_pct_peak", 100 * read_gbps / peak, 4).add("pct_read", 100 * stage_gbps / read_gbps, 4);
   rec.add("read_grid", read_grid).add("copy_ms_median", of_refs(f.copy.median_ms)).add("copy_gbps", copy_gbps);
   rec.add("copy_pct_peak", 100 * copy_gbps / peak, 4).add("empty_launch_ms", of_refs(f.empty.median_ms));
-  rec.add("runs", r.runs).add("distinct_results", r.distinct).add("bitwise_identical", r.distinct == 1);
+  rec.add("runs", r.runs);  // one launch (--check-only) says nothing of the bits from run to run: null
+  if (r.runs > 1) rec.add("distinct_results", r.distinct).add("bitwise_identical", r.distinct == 1);
+  if (r.runs < 2) rec.add("distinct_results", NAN).add("bitwise_identical", NAN);
   rec.add("min_result", r.lo, 9).add("max_result", r.hi, 9);
   rec.add("max_abs_error", std::max(std::fabs(r.lo - r.ref.sum), std::fabs(r.hi - r.ref.sum)), 3);
   return rec.add("memset4_ms", of_refs(f.memset.median_ms));

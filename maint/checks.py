@@ -44,8 +44,8 @@ def reason(out):
 def run_one(name, cmd, b, gpu=0):
     started = time.time()
     env = {**os.environ, "LADDER_BUILD": str(b), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          preexec_fn=None if gpu else lambda: os.nice(10))
+    done = subprocess.run(cmd if gpu else ["nice", "-n", "10", *cmd], cwd=ROOT, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
     out = done.stdout + done.stderr
     status = {0: "PASS", 77: "skip"}.get(done.returncode, "FAIL")
     line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {reason(out)}" if status == "skip" else "")

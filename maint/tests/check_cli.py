@@ -70,6 +70,7 @@ ROWS = [
     ("02_grid_stride", "--grid 5 --regime tree,tree", 2, "error: --grid 5: the tree regime sizes its grid from n"),
     ("01_naive", "--grid 5 --describe", 2, "error: --grid 5: the tree regime sizes its grid from n"),
     ("07_multiblock", "--self-test quick -n 1024", 2, r"error: --self-test and -n: give one \(--self-test chooses"),
+    ("05_shuffle", "--error-study 5 --input exact", 2, "error: --error-study and --input: give one"),
     ("05_shuffle", "-n 00000000000000000001024 --describe", 0, r'"sizes": \[1024\]'),
     ("08_gemm_tiled", "--self-test quick -m 100", 2, "error: --self-test and -m: give one"),
     ("08_gemm_tiled", "--self-test full -m 2^7 --describe", 0, '"m": 128, '),
