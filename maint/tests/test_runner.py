@@ -1,6 +1,6 @@
 """Tests of the runner behind ./ladder (scripts/): the stage roles read from the programs, ./ladder test (ctest's
 listing and skip reasons on stdout), the presets, the arguments try and test accept (check_cli.py has the refused
-ones), try's line for a failed GPU check, and the profile's reading of ncu's units.
+ones), try's line for a failed GPU check, a report after a kernel's printf, and the profile's reading of ncu's units.
 python3 -m maint.tests.test_runner [CASE...]"""
 import json
 import pathlib
@@ -108,6 +108,10 @@ def why_failed():
     return [f"why_failed for exit {status} gave {got!r}; want it to begin {want!r}" for text, status, want in cases
             if not (got := tries.why_failed(text, status)).startswith(want)], len(cases)
 
+def printf():  # a kernel's printf output reaches stdout before the report (here printf(1) prints both): still read
+    rows = stages.run_binary("x", ['n = 5 [1] n = 5 [\n  {"check": "PASS"}\n]\n'], exe="printf")[0]  # or raises
+    return ([] if rows == [{"check": "PASS"}] else [f"the report was read as {rows}"]), 1
+
 def ncu_units():
     from maint.measure import parse_ncu_raw
     def page(time_unit, byte_unit):
@@ -126,7 +130,7 @@ def ncu_units():
     return problems, 4
 
 def main(argv):
-    cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, ncu_units)}
+    cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, printf, ncu_units)}
     failed = 0
     for name in argv or cases:
         problems, checked = cases[name]()
