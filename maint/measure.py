@@ -152,6 +152,7 @@ def cmd_measure(a):
     parts = list(PARTS) if a.part is None else a.part.split(",")
     if unknown := [p for p in parts if p not in PARTS]:
         raise UsageProblem(f"--part {unknown[0]}: the parts are {', '.join(PARTS)} (or a list of them)")
+    out.mkdir(parents=True, exist_ok=True)  # a part that writes its files itself (own) finds the directory made
     meta_path, started, ok = out / "meta.json", time.time(), True
     meta = json.loads(meta_path.read_text()) if set(parts) != set(PARTS) and meta_path.exists() else {}
     for part in parts:
