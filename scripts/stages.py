@@ -113,11 +113,11 @@ def run_binary(stage, args, exe=None):
     which, err = f"{' '.join(cmd[1:])}\n{stage}", proc.stderr.strip()
     if proc.returncode not in (0, 1):
         raise StageError(f"{which} exited {proc.returncode}: {err}")
-    start = proc.stdout.rfind("[\n")  # the report, printed last; a kernel's printf output comes before it
-    if own := proc.stdout[:max(start, 0)].strip():
+    start = max(proc.stdout.rfind("[\n"), 0)  # the report, printed last; a kernel's printf output comes before it
+    if own := proc.stdout[:start].strip():
         say(f"      {stage} printed: {own[:300]}{' ...' if len(own) > 300 else ''}")
     try:
-        rows = json.loads(proc.stdout[start:] if start >= 0 else proc.stdout)
+        rows = json.loads(proc.stdout[start:])
     except ValueError:  # it stopped before its report: a launch that never ended, say (its message says)
         raise StageError(f"{which} exited {proc.returncode} with no report: {err}") from None
     if proc.returncode == 1 and rows and all_pass(rows):
