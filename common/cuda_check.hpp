@@ -5,11 +5,8 @@
 #include <cuda_runtime.h>
 
 namespace ladder {
-// Prints "error: <call> failed at <file>:<line>: <cudaErrorName> (<text>)" and exits with status 2.
-[[noreturn]] void cuda_fail(cudaError_t err, const char* call, const char* file, int line);
-inline void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
-  if (err != cudaSuccess) cuda_fail(err, call, file, line);
-}
+// Unless err is cudaSuccess: prints "error: <call> failed at <file>:<line>: <cudaErrorName> (<text>)", exits 2.
+void cuda_check(cudaError_t err, const char* call, const char* file, int line);
 }  // namespace ladder
 
 #define CUDA_CHECK(call) ::ladder::cuda_check((call), #call, __FILE__, __LINE__)

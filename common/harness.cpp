@@ -19,7 +19,8 @@
 #include "harness.hpp"
 
 namespace ladder {
-void cuda_fail(cudaError_t err, const char* call, const char* file, int line) {
+void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
+  if (err == cudaSuccess) return;
   // "common/timer.cpp" rather than the absolute path the compiler saw: the last two path components.
   const std::filesystem::path path(file), shown = path.parent_path().filename() / path.filename();
   std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", call, shown.c_str(), line, cudaGetErrorName(err),

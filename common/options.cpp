@@ -47,8 +47,6 @@ std::string trim(const std::string& s) {
   return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(" \t\n\v\f\r") - first + 1);
 }
 
-bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
-
 // "-5", "-2^3", "2^70": a count, but negative or past 64 bits, which every option refuses as out of range (not as
 // "not a number").
 bool beyond_count(const std::string& s) {
@@ -58,9 +56,9 @@ bool beyond_count(const std::string& s) {
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-std::optional<std::uint64_t> digits(const std::string& s) {  // what 64 bits hold, leading zeros aside
+std::optional<std::uint64_t> digits(const std::string& s) {  // digits kCountForms matched; nullopt past 64 bits
   std::uint64_t v = 0;
-  const bool ok = all_digits(s) && std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc();
+  const bool ok = std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc();
   return ok ? std::optional<std::uint64_t>(v) : std::nullopt;
 }
 

@@ -19,7 +19,6 @@ GpuTimer::GpuTimer(std::size_t l2_bytes, Flush flush)
   CUDA_CHECK(cudaEventCreate(&stop_));
   CUDA_CHECK(cudaHostAlloc(&flags_, 2 * sizeof(int), cudaHostAllocMapped));
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flags_), flags_, 0));
-  flags_[0] = flags_[1] = 0;
 }
 
 GpuTimer::~GpuTimer() {

@@ -25,7 +25,6 @@
 
 namespace ladder {
 namespace {
-
 // The loop the article's reader wrote first.
 float sum_loop(const float* x, std::size_t n) {
   float sum = 0.0f;
@@ -33,7 +32,6 @@ float sum_loop(const float* x, std::size_t n) {
   return sum;
 }
 
-// The same loop on every hardware thread: one contiguous chunk per thread, then the chunk sums in order.
 float sum_all_cores(const float* x, std::size_t n, unsigned threads) {
   const std::size_t chunk = (n + threads - 1) / threads;
   std::vector<float> partial(threads, 0.0f);
@@ -189,7 +187,6 @@ int run(const CpuOptions& o) {
   for (const auto& failure : all.failures()) fmt::print(stderr, "cpu_baseline: FAIL {}\n", failure);
   return all.pass() ? 0 : 1;
 }
-
 }  // namespace
 }  // namespace ladder
 

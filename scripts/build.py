@@ -52,8 +52,7 @@ def ensure(required, optional=()):
                 say(f"ladder: apt-get could not install {p}; its last lines:\n" +
                     "\n".join("  " + l for l in (done.stdout + done.stderr).splitlines()[-15:]))
         cmake_version.cache_clear()  # apt may have installed it
-    old = "cmake" in required and not have("cmake") and cmake_version()
-    if old:
+    if old := "cmake" in required and not have("cmake") and cmake_version():
         say(f"ladder: CMake {old} is too old: {MIN_CMAKE} or newer is needed ('pip install cmake' gives one)")
     if still := [p for p in required if not have(p) and not (p == "cmake" and old)]:
         say(f"ladder: missing {' '.join(still)}; install with: sudo apt-get install {' '.join(still)}")

@@ -163,8 +163,7 @@ def check(src, arch, tools, build):
         raise RuntimeError(f"nvdisasm failed on {shown(src)}:\n{dis.stderr.strip()}")
     code, text = kernels(dis.stdout), pathlib.Path(src).read_text()
     if not code:
-        note = re.search(r'"(mutant [^"]*?)\\n"', text)  # what maint/mutants.py writes when its text is not found
-        raise RuntimeError(f"{shown(src)}: no kernel in its machine code" + (f" ({note.group(1)})" if note else ""))
+        raise RuntimeError(f"{shown(src)}: no kernel in its machine code")
     names = readable(list(code), [text] + [p.read_text() for p in sorted((ROOT / "common").glob("*.hpp"))])
     return [f"{ins.where}: {name}: {what}" for name, instrs in zip(names, code.values())
             for ins, what in problems(instrs)], len(code)

@@ -124,7 +124,6 @@ def run_binary(stage, args, exe=None):
         raise StageError(f"{which} exited 1 (a check failed) but every row passes: run it with --format table to see "
                          "its notes")
     if any(r.get("timing_check") == "FAIL" for r in rows):
-        # Launches waited for the GPU (CUDA_LAUNCH_BLOCKING=1, a profiler): the results stand, the times do not.
         raise StageError(f"{which}: some of its rows were timed with repetitions not held behind the stream hold, so "
                          "their times may hold host time (is CUDA_LAUNCH_BLOCKING set, or a profiler attached?); "
                          "nothing was saved")
