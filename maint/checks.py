@@ -43,7 +43,7 @@ def reason(out):
 
 def run_one(name, cmd, b, gpu=0):
     started = time.time()
-    env = {**os.environ, "LADDER_BUILD": str(b), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "LADDER_BUILD": str(b), "BUILD_DIR": str(b), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(cmd if gpu else ["nice", "-n", "10", *cmd], cwd=ROOT, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL)
     out = done.stdout + done.stderr
