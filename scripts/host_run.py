@@ -1,12 +1,10 @@
 """Runs a stage's own kernels on the host and reads back what its threads did.
 
-The stage file's device code (its kernels, device functions, constants and `using` lines) is pasted, as it is,
-after scripts/host/cuda_host.hpp, which runs every thread of a block as a fiber and logs each shared-memory
-access, shuffle, float4 load, atomic and ticket. Only `__shared__` declarations are rewritten, into arrays that
-log. `#line` keeps the stage file's line numbers, so every logged access names the line of the stage file that
-made it. Which kernels there are, and the tile sizes of 08, are read from the stage file itself (entries()). The
-host functions but main (the launcher, blocks_per_sm) are pasted too, each `<<<...>>>` launch rewritten for
-scripts/host/runtime.hpp, so the entry "launcher" runs the launches the stage's own launcher makes.
+The stage file's device code (its kernels, device functions, constants and `using` lines) is pasted, as it is, after
+scripts/host/cuda_host.hpp (what it models and logs). Only `__shared__` declarations are rewritten, into arrays that
+log; `#line` keeps the stage file's line numbers in the log. Which kernels there are, and 08's tiles, are read from the
+stage file (entries()). The host functions but main (the launcher, blocks_per_sm) are pasted too, each `<<<...>>>`
+launch rewritten for scripts/host/runtime.hpp, so the entry "launcher" runs the launches the stage's launcher makes.
 
   run(stage, entry, **options) -> Trace       one run's log and results (scripts/host/driver.hpp lists the options)"""
 import contextlib
@@ -285,11 +283,6 @@ WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offse
          "k": "K = {}"}
 PLAIN = {"blocks": ["", "last to first", "shuffled"], "reverse": [None, ""]}
 
-def launch_words(options):
-    """A host run's options as a reader's message says them: block 64, grid 3, n = 1000, ... (none of the driver's)."""
-    return ", ".join(WORDS[k].format(PLAIN[k][int(v)] if k in PLAIN else v) for k, v in options
-                     if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"))
-
 def run(stage, entry, **options):
     """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
     options = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
@@ -300,7 +293,9 @@ def run(stage, entry, **options):
 def _trace(exe, stage, entry, options):
     """The run's trace, parsed once (callers read a Trace and change none of it): its results, and the sums and
     readers of the runs with one element 1."""
-    where = f"{SHOWN_AS.get(stage, stage)} (its {entry}, {launch_words(options)})"
+    said = ", ".join(WORDS[k].format(PLAIN[k][int(v)] if k in PLAIN else v) for k, v in options  # in a reader's words
+                     if k in WORDS and v not in (0, "0", None) and not (k == "launches" and str(v) == "1"))
+    where = f"{SHOWN_AS.get(stage, stage)} (its {entry}, {said})"
     try:
         done = subprocess.run([str(exe), entry, *(f"{k}={v}" for k, v in options)], capture_output=True, text=True,
                               timeout=HOST_RUN_LIMIT)

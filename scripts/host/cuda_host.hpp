@@ -16,6 +16,8 @@
 // since then. Threads of one warp that share (phase, seq) made one warp-wide request.
 #pragma once
 
+#undef _FORTIFY_SOURCE  // which makes _longjmp refuse to jump to another stack, as a switch does
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -65,13 +67,12 @@ namespace ladder_host {
 
 constexpr unsigned kWarp = 32;
 constexpr std::size_t kStack = 256 * 1024;
+constexpr unsigned kMaxThreads = 1024;  // in a block, as on the GPU (runtime.hpp refuses more)
 
 enum class Wait { kNone, kBarrier, kSyncwarp, kShuffle, kDone };
 enum Op { kDown, kUp, kXor, kIdx, kBallot, kReduceAdd };  // a warp operation (a vote or a reduction from kBallot on)
 
 struct Fiber {
-  ucontext_t context{};
-  std::unique_ptr<char[]> stack;
   uint3 idx;
   unsigned tid = 0;
   Wait wait = Wait::kNone;
@@ -104,7 +105,11 @@ struct Run {
   uint3 grid, block, block_idx;
   std::vector<Fiber> fibers;
   Fiber* current = nullptr;
-  ucontext_t scheduler{};
+  // Thread t of every block runs on stack t, in trampoline(); a switch is a _longjmp (swapcontext makes a system call)
+  std::unique_ptr<char[]> stacks{new char[kMaxThreads * kStack]};  // pages are touched as they are used
+  std::unique_ptr<jmp_buf[]> resume{new jmp_buf[kMaxThreads]};     // where thread t yielded
+  std::vector<bool> started = std::vector<bool>(kMaxThreads);
+  jmp_buf back;  // where the scheduler switched to a thread
   std::function<void()> body;
   std::function<void(unsigned)> on_block_end;
   Shared shared;
@@ -150,7 +155,7 @@ inline const Region* region_of(const void* p, std::size_t* element, std::size_t 
 inline void yield(Wait why) {
   Fiber& f = self();
   f.wait = why;
-  swapcontext(&f.context, &run().scheduler);
+  if (_setjmp(run().resume[f.tid]) == 0) _longjmp(run().back, 1);  // resumed as f, or after kDone the next block's
 }
 
 // A warp operation's mask, which must name the lane that calls it (CUDA leaves the result undefined otherwise).
@@ -168,8 +173,10 @@ inline void passed(Fiber& f) {
 }
 
 inline void trampoline() {
-  run().body();
-  yield(Wait::kDone);
+  for (;;) {
+    run().body();
+    yield(Wait::kDone);
+  }
 }
 
 // Resolves the warp-wide operation `first` waits at, once every lane of its mask waits there too.
@@ -227,15 +234,8 @@ inline void start_block(Run& r, unsigned threads) {
   r.shared.arrays.clear();
   r.fibers = std::vector<Fiber>(threads);
   for (unsigned t = 0; t < threads; ++t) {
-    Fiber& f = r.fibers[t];
-    f.tid = t;
-    f.idx = {t % r.block.x, t / r.block.x % r.block.y, t / (r.block.x * r.block.y)};
-    f.stack.reset(new char[kStack]);
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.get();
-    f.context.uc_stack.ss_size = kStack;
-    f.context.uc_link = nullptr;
-    makecontext(&f.context, trampoline, 0);
+    r.fibers[t].tid = t;
+    r.fibers[t].idx = {t % r.block.x, t / r.block.x % r.block.y, t / (r.block.x * r.block.y)};
   }
 }
 
@@ -279,7 +279,16 @@ inline void run_block(uint3 block_idx) {
       Fiber& f = r.fibers[r.reverse ? threads - 1 - k : k];
       if (f.wait == Wait::kNone) {
         r.current = &f;
-        swapcontext(&r.scheduler, &f.context);
+        if (_setjmp(r.back) == 0) {  // the thread runs until it yields, which jumps back here
+          if (r.started[f.tid]) _longjmp(r.resume[f.tid], 1);
+          r.started[f.tid] = true;
+          ucontext_t start;
+          getcontext(&start);
+          start.uc_stack.ss_sp = r.stacks.get() + f.tid * kStack;
+          start.uc_stack.ss_size = kStack;
+          makecontext(&start, trampoline, 0);
+          setcontext(&start);
+        }
         r.current = nullptr;
         moved = true;
       }

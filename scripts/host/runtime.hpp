@@ -66,7 +66,7 @@ namespace ladder_host {
 inline void launch(std::function<void()> body, dim3 grid, dim3 block, std::size_t smem = 0, cudaStream_t = nullptr) {
   Run& r = run();
   const unsigned blocks = grid.x * grid.y * grid.z, threads = block.x * block.y * block.z;
-  if (blocks == 0 || threads == 0 || threads > 1024)
+  if (blocks == 0 || threads == 0 || threads > kMaxThreads)
     fail("launch %d asks for %u blocks of %u threads: a GPU refuses it", r.launches + 1, blocks, threads);
   r.grid = grid;
   r.block = block;
