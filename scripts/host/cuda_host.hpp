@@ -67,7 +67,7 @@ namespace ladder_host {
 
 constexpr unsigned kWarp = 32;
 constexpr std::size_t kStack = 256 * 1024;
-constexpr unsigned kMaxThreads = 1024;  // in a block, as on the GPU (runtime.hpp refuses more)
+constexpr unsigned kMaxThreads = 1024;  // in a block, as on the GPU
 
 enum class Wait { kNone, kBarrier, kSyncwarp, kShuffle, kDone };
 enum Op { kDown, kUp, kXor, kIdx, kBallot, kReduceAdd };  // a warp operation (a vote or a reduction from kBallot on)
@@ -172,11 +172,8 @@ inline void passed(Fiber& f) {
   f.seq = 0;
 }
 
-inline void trampoline() {
-  for (;;) {
-    run().body();
-    yield(Wait::kDone);
-  }
+inline void trampoline() {  // on stack t: thread t of one block, then of the next
+  for (;; yield(Wait::kDone)) run().body();
 }
 
 // Resolves the warp-wide operation `first` waits at, once every lane of its mask waits there too.
@@ -232,6 +229,7 @@ inline void start_block(Run& r, unsigned threads) {
   r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
   r.shared.written.assign(r.shared.dynamic_bytes, 0);
   r.shared.arrays.clear();
+  if (threads > kMaxThreads) fail("a block of %u threads: a GPU runs at most %u", threads, kMaxThreads);
   r.fibers = std::vector<Fiber>(threads);
   for (unsigned t = 0; t < threads; ++t) {
     r.fibers[t].tid = t;
