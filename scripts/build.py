@@ -1,5 +1,6 @@
 """What a command needs before it runs: the packages the build needs (installed with apt-get where ./ladder may, the
 command printed first), the build itself (CMake), and the disassemblers the machine-code checks read with (pip)."""
+import fcntl
 import functools
 import json
 import os
@@ -16,9 +17,6 @@ BUILD_DEPS = ["cmake", "g++", "libcli11-dev", "libfmt-dev"]
 HEADERS = {"libcli11-dev": "CLI/CLI.hpp", "libfmt-dev": "fmt/format.h", "libgtest-dev": "gtest/gtest.h"}
 MIN_CMAKE = "3.24"
 
-def version(text):
-    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
-
 @functools.lru_cache(maxsize=None)  # each call starts cmake, a Python wrapper where pip installed it
 def cmake_version():
     done = subprocess.run(["cmake", "--version"], capture_output=True, text=True) if shutil.which("cmake") else None
@@ -27,6 +25,7 @@ def cmake_version():
 def have(package):
     """Whether what a Debian/Ubuntu package provides is here, however it was installed."""
     if package == "cmake":
+        version = lambda text: tuple(int(x) for x in re.findall(r"\d+", text)[:3])  # noqa: E731
         return cmake_version() is not None and version(cmake_version()) >= version(MIN_CMAKE)
     if package in HEADERS:
         return any((pathlib.Path(d) / HEADERS[package]).is_file() for d in ("/usr/include", "/usr/local/include"))
@@ -79,6 +78,8 @@ def build(build_dir, targets=(), optional=("ninja-build",)):
         say("ladder: nvcc not found: install the CUDA Toolkit (13.0 or newer) and put its bin/ on PATH")
         sys.exit(2)
     build_dir = pathlib.Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)  # two ./ladder commands at once would configure and link it together:
+    fcntl.flock(lock := open(build_dir / ".lock", "w"), fcntl.LOCK_EX)  # one at a time: held while `lock` lives
     first, started = not (build_dir / "CMakeCache.txt").exists(), time.time()
     archs = [f"-DCMAKE_CUDA_ARCHITECTURES={os.environ['CUDAARCHS']}"] if os.environ.get("CUDAARCHS") else []
     extra = os.environ.get("LADDER_CMAKE_ARGS", "").split()

@@ -65,9 +65,6 @@ def first_failures(runs, message):
             first[group] = said
     return list(first.values())
 
-def sum_problems(stage):
-    return kernel_problems(stage) or launcher_problems(stage)
-
 def kernel_problems(stage):
     """Each kernel at each of SHAPES (one-block: on one block, up to 16 elements a thread) in each of ORDERS."""
     host_run.executable(stage)  # built once, before the runs
@@ -170,7 +167,8 @@ def gemm_problems(stage):
     return first_failures(runs, message)
 
 def problems(stage):
-    return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else sum_problems(stage))
+    return index_problems(stage) or (gemm_problems(stage) if role(stage) == "gemm" else
+                                     kernel_problems(stage) or launcher_problems(stage))
 
 def index_problems(stage):
     """A 32-bit variable made from, or compared in a loop's condition with, a 64-bit parameter of its function (the

@@ -7,6 +7,7 @@ and launcher (scripts/host_checks.py). With one: also the stage's default run in
 --self-test full, the sanitizers the stage's own tests run (scripts/sanitize.py), and the timing beside the stage."""
 import collections
 import concurrent.futures
+import fcntl
 import os
 import pathlib
 import re
@@ -113,6 +114,7 @@ def variant_target(stage, name):
 def build_copies(build, stage, copies):
     """Each (target, source text, note) copy of a stage file written to <build>/try/<target>/ (the top CMakeLists.txt
     makes a program of each, so CMake configures again where one is new) and built: their executables, or StageError."""
+    fcntl.flock(lock := open(pathlib.Path(build) / ".lock", "w"), fcntl.LOCK_EX)  # as build.build() holds it
     new = False
     for target, text, note in copies:
         folder = pathlib.Path(build) / "try" / target

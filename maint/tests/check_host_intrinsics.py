@@ -8,7 +8,7 @@ import sys
 
 from maint.tests import check_try_file, verdict
 from scripts import host_run, tries
-from scripts.host_checks import sum_problems
+from scripts.host_checks import kernel_problems, launcher_problems
 from scripts.stages import combine_stage
 
 TICKET = ("      cuda::atomic_ref<unsigned, cuda::thread_scope_device> counter(*ticket);\n"
@@ -79,7 +79,7 @@ def edit_problems(kind, name, edits):
     stage, text = combine_stage(), check_try_file.edited(combine_stage(), edits)
     try:
         with host_run.stage_text(stage, text, "mine.cu" if kind == "refused" else None):
-            found = sum_problems(stage)
+            found = kernel_problems(stage) or launcher_problems(stage)
     except host_run.HostRunUnmodelled as e:
         if kind != "refused":
             return [f"{name}: the host run did not run it: {str(e)[:1500]}"]

@@ -381,8 +381,7 @@ inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c,
 inline unsigned __float_as_uint(float v) { return __builtin_bit_cast(unsigned, v); }
 inline float __uint_as_float(unsigned u) { return __builtin_bit_cast(float, u); }
 
-using std::max;
-using std::min;
+using std::max, std::min;
 inline float min(float a, float b) { return std::fmin(a, b); }  // as CUDA's min of two floats: a NaN loses
 inline float max(float a, float b) { return std::fmax(a, b); }
 
