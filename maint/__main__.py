@@ -65,7 +65,7 @@ def main(argv):
         mutants.write_copies(a.build)
         build.build(a.build, ["maint"])
         build.disassemblers(a.build)
-        return measure.COMMANDS[a.command](a)
+        return getattr(measure, f"cmd_{a.command}")(a)
     except NoGpu as e:
         say(f"{e}\nmaint: no usable GPU, so nothing was measured (exit 77)")
         return 77

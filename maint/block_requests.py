@@ -114,10 +114,6 @@ def lds_widths(sass):  # {(T, P): {"LDS": n, "LDS.128": m}} of each gemm_kernel<
             counts[int(m[1]), int(m[2])] = Counter("LDS" + w for w in re.findall(r"\bLDS(?:\.U)?(\.\d+)?\b", function))
     return counts
 
-def _lds128_where_aligned(sass):  # gemm_kernel<T, P> has T / 4 LDS.128 if (T + P) % 4 == 0, else none
-    widths = lds_widths(sass)
-    return bool(widths) and all(n["LDS.128"] == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in widths.items())
-
 # What the compiler changed: (what a page says of it, a test of the stage's saved SASS that shows it).
 FINAL_READ = ("`return smem[0]` hands the sum to every thread, but only thread 0 uses it: the compiled kernel reads "
               "it in thread 0 alone, after `@P0 EXIT`", lambda sass: -1 < sass.find("@P0 EXIT") < sass.rfind(" LDS"))
@@ -126,7 +122,8 @@ PREDICATED_TREE = ("the tree's loads and store are predicated (`@!P1 LDS`), not 
 BRANCHED_TREE = ("the tree branches around its loads and store: a warp none of whose threads adds issues nothing",
                  lambda sass: not predicated(sass))
 VECTOR_A_TILE = ("the compiler reads `a_tile[ty][k..k+3]` with one 128-bit load (`LDS.128`) where a tile row starts "
-                 "on a 16-byte boundary, so in the unpadded tile only", _lds128_where_aligned)
+                 "on a 16-byte boundary, so in the unpadded tile only", lambda sass: bool(w := lds_widths(sass))
+                 and all(n["LDS.128"] == (t // 4 if (t + p) % 4 == 0 else 0) for (t, p), n in w.items()))  # T / 4 or 0
 COMPILED = {"01_naive": [FINAL_READ, PREDICATED_TREE], "02_grid_stride": [FINAL_READ, PREDICATED_TREE],
             "03_padding": [FINAL_READ, BRANCHED_TREE], "04_warp_unroll": [BRANCHED_TREE],
             "08_gemm_tiled": [VECTOR_A_TILE]}

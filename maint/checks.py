@@ -37,10 +37,6 @@ def checks(b):
         ("mutants.cpu", [*PY, "maint.tests.check_mutants", "--cpu"], 0),
     ]
 
-def reason(out):
-    m = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)
-    return (m[1] or "no usable GPU") if m else "it printed no reason"
-
 def run_one(name, cmd, b, gpu=0):
     started = time.time()
     env = {**os.environ, "LADDER_BUILD": str(b), "BUILD_DIR": str(b), "PYTHONPATH": str(ROOT)}
@@ -48,7 +44,9 @@ def run_one(name, cmd, b, gpu=0):
                           text=True, stdin=subprocess.DEVNULL)
     out = done.stdout + done.stderr
     status = {0: "PASS", 77: "skip"}.get(done.returncode, "FAIL")
-    line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {reason(out)}" if status == "skip" else "")
+    why = re.search(r"^(?:SKIPPED: (.*)|.*(no usable GPU).*)$", out, re.M)  # a skip's reason
+    why = (why[1] or "no usable GPU") if why else "it printed no reason"
+    line = f"{status:4}  {name}  ({time.time() - started:.1f} s)" + (f": {why}" if status == "skip" else "")
     print(line + (f"\n{out[-6000:]}" if status == "FAIL" else ""), flush=True)
     return status
 
@@ -62,13 +60,8 @@ def main(a):
     build.disassemblers(a.build)
     chosen = [c for c in checks(a.build) if not a.k or a.k in c[0]]  # after the build: the unit tests' program exists
     started, results = time.time(), {}
-
-    def gpu_lane():
-        for name, cmd, gpu in chosen:
-            if gpu:
-                results[name] = run_one(name, cmd, a.build, gpu)
-    with concurrent.futures.ThreadPoolExecutor(max(2, a.parallel + 1)) as pool:
-        lane = pool.submit(gpu_lane)
+    with concurrent.futures.ThreadPoolExecutor(max(2, a.parallel + 1)) as pool:  # the GPU's checks one after another
+        lane = pool.submit(lambda: results.update({n: run_one(n, cmd, a.build, 1) for n, cmd, gpu in chosen if gpu}))
         futures = {pool.submit(run_one, name, cmd, a.build): name for name, cmd, gpu in chosen if not gpu}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()

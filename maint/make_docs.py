@@ -3,6 +3,7 @@ the results in docs/results/ (written on a GPU by `./maint/do measure`). --check
 rendering or fails a check of maint/docsgen/checks.py (a CPU test); --self-test plants wrong claims and pages and
 demands that the checks catch each."""
 import difflib
+import importlib.util
 import pathlib
 import re
 import sys
@@ -79,9 +80,7 @@ def stage_without_results():
             not_measured.clear()
 
 def main(a):
-    try:
-        import jinja2  # noqa: F401
-    except ImportError:  # a missing tool, not a wrong page: the check reports skipped, with this line
+    if not importlib.util.find_spec("jinja2"):  # a missing tool, not a wrong page: the check reports skipped
         print("SKIPPED: the docs need Jinja2 (apt-get install python3-jinja2, or pip install jinja2)", file=sys.stderr)
         return 77
     try:

@@ -389,16 +389,18 @@ def cmd_profile(a):
         save(a.save, "ncu_source", source, {"ncu": version, "sections": NCU_SECTIONS, "commit": git_commit(),
                                             "date": datetime.date.today().isoformat(), "command": "./maint/do profile"})
         for stage in ladder_stages():  # the machine code the pages quote
-            if lines := kernel_sass(binary(stage), *saved_kernels(stage)):
+            if lines := kernel_sass(binary(stage), stage):
                 (pathlib.Path(a.save) / f"sass_{stage}.txt").write_text("\n".join(lines) + "\n")
     racecheck(a)
     return 0
 
 SASS_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
-def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
-    """The instructions (cuobjdump -sass, without the encodings) of every kernel of exe (a program or a cubin) whose
-    "Function :" line passes wanted; with headers, each kernel's "Function : <mangled name>" line before its code."""
+def kernel_sass(exe, stage, cuobjdump=None, env=None):
+    """The instructions (cuobjdump -sass, without the encodings) of the kernels of exe (a program or a cubin) that
+    sass_<stage>.txt keeps: reduce_kernel(s), or every tiled GEMM, each under its "Function : <mangled name>" line."""
+    headers = role(stage) == "gemm"
+    wanted = (lambda l: "gemm_kernel" in l and "naive" not in l) if headers else (lambda l: "reduce_kernel" in l)
     cuobjdump = cuobjdump or shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
     proc = subprocess.run([cuobjdump, "-sass", str(exe)], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -412,21 +414,14 @@ def kernel_sass(exe, wanted, headers=False, cuobjdump=None, env=None):
             lines.append(f"/*{m[1]}*/ {m[2]}")
     return lines
 
-def saved_kernels(stage):
-    """Which kernels sass_<stage>.txt keeps: reduce_kernel(s), or every tiled GEMM, each under its "Function :" line."""
-    if role(stage) == "gemm":
-        return (lambda l: "gemm_kernel" in l and "naive" not in l), True
-    return (lambda l: "reduce_kernel" in l), False
-
 def racecheck(a):
     """What racecheck says of 04's unrolled warp and of the pre-Volta volatile last warp; what memcheck says of 06's
     head, body and tail at an unaligned pointer: each run as the pages quote it, in racecheck.txt and memcheck.txt."""
-    for tool, name, cases in [
-            ("racecheck", "racecheck.txt", [[binary("04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"],
-                                            [str(a.build / "maint" / "bin" / "racy_warp_unroll")]]),
-            ("memcheck", "memcheck.txt", [[binary("06_float4"), "--check-only", "-n", "1000003", "--offset", "1"],
-                                          [binary("06_float4"), "--check-only", "-n", "4099", "--offset", "2",
-                                           "--regime", "stream,tree"]])]:
+    for tool, cases in [("racecheck", [[binary("04_warp_unroll"), "--check-only", "-n", "4097", "--regime", "tree"],
+                                       [str(a.build / "maint" / "bin" / "racy_warp_unroll")]]),
+                        ("memcheck", [[binary("06_float4"), "--check-only", "-n", "1000003", "--offset", "1"],
+                                      [binary("06_float4"), "--check-only", "-n", "4099", "--offset", "2", "--regime",
+                                       "stream,tree"]])]:
         report = []
         for cmd in cases:
             say(f"      {tool}: {' '.join(cmd[1:])}")
@@ -437,6 +432,4 @@ def racecheck(a):
                        *(lines[:12] + ["========= ..."] + lines[-2:] if len(lines) > 14 else lines), ""]
         print("\n" + (text := "\n".join(report)))
         if a.save:
-            (pathlib.Path(a.save) / name).write_text(text)
-
-COMMANDS = {"measure": cmd_measure, "profile": cmd_profile}
+            (pathlib.Path(a.save) / f"{tool}.txt").write_text(text)

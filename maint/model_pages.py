@@ -28,19 +28,14 @@ def race_example(block=1024):
                 return f"at s = {s1} lane {lane} reads element {t.element[w]}, which lane {writer[w]} wrote at s = {s0}"
     return "no read of another lane's word"
 
-def _comparisons(ncu_rows, source_rows, stage=None):
-    """The line-by-line comparisons of the profiled launches in ncu_rows (of one stage) with source counters."""
+def model_check(stage, ncu_rows, source_rows):
+    """Line by line (each profiled launch of the stage with source counters), then what the compiler changed."""
     found, measured = {(r["stage"], r["variant"]): r for r in ncu_rows}, {(x["stage"], x["variant"]) for x in source_rows}
-    return [c for p in br.PROFILED if p in found and p in measured and stage in (None, p[0])
-            for c in br.compare_lines(found[p], source_rows)]
-
-def model_check(stage, ncu_rows, source_rows=()):
-    """Line by line, then what the compiler changed, in generated words."""
-    lines = _comparisons(ncu_rows, source_rows, stage)
+    lines = [c for p in br.PROFILED if p[0] == stage and p in found and p in measured
+             for c in br.compare_lines(found[p], source_rows)]
     if not lines:
-        return ("(no profiled launch of this stage in ncu.csv: run ./maint/do profile)" if not any(
-            r["stage"] == stage for r in ncu_rows) else
-                "(no source counters of this stage in ncu_source.csv: run ./maint/do profile)")
+        return ("(no profiled launch of this stage in ncu.csv: run ./maint/do profile)" if not any(r["stage"] == stage
+                for r in ncu_rows) else "(no source counters of this stage in ncu_source.csv: run ./maint/do profile)")
     wrong = [p for c in lines for p in c.problems()]
     by_line = [["", "", "", c.text] + [""] * 6 if c.host is None else [c.variant, str(c.line), f"`{c.text}`",
                ACCESS[c.op], *(f"{v:,}" for k in br.COUNTS for v in (c.host[k], c.measured[k]))] for c in lines]

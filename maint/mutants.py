@@ -16,8 +16,7 @@ class Mutant(NamedTuple):
     name: str    # mutant_<name> is the program
     stage: str   # the stage whose file is copied
     args: str    # the stage's default check, at a size and launch where the bug matters
-    expect: str  # "fail": exit 1 and `says` printed; "racecheck": racecheck reports a hazard; "sass": scripts/sass.py
-                 # refuses its machine code (no GPU needed, args unused)
+    expect: str  # "fail", "racecheck" or "sass", as above ("sass": no GPU needed, args unused)
     find: str    # text that occurs exactly once in the stage file (or a tuple of such texts)
     replace: str  # what it becomes (a tuple: what each of them becomes)
     bug: str     # the bug, in words

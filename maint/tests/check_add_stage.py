@@ -43,7 +43,6 @@ def build(dst, new):
     listed = subprocess.run(["ctest", "-N"], cwd=out, capture_output=True, text=True).stdout
     if f"{new}.self_test" not in listed:
         return f"CMake did not register {new}'s tests:\n{listed[-1500:]}"
-    return None
 
 def run(dst, *args, build=None):
     build = str(build or dst / "build")  # BUILD_DIR too: maint reads it before LADDER_BUILD (CI sets it)

@@ -9,12 +9,10 @@ import shutil
 import sys
 import tempfile
 
-from maint.measure import kernel_sass, saved_kernels
+from maint.measure import kernel_sass
 from maint.tests import verdict
-from scripts.sass import Skip, compile_cubin, find_tools
+from scripts.sass import ARCH, Skip, compile_cubin, find_tools  # ARCH: the GPU docs/results/ was measured on
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
-
-ARCH = "sm_90"  # the GPU docs/results/ was measured on
 
 def machine_code(stage, source, tools):
     """The saved-SASS lines of `source`, compiled as `stage`'s file."""
@@ -27,7 +25,7 @@ def machine_code(stage, source, tools):
     env = {**os.environ, "PATH": f"{pathlib.Path(nvdisasm).parent}{os.pathsep}{os.environ['PATH']}"}  # it runs nvdisasm
     with tempfile.TemporaryDirectory() as tmp:
         cubin = compile_cubin(source, ARCH, tools, build_dir(), tmp)
-        return kernel_sass(cubin, *saved_kernels(stage), cuobjdump, env)
+        return kernel_sass(cubin, stage, cuobjdump, env)
 
 def stale(stage, source, tools):
     """None if source's machine code is the saved one, else what differs, in one line."""

@@ -61,13 +61,10 @@ def read(name):
     with open(RESULTS / name, newline="") as f:
         return list(csv.DictReader(f))
 
-def profiled_rows(stage=None):  # each row of ncu.csv the host runs are held to (a KeyError where one is missing)
-    rows = {(r["stage"], r["variant"]): r for r in read("ncu.csv")}
-    return [rows[p] for p in br.PROFILED if stage in (None, p[0])]
-
-def line_problems(stage=None):
-    source = read("ncu_source.csv")
-    return [p for row in profiled_rows(stage) for c in br.compare_lines(row, source) for p in c.problems()]
+def line_problems(stage=None):  # each row of ncu.csv the host runs are held to (a KeyError where one is missing)
+    rows, source = {(r["stage"], r["variant"]): r for r in read("ncu.csv")}, read("ncu_source.csv")
+    return [p for key in br.PROFILED if stage in (None, key[0]) for c in br.compare_lines(rows[key], source)
+            for p in c.problems()]
 
 def machine_code_problems(stage):
     sass, entry = (RESULTS / f"sass_{stage}.txt").read_text(), host_run.kernel_entries(stage)[0]
