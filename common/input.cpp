@@ -1,7 +1,6 @@
 #include <cmath>
 #include <cstring>
 #include <set>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -14,17 +13,10 @@ constexpr std::size_t kChunk = std::size_t{1} << 20;
 std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
   return mix64(seed ^ 0x6A09E667F3BCC909ull) ^ mix64(stream + 0xBB67AE8584CAA73Bull);
 }
-
-unsigned bits_for(unsigned range) {
-  if (range < 1 || range > 4096 || (range & (range - 1)) != 0) {
-    throw std::invalid_argument("the exact range must be a power of two from 1 to 4096");
-  }
-  return static_cast<unsigned>(__builtin_ctz(range)) + 1;  // R = 2^(bits - 1)
-}
 }  // namespace
 
 InputSpec::InputSpec(std::uint64_t seed, std::uint64_t stream, InputMode mode, unsigned range)
-    : key(stream_key(seed, stream)), exact_bits(mode == InputMode::kFloat ? 0 : bits_for(range)) {}
+    : key(stream_key(seed, stream)), exact_bits(mode == InputMode::kFloat ? 0 : __builtin_ctz(range) + 1u) {}
 
 void generate_input(std::uint64_t seed, std::uint64_t stream, InputMode mode, float* out, std::size_t count,
                     unsigned range) {

@@ -22,7 +22,6 @@
 #include "references.hpp"
 
 namespace ladder {
-namespace reduce_run {
 constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
 constexpr unsigned kMinBlock = 64;
 constexpr unsigned kSelfTestMaxOffset = 3;
@@ -805,16 +804,15 @@ int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_
   return all.pass() ? 0 : 1;
 }
 }  // namespace
-}  // namespace reduce_run
 
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
   ReduceOptions o;
   const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
   if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
-    if (o.self_test != SelfTest::kNone) return reduce_run::self_test(stage, reduce, blocks_per_sm, o, d);
-    if (o.error_study > 0) return reduce_run::error_study(stage, reduce, blocks_per_sm, o, d);
-    return reduce_run::bench(stage, reduce, blocks_per_sm, o, d);
+    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, blocks_per_sm, o, d);
+    if (o.error_study > 0) return error_study(stage, reduce, blocks_per_sm, o, d);
+    return bench(stage, reduce, blocks_per_sm, o, d);
   });
 }
 }  // namespace ladder

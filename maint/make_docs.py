@@ -86,7 +86,8 @@ def main(a):
     try:
         if a.self_test:
             return self_test()
-        problems = check_structure()
+        if problems := check_structure():  # a page or a result file missing: nothing is rendered
+            raise DocsError("\ndocs: ".join(problems))
         rendered = {out: render(t) for out, t in pages().items()}
     except DocsError as e:
         print(f"docs: {e}", file=sys.stderr)

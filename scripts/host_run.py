@@ -226,8 +226,9 @@ def program(text, path, launcher=True):
 
 @functools.lru_cache(maxsize=None)
 def _build(source):
-    command = [CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-I", str(HOST)]  # keyed too
+    command = [CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas"]  # keyed, and the headers' text
     digest = hashlib.sha256(" ".join([*command, source, *(p.read_text() for p in sorted(HOST.glob("*.hpp")))]).encode())
+    command += ["-I", str(HOST)]  # not where they are: a copy of the project finds the programs built
     directory = pathlib.Path(tempfile.gettempdir()) / "cuda-ladder-host-run"
     directory.mkdir(exist_ok=True)
     exe = directory / digest.hexdigest()[:16]

@@ -32,6 +32,7 @@ def build_dir():
     """The build directory whose programs are run: LADDER_BUILD (./ladder sets it from --build), else build/."""
     return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build").absolute()
 
+@functools.lru_cache(maxsize=None)
 def ladder_stages():
     """Every stage, in order: the folders named NN_name that hold a CMakeLists.txt (CMake builds the same)."""
     return sorted(p.parent.name for p in ROOT.glob("[0-9][0-9]_*/CMakeLists.txt"))
