@@ -51,14 +51,14 @@ def block_order(blocks, grid, n):
 
 def first_failures(runs, message):
     """Each run (group, what, host_run.run's arguments) side by side, a process each: the first message(*what, trace)
-    of each group, None where a run is right. A run that fails (one that never ends, say) cancels those not started."""
+    of each group, None where a run is right. A run that fails (one that never ends, say) cancels those not started,
+    and the first in order that failed is raised, whichever ended first: every run before it ran (they start in order)."""
     pool = concurrent.futures.ThreadPoolExecutor(ncpu())
     futures = [pool.submit(host_run.run, **args) for _, _, args in runs]
-    try:
-        for done in concurrent.futures.as_completed(futures):
-            done.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    next((f for f in concurrent.futures.as_completed(futures) if f.exception()), None)
+    pool.shutdown(wait=True, cancel_futures=True)
+    if failed := next((f.exception() for f in futures if not f.cancelled() and f.exception()), None):
+        raise failed
     first = {}  # group: its first message
     for (group, what, _), future in zip(runs, futures):
         if group not in first and (said := message(*what, future.result())):
