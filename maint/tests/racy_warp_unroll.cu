@@ -1,5 +1,5 @@
 // The unrolled last warp as written before Volta: `volatile` shared memory, no synchronisation. Since Volta a warp's
-// threads need not run in lockstep, so this is a data race, which the test racecheck_finds_volatile_race demands that
+// threads need not run in lockstep, so this is a data race, which the test racecheck_sees_race demands that
 // compute-sanitizer's racecheck report (04_warp_unroll, with __syncwarp(), must report none). Exits 0, or 77 without
 // a GPU.
 #include <algorithm>
@@ -40,7 +40,7 @@ __global__ void racy_reduce(float* out) {  // each block sums 256 ones
 
 int main(int argc, char** argv) {
   const int status = ladder::helper_start(argc, argv, "racy_warp_unroll",
-                                          "run by the test racecheck_finds_volatile_race under compute-sanitizer "
+                                          "run by the test racecheck_sees_race under compute-sanitizer "
                                           "--tool racecheck: it sums with the pre-Volta unrolled last warp "
                                           "(volatile, no __syncwarp)");
   if (status >= 0) return status;
