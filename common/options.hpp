@@ -10,17 +10,10 @@
 #include "reduce_stage.hpp"
 
 namespace ladder {
-enum class InputMode {
-  kFloat,  // uniform random floats in [0, 1): the error is judged against a derived bound
-  kExact,  // random dyadic values k/R, k a non-zero integer in [-R, R]: every sum exact in float, checked for equality
-};
+enum class InputMode { kFloat, kExact };  // --input: what each word means is its help (options.cpp)
 enum class Format { kTable, kCsv, kJson };
 enum class SelfTest { kNone, kQuick, kFull };
-enum class Flush {  // what runs before each timed repetition to evict the input from L2 (docs/method.md)
-  kClean,  // overwrite 4x the L2, then read 2x the L2 of other data: L2 holds no input and no dirty lines
-  kWrite,  // only overwrite 4x the L2: the timed region then pays for writing the dirty lines back
-  kNone,   // nothing: inputs smaller than the L2 are read from it
-};
+enum class Flush { kClean, kWrite, kNone };  // --flush: how each evicts the input from L2 is its help (options.cpp)
 
 const char* to_string(InputMode mode);
 const char* to_string(Regime regime);

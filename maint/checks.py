@@ -1,6 +1,6 @@
-"""./maint/do test: the maintainers' checks, each a program; those that need no GPU run side by side, niced, so that
-those that use it, one after another beside them, each with the GPU to itself, keep the CPU their host work needs. Exit
-status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason), 1 otherwise."""
+"""./maint/do test: the maintainers' checks, each a program; those that need no GPU run side by side, niced (but the
+longest), so that those that use it, one after another beside them, each with the GPU to itself, keep the CPU their
+host work needs. Exit status 0 when none failed (a check that cannot run here, exit 77, is listed with its reason)."""
 import concurrent.futures
 import os
 import re

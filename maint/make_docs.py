@@ -87,7 +87,7 @@ def main(a):
         if a.self_test:
             return self_test()
         if problems := check_structure():  # a page or a result file missing: nothing is rendered
-            raise DocsError("\ndocs: ".join(problems))
+            raise DocsError("\ndocs: ".join(problems + ["nothing was rendered or checked: these come first"]))
         rendered = {out: render(t) for out, t in pages().items()}
     except DocsError as e:
         print(f"docs: {e}", file=sys.stderr)

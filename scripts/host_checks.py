@@ -51,12 +51,14 @@ def block_order(blocks, grid, n):
 
 def first_failures(runs, message):
     """Each run (group, what, host_run.run's arguments) side by side, a process each: the first message(*what, trace)
-    of each group, None where a run is right. A run that fails (one that never ends, say) cancels those not started,
-    and the first in order that failed is raised, whichever ended first: every run before it ran (they start in order)."""
+    of each group, None where a run is right. A run that fails (one that never ends, say) cancels those not started;
+    the first in order that failed is raised, whichever ended first (every run before it ran: they start in order)."""
     pool = concurrent.futures.ThreadPoolExecutor(ncpu())
     futures = [pool.submit(host_run.run, **args) for _, _, args in runs]
-    next((f for f in concurrent.futures.as_completed(futures) if f.exception()), None)
-    pool.shutdown(wait=True, cancel_futures=True)
+    try:
+        next((f for f in concurrent.futures.as_completed(futures) if f.exception()), None)
+    finally:  # on Ctrl-C too: the runs not started never start
+        pool.shutdown(wait=True, cancel_futures=True)
     if failed := next((f.exception() for f in futures if not f.cancelled() and f.exception()), None):
         raise failed
     first = {}  # group: its first message

@@ -226,9 +226,8 @@ def program(text, path, launcher=True):
 
 @functools.lru_cache(maxsize=None)
 def _build(source):
-    command = [CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas"]  # keyed, and the headers' text
+    command = [CXX, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas"]  # keyed, with the headers' text
     digest = hashlib.sha256(" ".join([*command, source, *(p.read_text() for p in sorted(HOST.glob("*.hpp")))]).encode())
-    command += ["-I", str(HOST)]  # not where they are: a copy of the project finds the programs built
     directory = pathlib.Path(tempfile.gettempdir()) / "cuda-ladder-host-run"
     directory.mkdir(exist_ok=True)
     exe = directory / digest.hexdigest()[:16]
@@ -236,7 +235,7 @@ def _build(source):
     if not exe.exists():  # built under a name of this process's own, then renamed: tests run in parallel
         mine, src = directory / f"{exe.name}.{os.getpid()}", directory / f"{exe.name}.{os.getpid()}.cpp"
         src.write_text(source)
-        build = subprocess.run([*command, "-o", str(mine), str(src)], capture_output=True, text=True)
+        build = subprocess.run([*command, "-I", str(HOST), "-o", str(mine), str(src)], capture_output=True, text=True)
         src.unlink()
         if build.returncode:
             return None, build.stderr

@@ -4,8 +4,7 @@
 The harness's NaN fill of every SM's shared memory is turned off (--no-shared-poison): tens of millions of stores
 per checked launch, which racecheck and synccheck would trace, and which are the harness's, not the stage's.
 
-  python3 -m scripts.sanitize PROGRAM     exit 0: no tool reported an error; 1: one did; 77: no GPU or no sanitizer
-"""
+  python3 -m scripts.sanitize PROGRAM     exit 0: no tool reported an error; 1: one did; 77: no GPU or no sanitizer"""
 import concurrent.futures
 import pathlib
 import re
