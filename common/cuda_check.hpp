@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 namespace ladder {
-// Unless err is cudaSuccess: prints "error: <call> failed at <file>:<line>: <cudaErrorName> (<text>)", exits 2.
 void cuda_check(cudaError_t err, const char* call, const char* file, int line);
 }  // namespace ladder
 

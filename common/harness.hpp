@@ -1,4 +1,4 @@
-// What every program shares besides its options: the GPU (device.cpp), the errors that end a run, memory checks, the
+// What every program shares besides its options (harness.cpp): the GPU, the errors that end a run, memory checks, the
 // report (a table for people, CSV or JSON records for scripts) and its context, and the canary.
 #pragma once
 

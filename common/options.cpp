@@ -86,25 +86,8 @@ std::vector<std::string> names_of(const std::vector<E>& values) {
   return out;
 }
 
-// How a limit reads in a message: 2^64-1, 2^31-1, or the number.
-std::string limit_words(std::uint64_t v) {
-  return v == kMaxU64 ? "2^64-1" : v == 2147483647u ? "2^31-1" : std::to_string(v);
-}
-
 // What is wrong with an option's text, in one line; nullopt if nothing is.
 using Check = std::function<std::optional<std::string>(const std::string&)>;
-
-// A count in any of -n's forms (4096, 2^12, 1e6).
-std::optional<std::string> whole_problem(const std::string& name, const std::string& text, std::uint64_t lo,
-                                         std::uint64_t hi) {
-  const std::string s = trim(text), range = fmt::format("from {} to {}", lo, limit_words(hi));
-  const auto v = parse_count(s);
-  if (!v && !beyond_count(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
-  if (!v || *v < lo || *v > hi) {
-    return fmt::format("{} {} is out of range: give a whole number {}", name, v ? std::to_string(*v) : s, range);
-  }
-  return std::nullopt;
-}
 
 // -n/--size: a size, a list, a range of powers of two, each from 1 to kMaxSize.
 std::optional<std::string> size_problem(const std::string& text) {
@@ -189,14 +172,22 @@ class CommandLine {
                                             "default and range), after checking the other options given, and run "
                                             "nothing");
   }
-  // A whole number from lo to hi into `value`; --help shows its default unless -1 (derived) or below lo (a mode off).
+  // A whole number from lo to hi, in any of -n's forms (4096, 2^12, 1e6), into `value`; --help shows its default
+  // unless -1 (derived) or below lo (a mode off).
   template <typename T>
   void whole(const std::string& flags, T& value, std::uint64_t lo, std::uint64_t hi, const std::string& type,
              const std::string& help, const std::string& group) {
-    CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, limit_words(hi)));
+    const std::string top = hi == kMaxU64 ? "2^64-1" : hi == 2147483647u ? "2^31-1" : std::to_string(hi);  // in words
+    CLI::Option* option = app_.add_option(flags, value, fmt::format("{}, {} to {}", help, lo, top));
     if (static_cast<long long>(value) >= 0 && static_cast<std::uint64_t>(value) >= lo) option->capture_default_str();
-    const std::string name = display_name(flags);
-    add(option, name, type, group, [=](const std::string& s) { return whole_problem(name, s, lo, hi); });
+    const std::string name = display_name(flags), range = fmt::format("from {} to {}", lo, top);
+    add(option, name, type, group, [=](const std::string& text) -> std::optional<std::string> {
+      const std::string s = trim(text);
+      const auto v = parse_count(s);
+      if (!v && !beyond_count(s)) return fmt::format("{} '{}' is not a whole number: give one {}", name, text, range);
+      if (v && *v >= lo && *v <= hi) return std::nullopt;
+      return fmt::format("{} {} is out of range: give a whole number {}", name, v ? std::to_string(*v) : s, range);
+    });
   }
   // Text with a check of its own, the default in `text`; `values` are what --describe lists as accepted.
   void text(const std::string& flags, std::string& text, const Check& check, const std::string& type,
@@ -267,7 +258,6 @@ class CommandLine {
                            "\"values\": {{{}}}\n}}",
                            json_quote(program_), json_quote(version_), role, fmt::join(options, ",\n    "), values)};
   }
-  // "program: error: message (see program --help)".
   ParseOutcome usage_error(const std::string& message) const {
     return {2, fmt::format("{}: error: {} (see {} --help)", program_, message, program_)};
   }

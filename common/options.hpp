@@ -52,8 +52,7 @@ struct GemmOptions : CommonOptions {
   std::vector<bool> pads = {false};  // --pad off | on | both
 };
 
-// cpu_baseline's options (reps, warmup, seed, input, device and format among the common ones): the CPU's sums of the
-// same input, and the copy of it to the GPU.
+// cpu_baseline's options (reps, warmup, seed, input, device and format among the common ones).
 struct CpuOptions : CommonOptions {
   std::vector<std::uint64_t> sizes = {std::uint64_t{1} << 28};
   unsigned threads = 0;  // the all-cores sum's threads; 0: std::thread::hardware_concurrency()

@@ -142,15 +142,14 @@ Centring check_centred(double z_sum, std::uint64_t count) {
   return c;
 }
 
-std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit) {
-  if (!(rate > peak * (1 + kRateMargin))) return "";  // NaN compares false: not judged
-  return fmt::format("{} ran at {:.0f} {}, above the theoretical peak of {:.0f} {} by more than {:g}%: no GPU "
-                     "does that work that fast, so the launches skipped some of it",
-                     who, rate, unit, peak, unit, 100 * kRateMargin);
+void rate_above_peak(Verdict& v, const std::string& who, double rate, double peak, const char* unit) {
+  const bool pass = !(rate > peak * (1 + kRateMargin));  // NaN compares false: not judged
+  v.add("rate", pass, pass ? "" : fmt::format("{} ran at {:.0f} {}, above the theoretical peak of {:.0f} {} by more "
+                                              "than {:g}%: no GPU does that work that fast, so the launches skipped "
+                                              "some of it", who, rate, unit, peak, unit, 100 * kRateMargin));
 }
 
 namespace {  // the GEMM's
-// sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
 double element_sigma(double abs_dot, std::uint64_t K) {
   const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));
   return kFloatUnitRoundoff * abs_dot / k * std::sqrt(squares_to(k));
@@ -205,8 +204,7 @@ Tally check_row(const float* A, const float* B, const float* C, std::uint64_t N,
   return t;
 }
 
-// Freivalds' test with kFreivaldsVectors random +-1 vectors x at once: C*x against A*(B*x) in double, row by row;
-// adds the largest error (over its tolerance, in the float mode) and the first failure to `tally`.
+// Freivalds' test (oracle.hpp): adds the largest error (over its tolerance, float mode) and first failure to `tally`.
 void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, std::uint64_t N, std::uint64_t K,
                InputMode mode, std::mt19937_64& rng, Tally& tally) {
   constexpr int kVectors = kFreivaldsVectors;
@@ -255,8 +253,7 @@ void freivalds(const float* A, const float* B, const float* C, std::uint64_t M, 
   for (const Tally& row : rows) tally.merge(row);  // no elements compared one by one: only the worst and the failure
 }
 
-// The row or column of S each index selects (oracle.hpp): (stride index + 3) mod k, the stride found once.
-struct Selection {
+struct Selection {  // the row or column of S each index selects (oracle.hpp), the stride found once
   std::uint64_t k, stride = 7;
   explicit Selection(std::uint64_t k_) : k(k_) { while (std::gcd(stride, k) != 1) stride += 2; }
   std::uint64_t operator()(std::uint64_t index) const { return (stride * index + 3) % k; }
@@ -331,9 +328,7 @@ std::vector<std::uint64_t> selection_ones(GemmProbe probe, std::uint64_t M, std:
 
 GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std::uint64_t M, std::uint64_t N,
                            std::uint64_t K) {
-  GemmCheck out;
-  out.method = probe == GemmProbe::kA ? "A * selection == A's selected columns, bit for bit"
-                                      : "selection * B == B's selected rows, bit for bit";
+  GemmCheck out;  // only pass and reason: C is compared with X's selected elements bit for bit
   const Selection sel(K);
   for (std::uint64_t e = 0; e < M * N && out.reason.empty(); ++e) {
     const std::uint64_t i = e / N, j = e % N;
@@ -343,7 +338,6 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
                                probe == GemmProbe::kA ? "A" : "B", want);
     }
   }
-  out.elements = M * N;
   out.pass = out.reason.empty();
   return out;
 }

@@ -85,8 +85,8 @@ Centring check_centred(double z_sum, std::uint64_t count);
 // A rate (GB/s against the DRAM peak, FLOP/s against the FP32 peak) above the peak by more than this fraction fails:
 // the launches skipped work their result does not show. The margin covers the rounding of the peaks, not a kernel.
 constexpr double kRateMargin = 0.02;
-// "" where `rate` is at most the peak plus kRateMargin (or either is NaN: not judged), else why it fails.
-std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit);
+// Adds the check "rate" to v: a failure, saying why, where `rate` is above the peak plus kRateMargin (NaN: a pass).
+void rate_above_peak(Verdict& v, const std::string& who, double rate, double peak, const char* unit);
 
 // GEMM, C (M x N) = A (M x K) * B (K x N), row-major. Up to kFullCheckFlops multiply-adds every element is compared
 // with the double oracle; above, every element is scanned for NaN/Inf, the first and last rows and columns and 1024

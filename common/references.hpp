@@ -1,4 +1,4 @@
-// The references every stage is timed against in the same run (references.cu, speed_of_light.cu).
+// The references every stage is timed against in the same run (references.cu).
 #pragma once
 
 #include <cstddef>

@@ -14,7 +14,7 @@
 #include "options.hpp"
 
 namespace ladder {
-// The clocks at the start and the end of a timed series, from NVML (gpu_clocks.cpp; loaded at run time).
+// The clocks at the start and the end of a timed series, from NVML (timer.cu; loaded at run time).
 struct ClockSample {
   bool known = false;         // false where NVML is not there (no driver) or does not answer for this GPU
   unsigned sm_mhz = 0, mem_mhz = 0;
@@ -32,7 +32,7 @@ struct TimingStats {
 };
 TimingStats summarize(std::vector<double> samples_ms);  // median (of the middle two for an even count), min, max
 
-// The L2 flush before each timed rep (l2_flush.cu): overwrite 4x the L2, then (clean) read 2x the L2 of other data.
+// The L2 flush before each timed rep (timer.cu): overwrite 4x the L2, then (clean) read 2x the L2 of other data.
 inline std::size_t l2_write_bytes(std::size_t l2_bytes) { return 4 * l2_bytes; }
 inline std::size_t l2_read_bytes(std::size_t l2_bytes) { return 2 * l2_bytes; }
 
@@ -59,7 +59,7 @@ class GpuTimer {  // not copyable (its buffer is not)
 
  private:
   void flush(cudaStream_t stream) const;
-  // The stream hold (stream_hold.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
+  // The stream hold (timer.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
   // while the host enqueues the flush, the start event, the work and the stop event behind it.
   void hold();
   void release();

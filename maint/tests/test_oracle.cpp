@@ -285,6 +285,11 @@ TEST(SumOracle, FloatBoundIsNeverVacuous) {
   }
 }
 
+std::string rate_above_peak(const std::string& who, double rate, double peak, const char* unit) {  // "" if it passed
+  Verdict v;
+  ladder::rate_above_peak(v, who, rate, peak, unit);
+  return v.pass() ? "" : v.failures().front();
+}
 // A launch that skipped work runs far above the peak and fails, naming both rates; at the peak, or within the margin
 // above it, it passes; an unknown rate or peak is not judged.
 TEST(RateCheck, ARateNoGpuReachesFailsAndOneAtThePeakPasses) {
