@@ -77,7 +77,6 @@ def build(build_dir, targets=(), optional=("ninja-build",)):
     if not shutil.which("nvcc"):
         say("ladder: nvcc not found: install the CUDA Toolkit (13.0 or newer) and put its bin/ on PATH")
         sys.exit(2)
-    build_dir = pathlib.Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)  # two ./ladder commands at once would configure and link it together:
     fcntl.flock(lock := open(build_dir / ".lock", "w"), fcntl.LOCK_EX)  # one at a time: held while `lock` lives
     first, started = not (build_dir / "CMakeCache.txt").exists(), time.time()

@@ -284,7 +284,6 @@ WORDS = {"block": "block {}", "grid": "grid {}", "n": "n = {}", "offset": "offse
 PLAIN = {"blocks": ["", "last to first", "shuffled"], "reverse": [None, ""]}
 
 def run(stage, entry, **options):
-    """One host run of a stage's kernel `entry` (names from entries()); options as scripts/host/driver.hpp."""
     options = tuple(sorted((k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                            for k, v in options.items()))
     return _trace(executable(stage, entry == "launcher"), stage, entry, options)

@@ -29,23 +29,21 @@ environment:
 
 exit status: 0 pass, 1 a check failed, 2 usage or runtime error, 77 no usable GPU"""
 
-COMMANDS = {
-    "run": "build, then run every stage in order on the same input and print one comparison table",
-    "test": "build, then run every test with CTest (without a GPU the GPU tests report skipped, with why)",
-    "build": "configure and build the stages, and run nothing",
-    "diff": "the code that changes from stage A to stage B (each page in docs/stages/ shows a stage against the one before it)",
-    "try": "a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
-           "own version of the stage file, through the stage's checks",
-}
-EXAMPLES = {
-    "run": "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm",
-    "test": "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^05_shuffle\\.' -V     (any other option goes to "
-            "ctest as it is)",
-    "build": "./ladder build\n  ./ladder build --build /tmp/ladder-build",
-    "diff": "./ladder diff 04 05\n  ./ladder diff 01 06      (any two stages of one kind)",
-    "try": "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
-           "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
-           "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)",
+COMMANDS = {  # name: (what it does, examples)
+    "run": ("build, then run every stage in order on the same input and print one comparison table",
+            "./ladder run\n  ./ladder run -n 2^24 --reps 20 --no-gemm"),
+    "test": ("build, then run every test with CTest (without a GPU the GPU tests report skipped, with why)",
+             "./ladder test\n  ./ladder test -L cpu\n  ./ladder test -R '^05_shuffle\\.' -V     (any other option goes "
+             "to ctest as it is)"),
+    "build": ("configure and build the stages, and run nothing",
+              "./ladder build\n  ./ladder build --build /tmp/ladder-build"),
+    "diff": ("the code that changes from stage A to stage B (each page in docs/stages/ shows a stage against the one "
+             "before it)", "./ladder diff 04 05\n  ./ladder diff 01 06      (any two stages of one kind)"),
+    "try": ("a stage with a constant, an option or an experiment's patch changed, beside the stage as it is; or your "
+            "own version of the stage file, through the stage's checks",
+            "./ladder try 06 kLoadsInFlight=1,2,4,8\n  ./ladder try 02 --grid=64,128,256\n"
+            "  ./ladder try 01 docs/experiments/01_naive/interleaved.patch\n"
+            "  ./ladder try 05 mine.cu            (your version of 05_shuffle/reduce.cu, through its checks)"),
 }
 class Parser(argparse.ArgumentParser):
     """argparse, with its errors in the project's one-line form instead of a usage block."""
@@ -73,9 +71,8 @@ def parser():
                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     cmds = {name: sub.add_parser(name, help=text, description=text, allow_abbrev=False,
-                                 epilog=f"examples:\n  {EXAMPLES[name]}",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-            for name, text in COMMANDS.items()}
+                                 epilog=f"examples:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
+            for name, (text, example) in COMMANDS.items()}
     for name in ("run", "test", "build", "try"):
         cmds[name].add_argument("--build", metavar="DIR", help="the build directory (default: build)")
     stage_options(cmds["run"])
@@ -121,23 +118,6 @@ def take_build(argv):
             out.append(arg)
     return out, (CALLER / build_dir).absolute() if build_dir else ROOT / "build"
 
-def take_try_change(a, extras, p):
-    """try's CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown arguments; the
-    same option again is more values of it (--grid=64 --grid=128)."""
-    if a.change is None and extras and (extras[0].startswith("--") or not extras[0].startswith("-")):
-        a.change = extras.pop(0)  # an option to vary, or a change given after the options
-        if a.change.startswith("--") and "=" not in a.change:
-            raise UsageProblem(f"try {a.stage} {a.change}: write a stage option to vary as "
-                               f"{a.change}={extras[0] if extras else 'v1,v2'}")
-    elif extras and extras[0].startswith("--") and "=" not in extras[0] and a.change and "=" not in a.change:
-        raise UsageProblem(f"try {a.stage} {extras[0]} {a.change}: write a stage option to vary as "
-                           f"{extras[0]}={a.change}")
-    if a.change is None:
-        p.error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
-    name = a.change.split("=", 1)[0] + "="
-    while extras and extras[0].startswith(name):
-        a.change += "," + extras.pop(0)[len(name):]
-
 def parse(argv):
     argv, build_dir = take_build(argv)
     p, cmds = parser()
@@ -154,8 +134,21 @@ def parse(argv):
         raise UsageProblem(f"unknown command '{argv[0]}' ({', '.join(COMMANDS)}; see ./ladder --help)")
     a, extras = p.parse_known_args(argv)
     a.build = build_dir
-    if a.command == "try":
-        take_try_change(a, extras, cmds["try"])
+    if a.command == "try":  # CHANGE may look like an option (--grid=64,128), which argparse leaves among the unknown
+        # arguments; the same option again is more values of it (--grid=64 --grid=128)
+        if a.change is None and extras and (extras[0].startswith("--") or not extras[0].startswith("-")):
+            a.change = extras.pop(0)  # an option to vary, or a change given after the options
+            if a.change.startswith("--") and "=" not in a.change:
+                raise UsageProblem(f"try {a.stage} {a.change}: write a stage option to vary as "
+                                   f"{a.change}={extras[0] if extras else 'v1,v2'}")
+        elif extras and extras[0].startswith("--") and "=" not in extras[0] and a.change and "=" not in a.change:
+            raise UsageProblem(f"try {a.stage} {extras[0]} {a.change}: write a stage option to vary as "
+                               f"{extras[0]}={a.change}")
+        if a.change is None:
+            cmds["try"].error("try takes a stage and a change, e.g. ./ladder try 06 kLoadsInFlight=1,2,4,8")
+        name = a.change.split("=", 1)[0] + "="
+        while extras and extras[0].startswith(name):
+            a.change += "," + extras.pop(0)[len(name):]
     if a.command == "test":
         a.ctest_args, extras = [x for x in extras if x != "--"], []
         if a.ctest_args and not a.ctest_args[0].startswith("-"):  # ctest would run every test, saying nothing

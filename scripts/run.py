@@ -35,16 +35,11 @@ def check_options(a):
         if tried and getattr(a, name) and name.startswith("gemm") != (tried in gemm_stages()):
             raise UsageProblem(f"try {tried} {flag}: {flag} is for the " + ("GEMM rung" if "gemm" in name else
                                "reduce stages (the GEMM takes --gemm-size and --gemm-reps)"))
-    checks = [(None, tried or reduce_stages()[0], [*size_args(a), *run_args(a)]),
-              (None, CPU, [*size_args(a), *run_args(a, ("seed", "input", "device"))])]
+    describe(tried or reduce_stages()[0], (*size_args(a), *run_args(a)))
+    describe(CPU, (*size_args(a), *run_args(a, ("seed", "input", "device"))))
     for option, flag in (("gemm_size", "--size"), ("gemm_reps", "--reps")):
         if getattr(a, option, None) and gemm_stages():
-            checks.append((f"--{option.replace('_', '-')}", gemm_stages()[0], [flag, getattr(a, option)]))
-    for carrier, program, args in checks:
-        try:
-            describe(program, tuple(args))
-        except UsageProblem as e:
-            raise UsageProblem(f"{carrier}: {e}" if carrier else str(e)) from None
+            describe(gemm_stages()[0], (flag, getattr(a, option)), f"--{option.replace('_', '-')}")
 
 def run_combines(stage):
     """A stage with several combine strategies runs its default (the first) beside the fastest deterministic one."""
@@ -114,16 +109,13 @@ def ladder_lines(rows):
             current.setdefault(regime, r)  # the stage's first combine is what the next stage compares with
     headers = ["stage", "check", "stream ms", "GB/s", "% peak", "% read", "x prev", "tree ms", "GB/s", "% peak",
                "% read", "x prev", "x CUB"]
-    return headers, body, reference_lines(rows)
-
-def reference_lines(rows):
-    """CUB, the read-only kernel and the device-to-device copy, each the median over the stages' runs (each stage
-    times them again in its own process): {name: {ms, gbps, pct_peak, pct_read}}."""
+    # the references (CUB, the read-only kernel, the device-to-device copy): medians of the stages' runs of them
     n, peak = int(rows[0]["n"]), float(rows[0]["peak_gbps"])
     ms = {name: statistics.median(float(r[f"{name}_ms_median"]) for r in rows) for name in ("cub", "read", "copy")}
-    return {name: {"ms": ms[name], "gbps": moved / (ms[name] * 1e6), "pct_peak": 100 * moved / (ms[name] * 1e6) / peak,
-                   "pct_read": 100 * ms["read"] / ms[name]}
-            for name, moved in [("cub", 4 * n), ("read", 4 * n), ("copy", 8 * n)]}
+    return headers, body, {name: {"ms": ms[name], "gbps": moved / (ms[name] * 1e6),
+                                  "pct_peak": 100 * moved / (ms[name] * 1e6) / peak,
+                                  "pct_read": 100 * ms["read"] / ms[name]}
+                           for name, moved in [("cub", 4 * n), ("read", 4 * n), ("copy", 8 * n)]}
 
 REFERENCE_NAMES = {"cub": "CUB DeviceReduce::Sum", "read": "read-only kernel (speed of light)",
                    "copy": "cudaMemcpy device to device (read + write)"}

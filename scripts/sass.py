@@ -32,17 +32,11 @@ LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
 
 class Instr(NamedTuple):
     addr: str
-    opcode: str   # with its modifiers: ATOM.E.ADD.STRONG.GPU
+    opcode: str      # with its modifiers: ATOM.E.ADD.STRONG.GPU
     operands: str
-    where: str    # file:line of the kernel source
-
-    @property
-    def op(self):
-        return self.opcode.split(".")[0]
-
-    @property
-    def mods(self):
-        return set(self.opcode.split(".")[1:])
+    where: str       # file:line of the kernel source
+    op: str          # the opcode alone: ATOM
+    mods: frozenset  # its modifiers: E, ADD, STRONG, GPU
 
     def __str__(self):
         return f"{self.opcode} (/*{self.addr}*/)"
@@ -63,9 +57,11 @@ def find_tools(build):
                    f"'nvidia-cuda-nvdisasm=={major[1] if major else 13}.*'")
     return nvcc, nvdisasm
 
-def build_flags(build):
-    """The flags the build compiles a stage with (its compile_commands.json, which CMake writes): includes,
-    definitions, optimisation, standard and line information."""
+ARCH = "sm_90"  # what the machine-code rules compile for unless --arch says otherwise
+
+def compile_cubin(src, arch, tools, build, tmp):
+    """src compiled with the flags the build compiles a stage with (its compile_commands.json, which CMake writes):
+    includes, definitions, optimisation, standard and line information."""
     try:
         entries = json.loads((pathlib.Path(build) / "compile_commands.json").read_text())
     except OSError:
@@ -73,13 +69,9 @@ def build_flags(build):
     stages = {str(stage_file(s)) for s in ladder_stages()}
     words = shlex.split(next(e["command"] for e in entries if e["file"] in stages))
     keep = [w for i, w in enumerate(words) if re.match(r"-(I|D|O|std=|lineinfo$|G$)", w) or words[i - 1] == "-isystem"]
-    return [x for w in keep for x in (["-isystem", w] if not w.startswith("-") else [w])]
-
-ARCH = "sm_90"  # what the machine-code rules compile for unless --arch says otherwise
-
-def compile_cubin(src, arch, tools, build, tmp):
+    flags = [x for w in keep for x in (["-isystem", w] if not w.startswith("-") else [w])]
     cubin = pathlib.Path(tmp) / "k.cubin"
-    cc = subprocess.run([tools[0], f"-arch={arch}", "-cubin", *build_flags(build), "-o", str(cubin), str(src)],
+    cc = subprocess.run([tools[0], f"-arch={arch}", "-cubin", *flags, "-o", str(cubin), str(src)],
                         capture_output=True, text=True)
     if cc.returncode != 0:
         raise RuntimeError(f"{shown(src)} does not compile for {arch}:\n{cc.stderr.strip()}")
@@ -95,7 +87,8 @@ def kernels(listing):
         elif m := LINE.match(line):
             where = f"{shown(m.group(1))}:{m.group(2)}"
         elif (m := INSTR.match(line)) and code is not None:
-            code.append(Instr(m.group(1), m.group(2), m.group(3), where))
+            op, *mods = m.group(2).split(".")
+            code.append(Instr(m.group(1), m.group(2), m.group(3), where, op, frozenset(mods)))
     return out
 
 def problems(code):
@@ -107,7 +100,9 @@ def problems(code):
                 out.append((ins, f"{ins} is a block-scope (.{scope}) atomic: atomic only among one block's threads, "
                                  f"while other blocks use the same address (atomicAdd_block?); a kernel of many blocks "
                                  f"needs .GPU or .SYS"))
-            if ins.op in ("ATOM", "ATOMG") and destination(ins) != "RZ" and not ins.mods & {"CAS", "CAST"}:
+            # the register it returns into, after any predicate operands (RZ: the result is dropped)
+            into = next((r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)), "RZ")
+            if ins.op in ("ATOM", "ATOMG") and into != "RZ" and not ins.mods & {"CAS", "CAST"}:
                 out += ticket_problems(code, i)
         if ins.op in LOADS and "CONSTANT" in ins.mods and written:
             out.append((ins, f"{ins} reads through the non-coherent path (__ldg or a const __restrict__ load) after "
@@ -116,10 +111,6 @@ def problems(code):
         if (ins.op in STORES or ins.op in ATOMICS) and not written:
             written = ins
     return out
-
-def destination(ins):
-    """The register an atomic returns into (RZ: the result is dropped), after any predicate operands."""
-    return next((r for r in ins.operands.split(", ") if not re.fullmatch(r"!?U?P(T|\d+)", r)), "RZ")
 
 def ticket_problems(code, i):
     """An atomic whose result is used takes a ticket: a release after the block's global stores before it, an acquire

@@ -28,8 +28,7 @@ class NoGpu(Exception):
 def say(text):
     print(text, file=sys.stderr, flush=True)
 
-def build_dir():
-    """The build directory whose programs are run: LADDER_BUILD (./ladder sets it from --build), else build/."""
+def build_dir():  # ./ladder sets LADDER_BUILD from --build
     return pathlib.Path(os.environ.get("LADDER_BUILD") or ROOT / "build").absolute()
 
 @functools.lru_cache(maxsize=None)
@@ -57,12 +56,13 @@ def binary(program):
     return str(path)
 
 @functools.lru_cache(maxsize=None)
-def describe(program, args=()):
+def describe(program, args=(), carrier=None):
     """What the program says of itself with these options (checked by the program itself, which runs nothing): its
-    own one-line error, as a UsageProblem, if it refuses one."""
+    own one-line error, as a UsageProblem (after carrier, the option or command that gave them), if it refuses one."""
     done = subprocess.run([binary(program), *args, "--describe"], capture_output=True, text=True)
     if done.returncode != 0:
-        raise UsageProblem(done.stderr.strip().removeprefix(f"{program}: error: "))
+        error = done.stderr.strip().removeprefix(f"{program}: error: ")
+        raise UsageProblem(f"{carrier}: {error}" if carrier else error)
     return json.loads(done.stdout)
 
 def role(stage):
@@ -95,7 +95,6 @@ CONSTANT_TYPE = r"(?:int|unsigned|unsigned int|std::size_t)"  # the types of the
 CONSTANT = re.compile(rf"^constexpr\s+{CONSTANT_TYPE}\s+(k\w+)\s*=\s*([^;]+);", re.M)
 
 def constants(stage):
-    """The constants ./ladder try can change: the file's top-level `constexpr int kName = ...;` lines."""
     return dict(CONSTANT.findall(stage_file(stage).read_text()))
 
 def shown(path):

@@ -50,10 +50,6 @@ def parse_change(stage, spec):
         raise UsageProblem(f"try {stage} {spec}: names no {'constant or option' if not name else 'values'}")
     if name.startswith("-"):
         return Change("option", name, values, None)
-    return Change("constant", name, check_constant(stage, name, values), None)
-
-def check_constant(stage, name, values):
-    """The values to build a copy for: all but the file's own (the stage as it is runs that one)."""
     found = constants(stage)
     if name not in found:
         patches = sorted(p.name for p in (ROOT / "docs" / "experiments" / stage).glob("*.patch"))
@@ -62,17 +58,16 @@ def check_constant(stage, name, values):
             (f" or try one of its experiments ({', '.join(patches)})" if patches else "")
         raise UsageProblem(f"try {stage} {name}=...: {stage}/{stage_file(stage).name} has no constant {name} "
                            f"({have})")
-    lo, hi = 1, 64  # a count: the constants try may change are loads in flight, unroll factors, pads
-    for v in values:
-        if not re.fullmatch("[0-9]+", v) or not lo <= int(v) <= hi:
+    for v in values:  # a count: the constants try may change are loads in flight, unroll factors, pads
+        if not re.fullmatch("[0-9]+", v) or not 1 <= int(v) <= 64:
             raise UsageProblem(f"try {stage} {name}={v}: {name} is a count (the file says {name} = {found[name]}): "
-                               f"give whole numbers from {lo} to {hi}")
-    own = found[name].strip()  # the values in decimal, each once: C++ would read 010 as octal 8
+                               "give whole numbers from 1 to 64")
+    own = found[name].strip()  # copies of the others, in decimal, each once: C++ would read 010 as octal 8
     others = list(dict.fromkeys(str(int(v)) for v in values if not (own.isdigit() and int(v) == int(own))))
     if not others:
         raise UsageProblem(f"try {stage} {name}={','.join(values)}: the file says {name} = {own} already, so "
                            f"there is nothing to compare: give other values")
-    return others
+    return Change("constant", name, others, None)
 
 def git_apply(args, cwd):
     """git apply in a scratch directory, never in a repository around it."""
@@ -147,10 +142,7 @@ def cmd_try(a):
         if name not in launch:  # the others it sets itself (--regime, -n, --format) or would not compare
             raise UsageProblem(f"try {stage} {name}=...: try varies how the stage is launched: {', '.join(launch)}")
         for v in change.values:
-            try:
-                describe(stage, (name, v))
-            except UsageProblem as e:
-                raise UsageProblem(f"try {stage} {name}={v}: {e}") from None
+            describe(stage, (name, v), f"try {stage} {name}={v}")
         variants, meta = [(f"{stage} (the options change only how it is launched)", text)], {}
         runs += [(f"{name} {v}", binary(stage), [name, v]) for v in change.values]
     else:
@@ -235,32 +227,28 @@ def why_failed(text, status):
                                            f"exit status {status}, and it printed nothing")
     return ("compute-sanitizer: " if status == 99 else "") + line[:300]
 
-class Report:
+class Report(list):
     """The report, on stdout, one line per check as it ends (progress and the compiler went to stderr)."""
 
-    def __init__(self, stage, path):
-        self.checks = []
-        print(f"\nladder try {stage} {path}: each check as it ends, and the command that repeats it", flush=True)
-
     def add(self, c):
-        self.checks.append(c)
+        self.append(c)
         print(f"  {c.status:8} {c.name}" + (f"\n           {c.detail}" if c.detail else "")
               + (f"\n           $ {c.command}" if c.command and c.status != PASS else ""), flush=True)
 
     def end(self, gpu):
         """Exit 1 on any failure, 77 only where there is no GPU, else 0 (naming what was not run, and why)."""
-        failed = [c for c in self.checks if c.status == FAIL]
-        skipped = [c for c in self.checks if c.status == NOT_RUN]
+        failed = [c for c in self if c.status == FAIL]
+        skipped = [c for c in self if c.status == NOT_RUN]
         if failed:
-            print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(self.checks)}: "
+            print(f"ladder try: failed {len(failed)} check{'s' * (len(failed) > 1)} of {len(self)}: "
                   + ", ".join(c.name.split(":")[0] for c in failed))
             return 1
         if not gpu:
-            print(f"ladder try: passed the {len(self.checks) - len(skipped)} checks it could run; no usable GPU here, "
+            print(f"ladder try: passed the {len(self) - len(skipped)} checks it could run; no usable GPU here, "
                   "so nothing ran on one (exit 77)")
             return 77
-        print(f"ladder try: passed everything ({len(self.checks)} checks)" if not skipped else
-              f"ladder try: passed every check it ran ({len(self.checks) - len(skipped)})" + "".join(
+        print(f"ladder try: passed everything ({len(self)} checks)" if not skipped else
+              f"ladder try: passed every check it ran ({len(self) - len(skipped)})" + "".join(
                   f"; not run: {c.name.split(':')[0]} ({c.detail})" for c in skipped))
         return 0
 
@@ -283,7 +271,6 @@ def not_this_stage(stage, text):
     if missing:
         return (f"the host run finds no kernel {missing[0][1].split('(')[0]} as the stage file spells it (the kernels it "
                 f"runs: {', '.join(m[0] for m in kernels)})")
-    return None
 
 def gpu_checks(exe, stage, report):
     """The checks on the GPU, each under a time limit of many times the stage's own run of it (a floor of FLOOR_S)."""
@@ -322,7 +309,8 @@ def try_file(a, stage, path):
     text, own = path.read_text(), own_copy(stage, path)
     target = own[0]
     say(f"ladder: building {shown(path)} as a copy of {stage} ({target})")
-    report = Report(stage, path)
+    print(f"\nladder try {stage} {path}: each check as it ends, and the command that repeats it", flush=True)
+    report = Report()
     gpu = subprocess.run([binary(stage), "--list-devices"], capture_output=True).returncode != 77
     try:
         exe = build_copies(a.build, stage, [own])[0]
@@ -351,7 +339,7 @@ def try_file(a, stage, path):
                          "timing", NOT_RUN, why, ""))
         return report.end(gpu)
     gpu_checks(exe, stage, report)
-    if all(c.status != FAIL for c in report.checks):
+    if all(c.status != FAIL for c in report):
         try:
             ok = run_variants(a, stage, f"own_{path.stem}", [("the stage", binary(stage), []), (path.name, exe, [])])
             report.add(Check("timing beside the stage's own", PASS if ok == 0 else FAIL, "the table above", ""))

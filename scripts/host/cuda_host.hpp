@@ -224,32 +224,6 @@ inline bool resolve_warp(unsigned w) {
   return false;
 }
 
-// The block's threads as fibers, each at the start of the kernel, and its shared memory NaN, unwritten.
-inline void start_block(Run& r, unsigned threads) {
-  r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
-  r.shared.written.assign(r.shared.dynamic_bytes, 0);
-  r.shared.arrays.clear();
-  if (threads > kMaxThreads) fail("a block of %u threads: a GPU runs at most %u", threads, kMaxThreads);
-  r.fibers = std::vector<Fiber>(threads);
-  for (unsigned t = 0; t < threads; ++t) {
-    r.fibers[t].tid = t;
-    r.fibers[t].idx = {t % r.block.x, t / r.block.x % r.block.y, t / (r.block.x * r.block.y)};
-  }
-}
-
-// Every thread waits at a __syncthreads(): they must all wait at the same one; then all pass it.
-inline void pass_barrier(Run& r) {
-  const Fiber* one = nullptr;
-  for (Fiber& f : r.fibers) {
-    if (f.wait != Wait::kBarrier) continue;
-    if (one && f.line != one->line)
-      fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
-           "not every thread runs", one->tid, f.tid, one->line, f.line);
-    one = one ? one : &f;
-    passed(f);
-  }
-}
-
 [[noreturn]] inline void deadlock(const Run& r) {  // each place threads wait at: how many, the first of them
   std::map<std::string, std::pair<unsigned, unsigned>> at;  // {where: (its first thread, its threads)}
   for (const Fiber& f : r.fibers) {
@@ -268,7 +242,16 @@ inline void run_block(uint3 block_idx) {
   Run& r = run();
   r.block_idx = block_idx;
   const unsigned threads = r.block.x * r.block.y * r.block.z;
-  start_block(r, threads);
+  // The block's threads as fibers, each at the start of the kernel, and its shared memory NaN, unwritten.
+  r.shared.bytes.assign(r.shared.dynamic_bytes, 0xff);  // NaN in every word, as the harness leaves it on the GPU
+  r.shared.written.assign(r.shared.dynamic_bytes, 0);
+  r.shared.arrays.clear();
+  if (threads > kMaxThreads) fail("a block of %u threads: a GPU runs at most %u", threads, kMaxThreads);
+  r.fibers = std::vector<Fiber>(threads);
+  for (unsigned t = 0; t < threads; ++t) {
+    r.fibers[t].tid = t;
+    r.fibers[t].idx = {t % r.block.x, t / r.block.x % r.block.y, t / (r.block.x * r.block.y)};
+  }
   const unsigned linear = block_idx.x + r.grid.x * (block_idx.y + r.grid.y * block_idx.z);
   logf("B %u\n", linear);
   for (;;) {
@@ -300,8 +283,16 @@ inline void run_block(uint3 block_idx) {
       if (r.on_block_end) r.on_block_end(linear);
       return;
     }
-    if (at_barrier) {
-      pass_barrier(r);
+    if (at_barrier) {  // every thread waits at a __syncthreads(): they must all wait at the same one; then all pass it
+      const Fiber* one = nullptr;
+      for (Fiber& f : r.fibers) {
+        if (f.wait != Wait::kBarrier) continue;
+        if (one && f.line != one->line)
+          fail("threads %u and %u wait at different __syncthreads() (lines %d and %d): a barrier inside code "
+               "not every thread runs", one->tid, f.tid, one->line, f.line);
+        one = one ? one : &f;
+        passed(f);
+      }
     } else if (!moved) {
       deadlock(r);
     }
