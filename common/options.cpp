@@ -125,8 +125,11 @@ std::optional<std::string> block_problem(const std::string& program, const std::
       return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", item, program);
     }
   }
-  if (!parse_count_list(text)) return fmt::format("--block '{}' is not a number or a list of numbers", text);
-  return std::nullopt;
+  const auto blocks = parse_count_list(text);
+  if (!blocks) return fmt::format("--block '{}' is not a number or a list of numbers", text);
+  const auto wrong = std::find_if(blocks->begin(), blocks->end(), [](auto b) { return b < 64 || b > 1024; });
+  if (wrong == blocks->end()) return std::nullopt;  // a range's blocks too: 32..1024 holds 32
+  return fmt::format("--block {}: {} runs power-of-two blocks from 64 to 1024", *wrong, program);
 }
 
 // --regime: stream, tree or both; a regime the stage does not run is refused in words that say why.
@@ -438,9 +441,6 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
   CommonText common;
   add_common_options(cli, out, common, "random dyadic values k/R in [-1,1], whose sum is exact in float, checked for "
                      "equality (every run also makes the exact check and the precision probe)");
-  cli.whole("--error-study", out.error_study, 1, 100000, "N",
-            "Run this many random configurations (8 input seeds, n up to 2^24, block, regime, grid, combine, offset) "
-            "on the float input and report each one's error / bound", kModes);
   cli.examples({{"", "the default run: check, time, compare with CUB"},
                 {combines.size() > 1 ? "-n 2^10..2^24 --combine all"
                  : has_stream        ? "-n 2^10..2^24 --regime stream,tree"
@@ -463,10 +463,8 @@ ParseOutcome parse_reduce_options(const ReduceStage& stage, int argc, const char
     return cli.usage_error(fmt::format("--grid {}: the tree regime sizes its grid from n (n / block); --grid applies "
                                        "to the stream regime", out.grid));
   }
-  std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input", "--reps",
-                                  "--warmup", "--flush", "--check-only", "--self-test"};
-  if (auto refused = cli.ignored("--error-study", own)) return *refused;
-  own.back() = "--format";  // not itself; and its lines are its own (--error-study prints records in --format)
+  const std::vector<std::string> own = {"-n", "--block", "--regime", "--grid", "--offset", "--combine", "--input",
+                                        "--reps", "--warmup", "--flush", "--check-only", "--format"};
   if (auto refused = cli.ignored("--self-test", own)) return *refused;
   return described;
 }

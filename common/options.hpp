@@ -31,7 +31,6 @@ struct CommonOptions {
   Format format = Format::kTable;
   bool check_only = false;       // check once, skip timing and the vendor reference
   SelfTest self_test = SelfTest::kNone;
-  int error_study = 0;           // > 0: this many random configurations, each one's error / bound
   bool list_devices = false;
   bool shared_poison = true;     // NaN in every SM's shared memory before each checked launch (--no-shared-poison)
   int time_limit = -1;           // seconds a checked launch or timed series may take: -1 from its work, 0 none

@@ -7,8 +7,8 @@
 // (Higham and Mary, SIAM J. Sci. Comput. 41(5), 2019) is sub-Gaussian with variance proxy u^2 sum s_k^2: |error| <=
 // lambda u sqrt(sum s_k^2) but with probability below 2 exp(-lambda^2/2). SumShape models the s_k of the launch the
 // harness saw; a correct kernel sits at a few hundredths of the bound. A bias fails once it outgrows the bound, or,
-// where the combine dominates, check_centred over many sums (--error-study). A bound above kMaxRelativeBound of sum|x|
-// says nothing: a result inside it is not judged (the exact check decides), one outside it still fails.
+// where the combine dominates, check_centred over many sums (the error study). A bound above kMaxRelativeBound of
+// sum|x| says nothing: a result inside it is not judged (the exact check decides), one outside it still fails.
 #pragma once
 
 #include <cstddef>

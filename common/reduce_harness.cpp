@@ -1,14 +1,13 @@
 // run_reduce_stage(): everything a reduce stage does besides its kernel, launcher and occupancy query. For every
 // configuration: 1. the exact input, kCheckedLaunches launches, each equal to the exact sum; 2. the precision probe;
 // 3. the measured input: one checked launch, then every warm-up and timed repetition kept and checked; CUB and the
-// read-only kernel beside it, checked alike. A configuration's Verdict holds every check; --self-test and
-// --error-study make the same checked launches.
+// read-only kernel beside it, checked alike. A configuration's Verdict holds every check; --self-test makes the same
+// checked launches.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <random>
 #include <set>
 #include <tuple>
 
@@ -24,9 +23,6 @@ namespace ladder {
 constexpr unsigned kMaxGrid = 2147483647u;  // gridDim.x limit
 constexpr unsigned kMinBlock = 64;
 constexpr unsigned kSelfTestMaxOffset = 3;
-constexpr std::uint64_t kStudySeeds = 8;  // --error-study: inputs; random sizes below 2^kStudyMaxLog2
-constexpr int kStudyMaxLog2 = 24;
-constexpr int kStudyLargeLog2[] = {26, 28};  // and these, the published sizes' neighbourhood
 // Launches of the exact input per configuration. A launcher or kernel that depends on what an earlier launch left
 // behind (a counter not reset, a memset skipped after the first calls) goes wrong from the second or the third launch
 // on; every warm-up and timed launch is checked too.
@@ -688,100 +684,6 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
              "failed: {}\n", stage.name, runs, all.skipped().size(), failures, all.word());
   return all.pass() ? 0 : 1;
 }
-
-struct StudyCase {  // one random configuration
-  std::uint64_t seed, n;
-  unsigned offset, block, grid;  // grid: 0 = from the occupancy API
-  Regime regime;
-  Combine combine;
-};
-
-std::vector<StudyCase> study_cases(const ReduceStage& stage, const ReduceOptions& o, const DeviceInfo& d) {
-  std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + 1);
-  const auto pick = [&](std::uint64_t count) { return static_cast<std::size_t>(rng() % count); };
-  std::vector<StudyCase> cases(static_cast<std::size_t>(o.error_study));
-  for (auto& c : cases) {
-    c.seed = o.seed + pick(kStudySeeds);
-    c.offset = static_cast<unsigned>(pick(kSelfTestMaxOffset + 1));
-    const double log2_n = std::ldexp(static_cast<double>(rng() >> 11), -53) * kStudyMaxLog2;  // log-uniform n
-    c.n = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::exp2(log2_n)));
-    c.block = 64u << pick(5);
-    c.regime = stage.regimes[pick(stage.regimes.size())];
-    c.grid = c.regime == Regime::kStream && pick(2) ? static_cast<unsigned>(1 + pick(4ull * d.sm_count)) : 0;
-    c.combine = stage.combines[pick(stage.combines.size())];
-  }
-  // The sizes the ladder publishes, at the default block and grid: every regime and combine, the first seed.
-  for (int log2 : kStudyLargeLog2) {
-    for (auto regime : stage.regimes) {
-      for (auto combine : stage.combines) {
-        cases.push_back({o.seed, std::uint64_t{1} << log2, 0, 1024, 0, regime, combine});
-      }
-    }
-  }
-  std::sort(cases.begin(), cases.end(), [](const StudyCase& a, const StudyCase& b) {
-    return std::tie(a.seed, a.offset, a.n) < std::tie(b.seed, b.offset, b.n);  // one host input per seed
-  });
-  return cases;
-}
-
-int error_study(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm, const ReduceOptions& o,
-                const DeviceInfo& d) {
-  const std::vector<StudyCase> cases = study_cases(stage, o, d);
-  std::map<std::uint64_t, std::uint64_t> need;  // the largest n of each seed: how much of its input to make
-  std::uint64_t max_n = 1;
-  for (const auto& sc : cases) max_n = std::max(max_n, need[sc.seed] = std::max(need[sc.seed], sc.n));
-  ReduceBench bench = make_bench(reduce, o, d, max_n, ceil_div<std::uint64_t>(max_n, kMinBlock), kSelfTestMaxOffset,
-                                 false, "--error-study");
-  auto host = host_floats(max_n, "--error-study");
-  Verdict all;
-  std::vector<Record> records;
-  std::vector<double> ratios;
-  double z_sum = 0;  // the signed errors over their sigmas, for the centring test
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const StudyCase& sc = cases[i];
-    if (i == 0 || sc.seed != cases[i - 1].seed) {
-      generate_input(sc.seed, 0, InputMode::kFloat, host.get(), need[sc.seed]);
-    }
-    bench.upload(InputSpec(sc.seed, 0, InputMode::kFloat), sc.n, sc.offset);
-    const Config c = make_config(sc.n, sc.regime, sc.block, sc.combine, sc.grid, blocks_per_sm, d);
-    const SumReference ref = reference_sum(host.get(), sc.n);
-    const auto got = bench.run_checked(c, ref, InputMode::kFloat);
-    const SumCheck& check = got.check;
-    Verdict v;
-    record(v, "float", check);
-    v.add("canary", got.canary.empty(), got.canary);
-    all.add_all(v);
-    const double ratio = check.bounded && check.tolerance > 0 ? check.error / check.tolerance : NAN;
-    const double z = std::isfinite(ratio) ? (got.value - ref.sum) / (check.tolerance / kSumLambda) : NAN;
-    if (std::isfinite(ratio)) {
-      ratios.push_back(ratio);
-      z_sum += z;
-    }
-    Record rec;
-    rec.add("stage", stage.name).add("seed", sc.seed).add("n", sc.n).add("offset", sc.offset).add("block", sc.block);
-    rec.add("regime", to_string(sc.regime)).add("grid_option", sc.grid).add("grid", got.first.grid);
-    rec.add("threads", got.first.block).add("combine", to_string(sc.combine)).add("abs_error", check.error, 3);
-    rec.add("bound", check.bounded ? check.tolerance : NAN, 3).add("error_bound_ratio", ratio, 3);
-    records.push_back(rec.add("error_sigmas", z, 3).add("check", v.field({"float", "canary"})));
-  }
-  const Centring centred = check_centred(z_sum, ratios.size());
-  all.add("centred", centred.pass, centred.reason);
-  if (o.format != Format::kTable) {
-    print_records(o.format, records);
-  } else {
-    std::sort(ratios.begin(), ratios.end());
-    const auto at = [&](double q) {
-      return ratios.empty() ? NAN : ratios[static_cast<std::size_t>(q * static_cast<double>(ratios.size() - 1))];
-    };
-    fmt::print("{} error study: {} configurations (seeds {}..{}, n from 1 to 2^{} and the published sizes), float "
-               "input; error/bound median {:.3g}, 99th percentile {:.3g}, max {:.3g}; mean error {:.3g} sigma "
-               "(limit {:.3g}); {} not judged, {} failed: {}\n",
-               stage.name, cases.size(), o.seed, o.seed + kStudySeeds - 1, kStudyMaxLog2, at(0.5), at(0.99), at(1.0),
-               centred.mean_z, centred.limit, all.skipped().size(), all.failures().size(), all.word());
-    for (const auto& f : all.failures()) fmt::print("  FAIL {}\n", f);
-  }
-  return all.pass() ? 0 : 1;
-}
 }  // namespace
 
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
@@ -789,9 +691,8 @@ int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn r
   const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
   if (parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
-    if (o.self_test != SelfTest::kNone) return self_test(stage, reduce, blocks_per_sm, o, d);
-    if (o.error_study > 0) return error_study(stage, reduce, blocks_per_sm, o, d);
-    return bench(stage, reduce, blocks_per_sm, o, d);
+    return o.self_test != SelfTest::kNone ? self_test(stage, reduce, blocks_per_sm, o, d)
+                                          : bench(stage, reduce, blocks_per_sm, o, d);
   });
 }
 }  // namespace ladder

@@ -5,11 +5,14 @@ import concurrent.futures
 import csv
 import datetime
 import io
+import itertools
 import json
 import os
 import pathlib
+import random
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -23,10 +26,11 @@ from scripts.stages import (ROOT, StageError, UsageProblem, all_pass, all_regime
 from scripts.tries import build_copies, cmd_try, own_copy, variant_target
 
 from . import mutants
+from .docsgen.base import common_constant
 from .tests.check_try_file import corpus, expectations
 
 ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
-ERROR_STUDY = 1430  # configurations per reduce stage: over 10,000 in all
+STUDY_SEEDS, STUDY_SIZES, STUDY_MAX_LOG2 = 8, 4, 24  # the error study: seeds, sizes per run, all below 2^24
 EARLY_SWEEP_MAX = 2 ** 30  # the rungs without loads in flight plateau long before; CUB and the rest run the whole sweep
 OWN_CASES = ("race", "correct")  # the copies of 05 (maint/tests/check_try_file.py) docs/own.md shows ./ladder try on
 TRIES = [("06_float4", "kLoadsInFlight=1,2,4,8"), ("02_grid_stride", "--grid=64,128,256,512,1024,2048,4096,16384")]
@@ -109,7 +113,7 @@ def measure_combines(a, out):
                      by_status=True)  # 100 launches of the measured input each: the checked, a warm-up, 98 timed
 
 def measure_accuracy(a, out):
-    say("== accuracy: every stage's float result (--check-only), the CPU's float sums, and the error study")
+    say("== accuracy: every stage's float result (--check-only), and the CPU's float sums")
     seed = run_args(a, ("seed", "device"))
     ok = runs(out, "accuracy", [(s, ["--check-only", "-n", ACCURACY_SIZES, *seed]) for s in reduce_stages()])
     proc = subprocess.run([str(a.build / "maint" / "bin" / "cpu_sums"), *run_args(a, ("seed",)), "--max-log2", "30"],
@@ -117,10 +121,45 @@ def measure_accuracy(a, out):
     if proc.returncode not in (0, 1):
         raise StageError(f"cpu_sums failed (exit {proc.returncode}): {proc.stderr.strip()}")
     (out / "accuracy_cpu.csv").write_text(proc.stdout)
-    # the study's one verdict, its exit status: every configuration within its bound
-    ok &= runs(out, "error_bound", [(s, ["--error-study", str(ERROR_STUDY), *seed]) for s in reduce_stages()],
-               by_status=True)
     return ok and proc.returncode == 0
+
+def measure_study(a, out):
+    say("== the error study: the float bound against the errors of random configurations of every reduce stage")
+    ok, study = True, [r for s in reduce_stages() for r in study_rows(a, s)]
+    save(out, "error_bound", study)
+    for s in reduce_stages():  # the errors centred (check_centred): their mean over sigma within lambda / sqrt(E)
+        z = [r["error_sigmas"] for r in study if r["stage"] == s and r["error_sigmas"] is not None]
+        if abs(statistics.fmean(z)) > common_constant("kCentringLambda") / len(z) ** 0.5:
+            say(f"      {s}: the errors lean one way: their mean is {statistics.fmean(z):.3g} sigma over {len(z)}")
+            ok = False
+    return ok and all(r["check"] != "FAIL" for r in study)
+
+def study_rows(a, stage):
+    """The error study of a stage: the float bound against the errors of random configurations, each launched once on
+    the float input (--check-only). For each of STUDY_SEEDS seeds and each input offset (0 to 3), STUDY_SIZES sizes
+    log-uniform below 2^STUDY_MAX_LOG2 at every block, regime and combine, on the occupancy API's grid or, in half of
+    the runs, a random --grid; then 2^26 and 2^28 at the defaults. Each error is also given over its sigma (bound /
+    lambda), for the centring test."""
+    seed = describe(stage, tuple(run_args(a, ("seed",))))["values"]["seed"]
+    rng, blocks = random.Random(f"{stage} {seed}"), block_values(stage)
+    calls = [["-n", "2^26,2^28", "--seed", str(seed)]]
+    for s, offset in itertools.product(range(seed, seed + STUDY_SEEDS), range(4)):
+        sizes = sorted({max(1, int(2 ** rng.uniform(0, STUDY_MAX_LOG2))) for _ in range(STUDY_SIZES)})
+        grid = ["--grid", str(rng.randint(1, 512))] if has_stream(stage) and rng.random() < 0.5 else []
+        calls.append(["-n", ",".join(map(str, sizes)), "--block", blocks, "--offset", str(offset),
+                      "--seed", str(s), *grid])
+    rows = []
+    for args in calls:
+        for r in run_binary(stage, [*args, "--check-only", "--input", "float", "--combine", "all", *regime_args(stage),
+                                    *run_args(a, ("device",))])[0]:
+            ratio = r["error_bound_ratio"]  # null where not judged or not finite
+            z = None if ratio is None else (r["result"] - r["reference"]) / (r["bound"] / common_constant("kSumLambda"))
+            rows.append({**{k: r[k] for k in ("stage", "seed", "n", "offset", "block", "regime")},
+                         "grid_option": args[args.index("--grid") + 1] if "--grid" in args and r["regime"] == "stream"
+                         else 0, **{k: r[k] for k in ("grid", "threads", "combine", "abs_error", "bound")},
+                         "error_bound_ratio": ratio, "error_sigmas": None if z is None else float(f"{z:.3g}"),
+                         "check": r["float_check"] if r["check"] == "PASS" else "FAIL"})
+    return rows
 
 def measure_sizes(a, out):
     ok = True
@@ -144,7 +183,7 @@ def measure_profile(a, out):
 # The parts, in the order they run; --part runs some alone (each writes its own files; meta.json records each part's
 # commit and date, so a page can say when each was measured).
 PARTS = {"ladder": measure_ladder, "tries": measure_tries, "mutants": measure_mutants, "own": measure_own,
-         "combines": measure_combines, "accuracy": measure_accuracy, "sizes": measure_sizes,
+         "combines": measure_combines, "accuracy": measure_accuracy, "study": measure_study, "sizes": measure_sizes,
          "profile": measure_profile}
 
 def cmd_measure(a):
@@ -179,11 +218,13 @@ def sweep_rows(a):
                                                                        else []), *run_args(a)])[0]
     return rows
 
+def block_values(stage):  # every --block the stage accepts, as a list
+    return ",".join(next(o["values"] for o in describe(stage)["options"] if "--block" in o["flags"]))
+
 def probe_rows(a, regime):
     stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
     say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
-    blocks = lambda s: ",".join(next(o["values"] for o in describe(s)["options"] if "--block" in o["flags"]))  # noqa
-    return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", blocks(s), *regime_args(s, [regime]),
+    return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", block_values(s), *regime_args(s, [regime]),
                                                       *run_args(a)])[0]]
 
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
