@@ -193,6 +193,8 @@ def cmd_measure(a):
         raise UsageProblem(f"--part {unknown[0]}: the parts are {', '.join(PARTS)} (or a list of them)")
     out.mkdir(parents=True, exist_ok=True)  # a part that writes its files itself (own) finds the directory made
     meta_path, started, ok = out / "meta.json", time.time(), True
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", str(a.device or 0)],
+                         capture_output=True, text=True).stdout.strip()  # the part's GPU, where it is not the ladder's
     meta = json.loads(meta_path.read_text()) if set(parts) != set(PARTS) and meta_path.exists() else {}
     for part in parts:
         t0 = time.time()
@@ -200,7 +202,7 @@ def cmd_measure(a):
         if part == "ladder":  # the GPU, driver, toolkit and commit of the run head meta.json, as in ladder.meta.json
             meta.update(json.loads((out / "ladder.meta.json").read_text()))
         meta.setdefault("parts", {})[part] = {"commit": git_commit(), "date": datetime.date.today().isoformat(),
-                                               "elapsed_s": round(time.time() - t0, 1)}
+                                               "device": gpu, "elapsed_s": round(time.time() - t0, 1)}
         meta["elapsed_s"] = round(sum(p.get("elapsed_s", 0) for p in meta["parts"].values()), 1)
         meta_path.write_text(json.dumps(meta, indent=2) + "\n")  # after each part: a run stopped early keeps its parts
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")

@@ -245,11 +245,11 @@ def clock_summary():
         s[f"{k}_mhz"] = f"{lo} MHz at every reading" if lo == hi else f"between {lo} and {hi} MHz"
     return s
 
-def measure_parts():  # [((commit, date), [part, ...])]: ./maint/do measure's parts taken at another commit (--part)
+def measure_parts():  # [((commit, date, GPU), [part, ...])]: the parts taken at another commit (--part) or on another GPU
     m, by = meta(), {}
     for part, p in m.get("parts", {}).items():
-        if (p["commit"], p["date"]) != (m["commit"], m["date"]):
-            by.setdefault((p["commit"], p["date"]), []).append(part)
+        if (p["commit"], p["date"], p.get("device", m["device"])) != (m["commit"], m["date"], m["device"]):
+            by.setdefault((p["commit"], p["date"], p.get("device", m["device"])), []).append(part)
     return list(by.items())
 def first_builds():
     """docs/results/first_build.json: each first ./ladder build recorded there, with how long it took and where."""
