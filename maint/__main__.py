@@ -1,6 +1,7 @@
 """./maint/do: the maintainers' commands, which measure on a GPU what the docs show and render the docs, and the
 maintainers' tests. The reader's commands are ./ladder's; these build in the same build directory, and add the
 programs only they need (the planted bugs, the harness's unit tests and helpers: the target maint)."""
+import importlib
 import os
 import sys
 
@@ -52,12 +53,8 @@ def main(argv):
         if a.command == "profile" and not a.save:
             a.save = str(a.build / "results")
         os.environ["LADDER_BUILD"] = str(a.build)
-        if a.command == "docs":
-            from . import make_docs
-            return make_docs.main(a)
-        if a.command == "test":
-            from . import checks
-            return checks.main(a)
+        if module := {"docs": "make_docs", "test": "checks"}.get(a.command):
+            return importlib.import_module(f"maint.{module}").main(a)
         if not build.gpu_visible():
             say(f"maint: {a.command} needs an NVIDIA GPU, and none is visible: no usable GPU, so nothing to measure (exit 77)")
             return 77

@@ -12,7 +12,7 @@ from scripts import build
 from scripts.stages import ROOT, ladder_stages
 
 PY = [sys.executable, "-m"]
-LONGEST = "add_stage"  # a fresh build of a copy, then its docs: started first and not niced, as it sets the wall time
+LONGEST = ("evidence_note", "host_intrinsics", "add_stage")  # started first and not niced: they set the wall time
 
 def checks(b):
     """(name, command, gpu): gpu, the check runs in the GPU's lane, one at a time."""
@@ -63,8 +63,8 @@ def main(a):
     started, results = time.time(), {}
     with concurrent.futures.ThreadPoolExecutor(max(2, a.parallel + 1)) as pool:  # the GPU's checks one after another
         lane = pool.submit(lambda: results.update({n: run_one(n, c, a.build, False) for n, c, gpu in chosen if gpu}))
-        cpu = sorted((c for c in chosen if not c[2]), key=lambda c: c[0] != LONGEST)
-        futures = {pool.submit(run_one, name, cmd, a.build, name != LONGEST): name for name, cmd, _ in cpu}
+        cpu = sorted((c for c in chosen if not c[2]), key=lambda c: c[0] not in LONGEST)
+        futures = {pool.submit(run_one, name, cmd, a.build, name not in LONGEST): name for name, cmd, _ in cpu}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()
         lane.result()

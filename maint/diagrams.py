@@ -464,11 +464,6 @@ DIAGRAMS = {"01_naive_tree": tree_figure, "01_naive_banks": lambda: bank_strips(
 def drawn():
     return {f"{name}.svg": draw().svg() for name, draw in DIAGRAMS.items()}
 
-def write_diagrams(directory):
-    for name, text in (pictures := drawn()).items():
-        (pathlib.Path(directory) / name).write_text(text)
-    return sorted(pictures)
-
 def stale_diagrams(directory):  # what --check reports: a picture missing from docs/img/, or not what the runs draw
     old = {p.name: p.read_text() for p in pathlib.Path(directory).glob("*.svg")}
     return [f"docs/img/{name} " + ("differs from what maint/diagrams.py draws" if name in old else "is missing")

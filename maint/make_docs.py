@@ -9,7 +9,7 @@ import re
 import sys
 import tempfile
 
-from .diagrams import stale_diagrams, write_diagrams
+from .diagrams import drawn, stale_diagrams
 from .docsgen import synthetic_gpu
 from .docsgen.base import (DOCS, DocsError, f, IMG, meta, NOT_MEASURED, not_measured, results_in, ROOT, rows,
                            select, state)
@@ -40,7 +40,22 @@ def self_test():  # plants wrong claims and pages: exit 0 only if every check ca
         text = f"The top stall says it: {{% if True %}}{words}{{% endif %}}."  # a condition that is no test
         planted["a causal sentence false on the synthetic GPU"] = [
             p for p in guarded_problems(page, text, render_text(text, page)) if "synthetic" in p]
-    planted["a stage without results"] = stage_without_results()
+    stage = reduce_stages()[len(reduce_stages()) // 2]  # the pages rendered without one stage's rows, as a new rung's
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in state.results.iterdir():
+            (pathlib.Path(tmp) / path.name).write_text("\n".join(
+                l for l in path.read_text().split("\n") if path.suffix != ".csv" or not l.startswith(stage + ",")))
+        not_measured.clear()
+        try:
+            with results_in(tmp):
+                texts = "".join(render(t) for t in pages().values())
+            found = [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
+        except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
+            print(f"docs self-test: rendering without {stage}'s results failed: {type(e).__name__}: {e}")
+            found = []
+        finally:
+            not_measured.clear()
+    planted["a stage without results"] = found
     planted["a broken link"] = check_links({DOCS / "planted.md": "See [the method](methods.md#timing)."})
     planted["a link to a missing anchor"] = check_links({DOCS / "planted.md": "See [timing](method.md#timings)."})
     planted["a file the project does not have"] = check_paths({DOCS / "planted.md": "As `maint/tests/check_sass.py` says."})
@@ -59,25 +74,6 @@ def self_test():  # plants wrong claims and pages: exit 0 only if every check ca
     for name, found in planted.items():
         print(f"docs self-test: {name}: {'caught: ' + str(found[0]) if found else 'MISSED'}")
     return 0 if all(planted.values()) else 1
-
-def stage_without_results():
-    """The pages rendered from results without one stage's rows, as when a rung is added: each note of what is not
-    measured, where a page says so (empty, and the rendering's error printed, if it dies)."""
-    stage = reduce_stages()[len(reduce_stages()) // 2]
-    with tempfile.TemporaryDirectory() as tmp:
-        for path in state.results.iterdir():
-            (pathlib.Path(tmp) / path.name).write_text("\n".join(
-                l for l in path.read_text().split("\n") if path.suffix != ".csv" or not l.startswith(stage + ",")))
-        not_measured.clear()
-        try:
-            with results_in(tmp):
-                texts = "".join(render(t) for t in pages().values())
-            return [f"{n}, and the README says {NOT_MEASURED}" for n in sorted(not_measured) if NOT_MEASURED in texts]
-        except Exception as e:  # noqa: BLE001 (what the check must not do is die on it)
-            print(f"docs self-test: rendering without {stage}'s results failed: {type(e).__name__}: {e}")
-            return []
-        finally:
-            not_measured.clear()
 
 def main(a):
     if not importlib.util.find_spec("jinja2"):  # a missing tool, not a wrong page: the check reports skipped
@@ -117,4 +113,6 @@ def write(rendered, problems):  # the pages and the pictures
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
         print(f"{'unchanged' if same else 'wrote'} {out.relative_to(ROOT)}", file=sys.stderr)
-    print(f"drew {', '.join(write_diagrams(IMG))} in docs/img/", file=sys.stderr)
+    for name, text in (pictures := drawn()).items():
+        (IMG / name).write_text(text)
+    print(f"drew {', '.join(sorted(pictures))} in docs/img/", file=sys.stderr)

@@ -26,7 +26,7 @@ from scripts.stages import (ROOT, StageError, UsageProblem, all_pass, all_regime
 from scripts.tries import build_copies, cmd_try, own_copy, variant_target
 
 from . import mutants
-from .docsgen.base import common_constant
+from .docsgen.base import common_constant, option
 from .tests.check_try_file import corpus, expectations
 
 ACCURACY_SIZES = ",".join(f"2^{k}" for k in range(10, 31, 2))
@@ -127,21 +127,20 @@ def measure_study(a, out):
     say("== the error study: the float bound against the errors of random configurations of every reduce stage")
     ok, study = True, [r for s in reduce_stages() for r in study_rows(a, s)]
     save(out, "error_bound", study)
-    for s in reduce_stages():  # the errors centred (check_centred): their mean over sigma within lambda / sqrt(E)
+    for s in reduce_stages():
         z = [r["error_sigmas"] for r in study if r["stage"] == s and r["error_sigmas"] is not None]
-        if abs(statistics.fmean(z)) > common_constant("kCentringLambda") / len(z) ** 0.5:
+        if leans(z):
             say(f"      {s}: the errors lean one way: their mean is {statistics.fmean(z):.3g} sigma over {len(z)}")
             ok = False
     return ok and all(r["check"] != "FAIL" for r in study)
 
+def leans(z):  # check_centred's test of E errors over their sigmas: their mean beyond lambda / sqrt(E)
+    return bool(z) and abs(statistics.fmean(z)) > common_constant("kCentringLambda") / len(z) ** 0.5
+
 def study_rows(a, stage):
-    """The error study of a stage: the float bound against the errors of random configurations, each launched once on
-    the float input (--check-only). For each of STUDY_SEEDS seeds and each input offset (0 to 3), STUDY_SIZES sizes
-    log-uniform below 2^STUDY_MAX_LOG2 at every block, regime and combine, on the occupancy API's grid or, in half of
-    the runs, a random --grid; then 2^26 and 2^28 at the defaults. Each error is also given over its sigma (bound /
-    lambda), for the centring test."""
+    """The error study's rows of a stage (docs/method.md says what it runs), each error also over its sigma."""
     seed = describe(stage, tuple(run_args(a, ("seed",))))["values"]["seed"]
-    rng, blocks = random.Random(f"{stage} {seed}"), block_values(stage)
+    rng, blocks = random.Random(f"{stage} {seed}"), ",".join(option(stage, "--block")["values"])
     calls = [["-n", "2^26,2^28", "--seed", str(seed)]]
     for s, offset in itertools.product(range(seed, seed + STUDY_SEEDS), range(4)):
         sizes = sorted({max(1, int(2 ** rng.uniform(0, STUDY_MAX_LOG2))) for _ in range(STUDY_SIZES)})
@@ -162,8 +161,22 @@ def study_rows(a, stage):
     return rows
 
 def measure_sizes(a, out):
+    rows, stages = [], [s for s in reduce_stages() if has_stream(s)]  # the size sweep
+    for i, stage in enumerate(stages, 1):
+        sizes = describe(stage, ("-n", a.sweep))["values"]["sizes"]
+        if constants(stage).get("kLoadsInFlight") is None:  # the stages without float4 loads in flight stop early
+            sizes = [n for n in sizes if n <= EARLY_SWEEP_MAX] or sizes[:1]
+        say(f"[{i}/{len(stages)}] {stage}: {len(sizes)} sizes from {sizes[0]} to {sizes[-1]}")
+        rows += run_binary(stage, ["-n", ",".join(map(str, sizes)), *(["--combine", "all"] if stage == combine_stage()
+                                                                       else []), *run_args(a)])[0]
+    found = {"sweep": rows}
+    for regime in ("stream", "tree"):  # the block-size probe
+        stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
+        say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
+        found[f"probe_{regime}"] = [r for s in stages for r in run_binary(s, [*size_args(a), "--block", ",".join(
+            option(s, "--block")["values"]), *regime_args(s, [regime]), *run_args(a)])[0]]
     ok = True
-    for name, rows in [("sweep", sweep_rows(a)), *[(f"probe_{r}", probe_rows(a, r)) for r in ("stream", "tree")]]:
+    for name, rows in found.items():  # saved once every run is done
         save(out, name, rows)
         ok &= all_pass(rows)
     say("== GEMM sizes")
@@ -207,27 +220,6 @@ def cmd_measure(a):
         meta_path.write_text(json.dumps(meta, indent=2) + "\n")  # after each part: a run stopped early keeps its parts
     say(f"== done in {round(time.time() - started, 1)} s; results in {out}")
     return 0 if ok else 1
-
-# ---- the size sweep and the block-size probe ------------------------------------------------------------------------
-def sweep_rows(a):
-    rows, stages = [], [s for s in reduce_stages() if has_stream(s)]
-    for i, stage in enumerate(stages, 1):
-        sizes = describe(stage, ("-n", a.sweep))["values"]["sizes"]
-        if constants(stage).get("kLoadsInFlight") is None:  # the stages without float4 loads in flight stop early
-            sizes = [n for n in sizes if n <= EARLY_SWEEP_MAX] or sizes[:1]
-        say(f"[{i}/{len(stages)}] {stage}: {len(sizes)} sizes from {sizes[0]} to {sizes[-1]}")
-        rows += run_binary(stage, ["-n", ",".join(map(str, sizes)), *(["--combine", "all"] if stage == combine_stage()
-                                                                       else []), *run_args(a)])[0]
-    return rows
-
-def block_values(stage):  # every --block the stage accepts, as a list
-    return ",".join(next(o["values"] for o in describe(stage)["options"] if "--block" in o["flags"]))
-
-def probe_rows(a, regime):
-    stages = [s for s in reduce_stages() if regime == "tree" or has_stream(s)]
-    say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
-    return [r for s in stages for r in run_binary(s, [*size_args(a), "--block", block_values(s), *regime_args(s, [regime]),
-                                                      *run_args(a)])[0]]
 
 # ---- profile: Nsight Compute's counters ------------------------------------------------------------------------------
 # The sections every profile collects (they name their metrics per GPU, so nothing here breaks on another chip), and
@@ -416,8 +408,7 @@ def cmd_profile(a):
         return 2
     if a.ncu_check:
         return ncu_check(a, ncu, a.ncu_check)
-    (rows, source), (grows, gsource) = profile_reduce(a, ncu), profile_gemm(a, ncu)
-    rows, source = rows + grows, source + gsource
+    rows, source = (r + g for r, g in zip(profile_reduce(a, ncu), profile_gemm(a, ncu)))
     print(f"\nNsight Compute, first kernel of each reduce run (n = {a.profile_size}); GEMM {a.profile_gemm}^3\n")
     print(table(["run", "ns", "DRAM %", "occupancy %", "regs", "warp instr", "conflicts ld", "conflicts st",
                  "top stall (warps per issue)"],

@@ -50,9 +50,16 @@ def run(dst, *args, build=None):
     env = {**os.environ, "LADDER_BUILD": build, "BUILD_DIR": build, "PYTHONPATH": str(dst)}
     return subprocess.run([sys.executable, "-m", *args], cwd=dst, capture_output=True, text=True, env=env)
 
-def lost_lines(dst, new):
-    """Lines of the project's pages that the copy changed without naming the new stage (or only in a number)."""
-    problems = []
+CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles", "arguments"],
+          ["maint.tests.check_stage_diffs"], ["maint.tests.check_saved_sass", "{new}"],
+          ["maint.tests.check_thread_models", "--stage={new}"]]
+
+def checks(dst, new, other):
+    """other: a second copy with the stage but not its template, checked beside the rest with dst's build."""
+    render = run(dst, "maint", "docs")
+    if render.returncode != 0:
+        return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
+    problems = []  # lines of the project's pages that the copy changed without naming it (or only in a number)
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         rel = page.relative_to(ROOT)
         if rel.parts[:2] == ("docs", "templates") or not (dst / rel).exists():
@@ -63,18 +70,6 @@ def lost_lines(dst, new):
             if tag != "equal" and not counted and not any(new in line for line in now[j1:j2]):
                 problems.append(f"{rel}: lines {i1 + 1}-{i2} changed, and nothing there names {new}: "
                                 f"{(old[i1:i2] or now[j1:j2])[:2]}")
-    return problems
-
-CHECKS = [["maint", "docs", "--check"], ["maint.tests.test_runner", "stage_roles", "arguments"],
-          ["maint.tests.check_stage_diffs"], ["maint.tests.check_saved_sass", "{new}"],
-          ["maint.tests.check_thread_models", "--stage={new}"]]
-
-def checks(dst, new, other):
-    """other: a second copy with the stage but not its template, checked beside the rest with dst's build."""
-    render = run(dst, "maint", "docs")
-    if render.returncode != 0:
-        return [f"the docs with {new}: rendering exited {render.returncode}:\n{render.stderr[-3000:]}"]
-    problems = lost_lines(dst, new)
     (other / "docs" / "templates" / "stages" / f"{new}.md").unlink()
     jobs = [(dst, [arg.format(new=new) for arg in cmd]) for cmd in CHECKS] + [(other, ["maint", "docs", "--check"])]
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:  # each a process of its own

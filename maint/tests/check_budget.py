@@ -5,30 +5,21 @@ import sys
 
 from maint.tests import ROOT, verdict
 
-def lines_per_group(budget):
-    """{group: lines} for the groups of budget.txt, from the files git tracks (and new ones it does not ignore)."""
-    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
-                           capture_output=True, text=True, check=True).stdout.split()
-    return {group: sum(len((ROOT / f).read_bytes().splitlines()) for f in files
-                       if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file())
-            for group, (paths, _) in budget.items()}
-
-def read_budget():
-    """{group: (paths, lines)}: 'group lines path...' per line; a group named by others' names sums them."""
-    budget = {}
-    for line in (ROOT / "maint" / "budget.txt").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            group, lines, *paths = line.split()
-            budget[group] = ([q for p in paths for q in budget.get(p, ([p], 0))[0]], int(lines))
-    return budget
-
 def over(budget, counts):
     return [f"{g}: {counts[g]} lines, over its budget of {limit}" for g, (_, limit) in budget.items()
             if counts[g] > limit]
 
 def main():
-    budget = read_budget()
-    counts = lines_per_group(budget)
+    budget = {}  # {group: (paths, lines)}: 'group lines path...' per line; a group named by others' names sums them
+    for line in (ROOT / "maint" / "budget.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            group, lines, *paths = line.split()
+            budget[group] = ([q for p in paths for q in budget.get(p, ([p], 0))[0]], int(lines))
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
+                           capture_output=True, text=True, check=True).stdout.split()  # tracked, and new not ignored
+    counts = {group: sum(len((ROOT / f).read_bytes().splitlines()) for f in files
+                         if any(f == p or f.startswith(p.rstrip("/") + "/") for p in paths) and (ROOT / f).is_file())
+              for group, (paths, _) in budget.items()}
     for group, (_, limit) in budget.items():
         print(f"{group:14} {counts[group]:6} of {limit}")
     planted = {g: (paths, counts[g] - 1) for g, (paths, _) in budget.items()}

@@ -12,28 +12,22 @@ from maint.tests import verdict
 from scripts import build, sanitize
 from scripts.stages import build_dir, table
 
-def texts():
-    table = mutants.MUTANTS + mutants.CPU_MUTANTS
-    changed = table[-1]._replace(find=table[-1].find + " // since changed")
-    problems = [s for m in table if (s := mutants.stale(m))]
-    problems += [] if mutants.stale(changed) else [f"a changed text ({changed.name}) was not reported"]
-    return verdict("mutants", problems, f"the text of each of the {len(table)} planted bugs occurs once")
-
-def racy_warp():
-    exe = build_dir() / "maint" / "bin" / "racy_warp_unroll"
-    if not sanitize.program() or subprocess.run([str(exe)], capture_output=True).returncode == 77:
-        print(f"SKIPPED: {sanitize.MISSING if not sanitize.program() else 'no usable GPU'}")
-        return 77
-    done = subprocess.run([sanitize.program(), "--tool", "racecheck", "--error-exitcode", "99", str(exe)],
-                          capture_output=True, text=True)
-    print(done.stdout[-2000:] + f"racecheck {'reported the race' if done.returncode == 99 else 'MISSED the race'}")
-    return 0 if done.returncode == 99 else 1
-
 def main(argv):
     if argv == ["--texts"]:
-        return texts()
+        every = mutants.MUTANTS + mutants.CPU_MUTANTS
+        changed = every[-1]._replace(find=every[-1].find + " // since changed")
+        problems = [s for m in every if (s := mutants.stale(m))]
+        problems += [] if mutants.stale(changed) else [f"a changed text ({changed.name}) was not reported"]
+        return verdict("mutants", problems, f"the text of each of the {len(every)} planted bugs occurs once")
     if argv == ["--racy-warp"]:
-        return racy_warp()
+        exe = build_dir() / "maint" / "bin" / "racy_warp_unroll"
+        if not sanitize.program() or subprocess.run([str(exe)], capture_output=True).returncode == 77:
+            print(f"SKIPPED: {sanitize.MISSING if not sanitize.program() else 'no usable GPU'}")
+            return 77
+        done = subprocess.run([sanitize.program(), "--tool", "racecheck", "--error-exitcode", "99", str(exe)],
+                              capture_output=True, text=True)
+        print(done.stdout[-2000:] + f"racecheck {'reported the race' if done.returncode == 99 else 'MISSED the race'}")
+        return 0 if done.returncode == 99 else 1
     gpu = "--cpu" not in argv and build.gpu_visible()
     rows = mutants.rows(build_dir(), gpu=gpu) if "--cpu" in argv or gpu else []
     print(table(["mutant", "verdict", "exit", "what the stage printed"],

@@ -14,9 +14,13 @@ from maint.tests import verdict
 from scripts.sass import ARCH, Skip, compile_cubin, find_tools  # ARCH: the GPU docs/results/ was measured on
 from scripts.stages import ROOT, build_dir, ladder_stages, stage_file
 
-def machine_code(stage, source, tools):
-    """The saved-SASS lines of `source`, compiled as `stage`'s file."""
-    nvcc, nvdisasm = tools
+def stale(stage, source, tools):
+    """None if source's machine code is the saved one, else what differs, in one line."""
+    saved_path = ROOT / "docs" / "results" / f"sass_{stage}.txt"
+    if not saved_path.exists():  # a stage not profiled yet: its pages quote no machine code (they say so)
+        print(f"check_saved_sass: {stage}: not profiled yet (no docs/results/sass_{stage}.txt)")
+        return None
+    nvcc, nvdisasm = tools  # source compiled as `stage`'s file, then its saved-SASS lines
     cuobjdump = next((p for p in [shutil.which("cuobjdump"), str(pathlib.Path(nvdisasm).parent / "cuobjdump"),
                                   str(pathlib.Path(nvcc).parent / "cuobjdump")] if p and os.path.exists(p)), None)
     if not cuobjdump:
@@ -24,16 +28,8 @@ def machine_code(stage, source, tools):
                    "there from PyPI (nvidia-cuda-cuobjdump)")
     env = {**os.environ, "PATH": f"{pathlib.Path(nvdisasm).parent}{os.pathsep}{os.environ['PATH']}"}  # it runs nvdisasm
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = compile_cubin(source, ARCH, tools, build_dir(), tmp)
-        return kernel_sass(cubin, stage, cuobjdump, env)
-
-def stale(stage, source, tools):
-    """None if source's machine code is the saved one, else what differs, in one line."""
-    saved_path = ROOT / "docs" / "results" / f"sass_{stage}.txt"
-    if not saved_path.exists():  # a stage not profiled yet: its pages quote no machine code (they say so)
-        print(f"check_saved_sass: {stage}: not profiled yet (no docs/results/sass_{stage}.txt)")
-        return None
-    saved, now = saved_path.read_text().splitlines(), machine_code(stage, source, tools)
+        now = kernel_sass(compile_cubin(source, ARCH, tools, build_dir(), tmp), stage, cuobjdump, env)
+    saved = saved_path.read_text().splitlines()
     if now == saved:
         return None
     at = next((i for i, (a, b) in enumerate(zip(saved, now)) if a != b), min(len(saved), len(now)))

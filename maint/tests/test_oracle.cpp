@@ -236,7 +236,7 @@ TEST(SumOracle, ShapeBoundCatchesBiasedRoundingAndADroppedBlock) {
 }
 
 // One sum cannot show a small bias (under the atomic combine its term dominates the bound); the centring test over
-// many configurations (as --error-study makes it) fails the biased kernel and passes round to nearest.
+// many configurations (as the error study makes it) fails the biased kernel and passes round to nearest.
 TEST(SumOracle, CentringOverConfigurationsCatchesABiasOneSumHides) {
   const auto x = make(InputMode::kFloat, kN);
   const auto ref = reference_sum(x.data(), kN);

@@ -4,6 +4,7 @@ ones), try's line for a failed GPU check, a report after a kernel's printf, and 
 python3 -m maint.tests.test_runner [CASE...]"""
 import json
 import pathlib
+import random
 import subprocess
 import sys
 import tempfile
@@ -129,8 +130,16 @@ def ncu_units():
             pass
     return problems, 4
 
+def study_centring():  # the error study's centring test passes centred errors and fails them 0.3 sigma to one side
+    from maint.measure import leans  # (where a rounding toward zero puts them, its planted bug)
+    rng = random.Random(1)
+    fair = [rng.gauss(0, 1) for _ in range(4000)]
+    found = {"centred errors failed": leans(fair), "leaning errors passed": not leans([z - 0.3 for z in fair])}
+    return [what for what, wrong in found.items() if wrong], 2
+
 def main(argv):
-    cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, printf, ncu_units)}
+    cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, printf, ncu_units,
+                                     study_centring)}
     failed = 0
     for name in argv or cases:
         problems, checked = cases[name]()
