@@ -150,6 +150,7 @@ void rate_above_peak(Verdict& v, const std::string& who, double rate, double pea
 }
 
 namespace {  // the GEMM's
+// sigma of one element of C (see oracle.hpp): u (sum_k |a_ik||b_kj| / K) sqrt(1^2 + ... + K^2).
 double element_sigma(double abs_dot, std::uint64_t K) {
   const double k = static_cast<double>(std::max<std::uint64_t>(K, 1));
   return kFloatUnitRoundoff * abs_dot / k * std::sqrt(squares_to(k));

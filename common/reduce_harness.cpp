@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,8 @@ std::string where(const Config& c) {
   return fmt::format("n = {}, {} regime, block {}, {}", c.n, to_string(c.regime), c.block, to_string(c.combine));
 }
 SumShape shape_of(const Config& c, const FirstLaunch& f) { return stage_shape(c.n, f.grid, f.block, c.combine); }
+template <typename Handle>  // a CUDA graph handle, destroyed at the end of its scope
+using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, cudaError_t (*)(Handle)>;
 
 class ReduceBench {
  public:
@@ -95,15 +98,15 @@ class ReduceBench {
       throw;
     }
     CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    const Owned<cudaGraph_t> owned(graph, cudaGraphDestroy);
     ++launches_;
-    const FirstLaunch first = seen_first_launch(graph, c, reported);  // a StageFailure ends the program
+    const FirstLaunch first = seen_first_launch(graph, c, reported);
     cudaGraphExec_t exec = nullptr;
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const Owned<cudaGraphExec_t> owned_exec(exec, cudaGraphExecDestroy);
     const Deadline deadline(4.0 * c.n, "the checked launch of " + where(c));
     CUDA_CHECK(cudaGraphLaunch(exec, s));
     const float value = read_out(s);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
     return {value, first, changed_poison(c, first), check_sum(value, ref, mode, shape_of(c, first), c.n)};
   }
   // The canary: every poisoned word a launch of c may not write: the guards around the result and the input, and the

@@ -7,12 +7,14 @@ import datetime
 import io
 import itertools
 import json
+import math
 import os
 import pathlib
 import random
 import re
 import shutil
 import statistics
+import struct
 import subprocess
 import tempfile
 import time
@@ -125,20 +127,28 @@ def measure_accuracy(a, out):
 
 def measure_study(a, out):
     say("== the error study: the float bound against the errors of random configurations of every reduce stage")
-    ok, study = True, [r for s in reduce_stages() for r in study_rows(a, s)]
+    study = [r for s in reduce_stages() for r in study_rows(a, s)]
     save(out, "error_bound", study)
-    for s in reduce_stages():
-        z = [r["error_sigmas"] for r in study if r["stage"] == s and r["error_sigmas"] is not None]
-        if leans(z):
-            say(f"      {s}: the errors lean one way: their mean is {statistics.fmean(z):.3g} sigma over {len(z)}")
-            ok = False
-    return ok and all(r["check"] != "FAIL" for r in study)
+    leaning = [s for s in reduce_stages() if leans(study_sigmas(study, s))]
+    for s in leaning:
+        say(f"      {s}: the errors lean one way: their mean over sigma is beyond lambda / sqrt(their count)")
+    return not leaning and all(r["check"] != "FAIL" for r in study)
 
 def leans(z):  # check_centred's test of E errors over their sigmas: their mean beyond lambda / sqrt(E)
     return bool(z) and abs(statistics.fmean(z)) > common_constant("kCentringLambda") / len(z) ** 0.5
 
+def study_sigmas(rows, stage):
+    """A stage's judged errors over their sigmas, each distinct result once (a run's launches share its input)."""
+    lam = common_constant("kSumLambda")
+    return list({(r["seed"], r["offset"], r["n"], r["abs_error"], float(r["error_sigmas"]) < 0): math.copysign(
+        lam * float(r["error_bound_ratio"]), float(r["error_sigmas"]))
+        for r in rows if r["stage"] == stage and r["error_sigmas"] not in (None, "")}.values())
+
 def study_rows(a, stage):
-    """The error study's rows of a stage (docs/method.md says what it runs), each error also over its sigma."""
+    """The error study's rows of a stage: per seed and 16-byte alignment (offsets 0 to 3), a few sizes log-uniform
+    below 2^STUDY_MAX_LOG2 at every block, regime and combine, half the runs on a random --grid; then 2^26 and 2^28.
+    Each runs once on the float input (--check-only); its error is also given over its sigma, signed."""
+    lam = common_constant("kSumLambda")
     seed = describe(stage, tuple(run_args(a, ("seed",))))["values"]["seed"]
     rng, blocks = random.Random(f"{stage} {seed}"), ",".join(option(stage, "--block")["values"])
     calls = [["-n", "2^26,2^28", "--seed", str(seed)]]
@@ -151,12 +161,13 @@ def study_rows(a, stage):
     for args in calls:
         for r in run_binary(stage, [*args, "--check-only", "--input", "float", "--combine", "all", *regime_args(stage),
                                     *run_args(a, ("device",))])[0]:
-            ratio = r["error_bound_ratio"]  # null where not judged or not finite
-            z = None if ratio is None else (r["result"] - r["reference"]) / (r["bound"] / common_constant("kSumLambda"))
-            rows.append({**{k: r[k] for k in ("stage", "seed", "n", "offset", "block", "regime")},
-                         "grid_option": args[args.index("--grid") + 1] if "--grid" in args and r["regime"] == "stream"
-                         else 0, **{k: r[k] for k in ("grid", "threads", "combine", "abs_error", "bound")},
-                         "error_bound_ratio": ratio, "error_sigmas": None if z is None else float(f"{z:.3g}"),
+            ratio = r["error_bound_ratio"]  # null where not judged or not finite; the result printed as a float
+            below = struct.unpack("f", struct.pack("f", r["result"]))[0] < r["reference"] if ratio else False
+            grid = args[args.index("--grid") + 1] if "--grid" in args and r["regime"] == "stream" else 0
+            rows.append({**{k: r[k] for k in ("stage", "seed", "n", "offset", "block", "regime")}, "grid_option": grid,
+                         **{k: r[k] for k in ("grid", "threads", "combine", "abs_error", "bound")},
+                         "error_bound_ratio": ratio, "error_sigmas": None if ratio is None else
+                         float(f"{lam * ratio:.3g}") * (-1 if below else 1),
                          "check": r["float_check"] if r["check"] == "PASS" else "FAIL"})
     return rows
 
@@ -206,8 +217,8 @@ def cmd_measure(a):
         raise UsageProblem(f"--part {unknown[0]}: the parts are {', '.join(PARTS)} (or a list of them)")
     out.mkdir(parents=True, exist_ok=True)  # a part that writes its files itself (own) finds the directory made
     meta_path, started, ok = out / "meta.json", time.time(), True
-    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", str(a.device or 0)],
-                         capture_output=True, text=True).stdout.strip()  # the part's GPU, where it is not the ladder's
+    listed = subprocess.run([binary(reduce_stages()[0]), "--list-devices"], capture_output=True, text=True).stdout
+    gpu = m[1] if (m := re.search(rf"^{a.device or 0}: ([^,]+),", listed, re.M)) else ""  # the GPU the parts run on
     meta = json.loads(meta_path.read_text()) if set(parts) != set(PARTS) and meta_path.exists() else {}
     for part in parts:
         t0 = time.time()

@@ -6,7 +6,7 @@ import re
 import statistics
 import struct
 
-from ..measure import NCU_SHORT, STUDY_MAX_LOG2
+from ..measure import NCU_SHORT, STUDY_MAX_LOG2, study_sigmas
 from ..mutants import MUTANTS
 from maint import gemm_stage, has_stream
 from scripts.run import cpu_stage_row
@@ -149,12 +149,12 @@ def error_study():
     """The error study (error_bound.csv): every judged error over bound, by stage and in all, each error over its sigma
     (the centring test's), and how many configurations were not judged or failed."""
     data = rows("error_bound")
-    judged = [r for r in data if r["check"] != "skipped"]
+    judged = [r for r in data if r["check"] != "skipped" and r["error_bound_ratio"]]  # a NaN result: none
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
     every, large = [v for vals in by_stage.values() for v in vals], 2 ** STUDY_MAX_LOG2
     return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged), "by_stage": by_stage,
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "seeds": len({r["seed"] for r in data}),
-            "sigmas": {s: [f(r["error_sigmas"]) for r in judged if r["stage"] == s] for s in reduce_stages()},
+            "sigmas": {s: study_sigmas(judged, s) for s in reduce_stages()},
             "below": pow2(large), "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
             "median": quantile(every, 0.5), "p99": quantile(every, 0.99), "max": max(every)}
 
@@ -248,8 +248,8 @@ def clock_summary():
 def measure_parts():  # [((commit, date, GPU), [part, ...])]: the parts taken at another commit (--part) or on another GPU
     m, by = meta(), {}
     for part, p in m.get("parts", {}).items():
-        if (p["commit"], p["date"], p.get("device", m["device"])) != (m["commit"], m["date"], m["device"]):
-            by.setdefault((p["commit"], p["date"], p.get("device", m["device"])), []).append(part)
+        if (p["commit"], p["date"], p.get("device") or m["device"]) != (m["commit"], m["date"], m["device"]):
+            by.setdefault((p["commit"], p["date"], p.get("device") or m["device"]), []).append(part)
     return list(by.items())
 def first_builds():
     """docs/results/first_build.json: each first ./ladder build recorded there, with how long it took and where."""

@@ -5,6 +5,7 @@ python3 -m maint.tests.test_runner [CASE...]"""
 import json
 import pathlib
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -130,12 +131,19 @@ def ncu_units():
             pass
     return problems, 4
 
-def study_centring():  # the error study's centring test passes centred errors and fails them 0.3 sigma to one side
-    from maint.measure import leans  # (where a rounding toward zero puts them, its planted bug)
-    rng = random.Random(1)
+def study_centring():
+    """The error study's centring test passes centred errors, fails them 0.3 sigma to one side (as rounding toward zero
+    leans), and counts once each of 100 results of mean 0.3 sigma that 40 launches repeat."""
+    from maint.measure import common_constant, leans, study_sigmas
+    rng, lam = random.Random(1), common_constant("kSumLambda")
     fair = [rng.gauss(0, 1) for _ in range(4000)]
-    found = {"centred errors failed": leans(fair), "leaning errors passed": not leans([z - 0.3 for z in fair])}
-    return [what for what, wrong in found.items() if wrong], 2
+    few = [z - statistics.fmean(fair[:100]) + 0.3 for z in fair[:100]]
+    rows = [{"stage": "s", "seed": i, "offset": 0, "n": 1, "abs_error": 1, "error_sigmas": z,
+             "error_bound_ratio": abs(z) / lam} for i, z in enumerate(few) for _ in range(40)]
+    found = {"centred errors failed": leans(fair), "leaning errors passed": not leans([z - 0.3 for z in fair]),
+             "repeated results counted each time": leans(study_sigmas(rows, "s")),
+             "the repeats' mean not seen": not leans([r["error_sigmas"] for r in rows])}
+    return [what for what, wrong in found.items() if wrong], 4
 
 def main(argv):
     cases = {f.__name__: f for f in (stage_roles, test_command, presets, arguments, why_failed, printf, ncu_units,
