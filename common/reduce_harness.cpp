@@ -124,6 +124,8 @@ class ReduceBench {
   TimingStats time_stage(const Config& c, int warmup, int reps, std::vector<float>* results) {
     const Deadline deadline((GpuTimer::warmups(warmup) + reps) * (4.0 * c.n + timer_.flush_bytes()),
                             "the warm-ups and timed repetitions of " + where(c));
+    const ReduceLaunch l = launch(c);
+    const float* in = input();
     const Kept<float> kept(warmup, reps);
     // What this configuration can use, guards included: a memset of whole buffers would evict a --flush none input.
     const auto poison_live = [&](cudaStream_t s) {
@@ -133,7 +135,7 @@ class ReduceBench {
     };
     const auto run = [&](cudaStream_t s) {
       ++launches_;
-      reduce_(input(), c.n, out(), launch(c), s);
+      reduce_(in, c.n, out(), l, s);
     };
     const TimingStats t = timer_.time(run, warmup, reps, {poison_live, kept.copy_of(out())});
     *results = kept.read(timer_.stream());

@@ -138,7 +138,7 @@ def leans(z):  # check_centred's test of E errors over their sigmas: their mean 
     return bool(z) and abs(statistics.fmean(z)) > common_constant("kCentringLambda") / len(z) ** 0.5
 
 def study_sigmas(rows, stage):
-    """A stage's judged errors over their sigmas, each distinct result once (a run's launches share its input)."""
+    """A stage's judged errors over sigma (lambda x error/bound, signed), a distinct result once (runs share inputs)."""
     lam = common_constant("kSumLambda")
     return list({(r["seed"], r["offset"], r["n"], r["abs_error"], float(r["error_sigmas"]) < 0): math.copysign(
         lam * float(r["error_bound_ratio"]), float(r["error_sigmas"]))

@@ -149,10 +149,10 @@ def error_study():
     """The error study (error_bound.csv): every judged error over bound, by stage and in all, each error over its sigma
     (the centring test's), and how many configurations were not judged or failed."""
     data = rows("error_bound")
-    judged = [r for r in data if r["check"] != "skipped" and r["error_bound_ratio"]]  # a NaN result: none
+    judged = [r for r in data if r["check"] != "skipped" and r["error_bound_ratio"]]  # a NaN result has no ratio
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
     every, large = [v for vals in by_stage.values() for v in vals], 2 ** STUDY_MAX_LOG2
-    return {"configs": len(data), "judged": len(judged), "skipped": len(data) - len(judged), "by_stage": by_stage,
+    return {"configs": len(data), "judged": len(judged), "skipped": sum(r["check"] == "skipped" for r in data), "by_stage": by_stage,
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "seeds": len({r["seed"] for r in data}),
             "sigmas": {s: study_sigmas(judged, s) for s in reduce_stages()},
             "below": pow2(large), "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
