@@ -83,12 +83,12 @@ void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* ou
   LADDER_CHECK_LAUNCH();
 }
 
-bool same_on_device(const float* device, const float* host, std::size_t n) {
+std::uint64_t device_fingerprint(const float* x, std::size_t n) {
   unsigned long long on_device = 0;
   const DeviceBuffer<unsigned long long> print(1);
-  fingerprint_on_device(device, n, print.get(), nullptr);
+  fingerprint_on_device(x, n, print.get(), nullptr);
   CUDA_CHECK(cudaMemcpy(&on_device, print.get(), sizeof on_device, cudaMemcpyDeviceToHost));
-  return fingerprint(host, n) == on_device;
+  return on_device;
 }
 
 std::vector<unsigned long long> first_unpoisoned(const std::vector<PoisonSpan>& spans, cudaStream_t stream) {

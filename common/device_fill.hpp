@@ -40,10 +40,9 @@ void scatter(float* dst, const std::vector<std::uint64_t>& at, const std::vector
 // a block may have): a kernel that reads a shared slot none of its threads wrote reads NaN, not an earlier launch's.
 void poison_shared_memory(cudaStream_t stream);
 // *out = fingerprint(x, n) (input.hpp), on `stream`: two arrays that differ anywhere differ in it except with
-// probability about 2^-64.
+// probability about 2^-64. device_fingerprint() returns it, made on the default stream and waited for.
 void fingerprint_on_device(const float* x, std::size_t n, unsigned long long* out, cudaStream_t stream);
-// Whether device[0, n) holds bitwise host[0, n): their fingerprints agree.
-bool same_on_device(const float* device, const float* host, std::size_t n);
+std::uint64_t device_fingerprint(const float* x, std::size_t n);
 // NaN floats before and after each buffer a launch touches (256 bytes: the buffer keeps its alignment): a read past
 // either end adds a NaN, which never passes a check; a write there changes the poison, which the canary sees.
 constexpr std::size_t kGuard = 64;

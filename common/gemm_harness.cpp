@@ -413,8 +413,7 @@ int self_test(const char* stage, GemmFn gemm, const GemmOptions& o, const Device
 
 int run_gemm_stage(int argc, char** argv, const char* stage, GemmFn gemm) {
   GemmOptions o;
-  const ParseOutcome parsed = parse_gemm_options(stage, argc, argv, o);
-  if (parsed.exit_status) return print_outcome(parsed);
+  if (const auto parsed = parse_gemm_options(stage, argc, argv, o); parsed.exit_status) return print_outcome(parsed);
   return run_program(stage, o, [&](const DeviceInfo& d) {
     return o.self_test != SelfTest::kNone ? self_test(stage, gemm, o, d) : bench(stage, gemm, o, d);
   });

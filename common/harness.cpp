@@ -34,6 +34,7 @@ void cuda_check(cudaError_t err, const char* call, const char* file, int line) {
 
 namespace {
 constexpr int kMinMajor = 7, kMinMinor = 5;  // CUDA 13 builds for compute capability 7.5 and newer
+std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }  // "13.0" from 13000
 
 std::string no_gpu_reason(cudaError_t err, int driver_version) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -79,8 +80,6 @@ void arm(double seconds) {
 }
 }  // namespace
 
-std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
-
 DeviceLookup find_device(int index) {
   int driver = 0, runtime = 0, count = 0;  // cudaGetDeviceCount leaves count untouched on error
   cudaDriverGetVersion(&driver);           // succeeds (reporting 0) even without a driver
@@ -120,22 +119,6 @@ int DeviceInfo::fp32_lanes_per_sm() const {
 double DeviceInfo::fp32_peak_gflops() const {
   const int lanes = fp32_lanes_per_sm();
   return lanes > 0 ? 2.0 * lanes * sm_count * (clock_khz * 1e3) / 1e9 : NAN;
-}
-
-int list_devices(const char* program) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    fmt::print(stderr, "{}: {}\n", program, find_device(0).message);
-    return 77;
-  }
-  for (int i = 0; i < count; ++i) {
-    const DeviceLookup lookup = find_device(i);
-    const DeviceInfo& d = lookup.info;
-    fmt::print("{}: {}, compute capability {}.{}, {} SMs, {:.1f} MB L2, {:.1f} GB, {:.0f} GB/s theoretical{}\n", i,
-               d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1e6, d.total_bytes / 1e9, d.peak_gbps(),
-               lookup.exit_status == 0 ? "" : " (not usable: " + lookup.message + ")");
-  }
-  return 0;
 }
 
 void set_time_limit(int seconds) { limit_s = seconds; }
@@ -183,7 +166,17 @@ std::unique_ptr<float[]> host_floats(std::size_t count, const std::string& optio
 }
 
 int run_program(const char* program, const CommonOptions& options, const std::function<int(const DeviceInfo&)>& body) {
-  if (options.list_devices) return list_devices(program);
+  int count = 0;  // --list-devices where there is no GPU ends as a run does below: 77, and why
+  if (options.list_devices && cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+    for (int i = 0; i < count; ++i) {
+      const DeviceLookup lookup = find_device(i);
+      const DeviceInfo& d = lookup.info;
+      fmt::print("{}: {}, compute capability {}.{}, {} SMs, {:.1f} MB L2, {:.1f} GB, {:.0f} GB/s theoretical{}\n", i,
+                 d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1e6, d.total_bytes / 1e9, d.peak_gbps(),
+                 lookup.exit_status == 0 ? "" : " (not usable: " + lookup.message + ")");
+    }
+    return 0;
+  }
   set_time_limit(options.time_limit);
   const DeviceLookup lookup = find_device(options.device);
   if (lookup.exit_status != 0) {

@@ -42,8 +42,6 @@ struct DeviceLookup {
   DeviceInfo info;
 };
 DeviceLookup find_device(int index);  // makes the device current and reads its attributes; never exits
-int list_devices(const char* program);  // on stdout; 77 (and why, on stderr) if there is none
-std::string version_string(int cuda_version);  // "13.0" from 13000
 
 // A request this machine cannot serve (too large for memory, a grid too big): exit status 2, one line.
 struct UsageError : std::runtime_error {

@@ -25,16 +25,17 @@ struct Kahan {
 };
 
 double squares_to(double t) { return t * (t + 1) * (2 * t + 1) / 6; }  // 1^2 + 2^2 + ... + t^2
-}  // namespace
 
-SumReference reference_sum(const float* x, std::size_t n) {
+template <typename At>  // at(i): element i
+SumReference sum_of(std::size_t n, At at) {
   std::vector<SumReference> chunks((n + kSumChunk - 1) / kSumChunk);
   parallel_chunks(n, kSumChunk, [&](std::size_t begin, std::size_t end) {
     Kahan s;
     double a = 0;
     for (std::size_t i = begin; i < end; ++i) {
-      s.add(x[i]);
-      a += std::fabs(static_cast<double>(x[i]));
+      const float x = at(i);
+      s.add(x);
+      a += std::fabs(static_cast<double>(x));
     }
     chunks[begin / kSumChunk] = {s.sum, a};
   });
@@ -44,6 +45,12 @@ SumReference reference_sum(const float* x, std::size_t n) {
     abs_total.add(c.abs_sum);
   }
   return {total.sum, abs_total.sum};
+}
+}  // namespace
+
+SumReference reference_sum(const float* x, std::size_t n) { return sum_of(n, [x](std::size_t i) { return x[i]; }); }
+SumReference reference_sum(const InputSpec& spec, std::size_t n) {
+  return sum_of(n, [&spec](std::size_t i) { return input_value(spec.key, i, spec.exact_bits); });
 }
 
 SumShape& SumShape::chain(std::uint64_t terms, double unit, std::uint64_t copies) {
@@ -132,12 +139,12 @@ Centring check_centred(double z_sum, std::uint64_t count) {
   Centring c;
   if (count == 0) return c;
   c.mean_z = z_sum / static_cast<double>(count);
-  c.limit = kCentringLambda / std::sqrt(static_cast<double>(count));
-  c.pass = std::fabs(c.mean_z) <= c.limit;
+  const double limit = kCentringLambda / std::sqrt(static_cast<double>(count));
+  c.pass = std::fabs(c.mean_z) <= limit;
   if (!c.pass) {
     c.reason = fmt::format("the errors lean one way: their mean over {} errors is {:.3g} sigma, beyond {:g} / "
                            "sqrt({}) = {:.3g} (a biased rounding, not noise)",
-                           count, c.mean_z, kCentringLambda, count, c.limit);
+                           count, c.mean_z, kCentringLambda, count, limit);
   }
   return c;
 }
@@ -189,20 +196,15 @@ struct Tally {
   }
 };
 
-Tally check_row(const float* A, const float* B, const float* C, std::uint64_t N, std::uint64_t K, InputMode mode,
-                std::uint64_t i) {
-  Tally t;
-  std::vector<double> dot(N), abs_dot(N);
-  for (std::uint64_t k = 0; k < K; ++k) {
-    const double a = A[i * K + k];
-    const float* b = B + k * N;
-    for (std::uint64_t j = 0; j < N; ++j) {
-      dot[j] += a * b[j];
-      abs_dot[j] += std::fabs(a * b[j]);
-    }
-  }
-  for (std::uint64_t j = 0; j < N; ++j) t.judge(C[i * N + j], dot[j], abs_dot[j], K, mode, i, j);
-  return t;
+// The row-major index of the first element of an M x N matrix where bad(i, j), M * N if none; rows on every core.
+template <typename Bad>
+std::uint64_t first_bad(std::uint64_t M, std::uint64_t N, Bad bad) {
+  std::vector<std::uint64_t> first(M, N);  // each row's first bad column
+  parallel_chunks(M, 1, [&](std::size_t i, std::size_t) {
+    for (std::uint64_t j = 0; j < N && first[i] == N; ++j) first[i] = bad(i, j) ? j : N;
+  });
+  const auto row = std::find_if(first.begin(), first.end(), [N](std::uint64_t j) { return j < N; });
+  return row == first.end() ? M * N : static_cast<std::uint64_t>(row - first.begin()) * N + *row;
 }
 
 // Freivalds' test (oracle.hpp): adds the largest error (over its tolerance, float mode) and first failure to `tally`.
@@ -267,25 +269,36 @@ GemmCheck check_gemm(const float* A, const float* B, const float* C, std::uint64
   // NaN and Inf never pass, wherever they are. In the exact mode every element must also be a multiple of
   // kGemmExactUnit, so every error is one and the double sums of Freivalds' test stay exact: one wrong element then
   // cannot vanish in rounding.
-  for (std::uint64_t e = 0; e < M * N; ++e) {
-    const double units = static_cast<double>(C[e]) / kGemmExactUnit;
-    if (!std::isfinite(C[e]) || (mode == InputMode::kExact && units != std::nearbyint(units))) {
-      out.reason = fmt::format("C[{}][{}] = {}", e / N, e % N, C[e]);
-      out.method = mode == InputMode::kExact ? "scan for NaN/Inf and non-multiples of 1/16" : "scan for NaN/Inf";
-      return out;
-    }
+  const std::uint64_t e = first_bad(M, N, [&](std::uint64_t i, std::uint64_t j) {
+    const double units = static_cast<double>(C[i * N + j]) / kGemmExactUnit;
+    return !std::isfinite(C[i * N + j]) || (mode == InputMode::kExact && units != std::nearbyint(units));
+  });
+  if (e < M * N) {
+    out.reason = fmt::format("C[{}][{}] = {}", e / N, e % N, C[e]);
+    out.method = mode == InputMode::kExact ? "scan for NaN/Inf and non-multiples of 1/16" : "scan for NaN/Inf";
+    return out;
   }
   Tally tally;
   if (M * N * K <= kFullCheckFlops) {
     out.method = "every element against the double oracle";
     std::vector<Tally> per_row(M);
-    parallel_chunks(M, 1, [&](std::size_t i, std::size_t) { per_row[i] = check_row(A, B, C, N, K, mode, i); });
+    parallel_chunks(M, 1, [&](std::size_t i, std::size_t) {
+      std::vector<double> dot(N), abs_dot(N);
+      for (std::uint64_t k = 0; k < K; ++k) {
+        const double a = A[i * K + k];
+        const float* b = B + k * N;
+        for (std::uint64_t j = 0; j < N; ++j) {
+          dot[j] += a * b[j];
+          abs_dot[j] += std::fabs(a * b[j]);
+        }
+      }
+      for (std::uint64_t j = 0; j < N; ++j) per_row[i].judge(C[i * N + j], dot[j], abs_dot[j], K, mode, i, j);
+    });
     for (const auto& t : per_row) tally.merge(t);
   } else {
     out.method = "first/last rows and columns, 1024 random elements, Freivalds (16 random vectors)";
-    tally.merge(check_row(A, B, C, N, K, mode, 0));
-    if (M > 1) tally.merge(check_row(A, B, C, N, K, mode, M - 1));
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> points;  // whole columns 0 and N-1, and random elements
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> points;  // whole rows 0 and M-1, columns 0 and N-1, random
+    for (std::uint64_t r = 0; r < (M > 1 ? 2 : 1) * N; ++r) points.emplace_back(r < N ? 0 : M - 1, r % N);
     for (std::uint64_t i = 0; i < M; ++i) {
       points.emplace_back(i, 0);
       if (N > 1) points.emplace_back(i, N - 1);
@@ -331,13 +344,16 @@ GemmCheck check_gemm_probe(GemmProbe probe, const float* X, const float* C, std:
                            std::uint64_t K) {
   GemmCheck out;  // only pass and reason: C is compared with X's selected elements bit for bit
   const Selection sel(K);
-  for (std::uint64_t e = 0; e < M * N && out.reason.empty(); ++e) {
-    const std::uint64_t i = e / N, j = e % N;
-    const float want = probe == GemmProbe::kA ? X[i * K + sel(j)] : X[sel(i) * N + j];
-    if (std::memcmp(&want, &C[e], sizeof want) != 0) {
-      out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", i, j, C[e],
-                               probe == GemmProbe::kA ? "A" : "B", want);
-    }
+  const auto want = [&](std::uint64_t i, std::uint64_t j) {
+    return probe == GemmProbe::kA ? X[i * K + sel(j)] : X[sel(i) * N + j];
+  };
+  const std::uint64_t e = first_bad(M, N, [&](std::uint64_t i, std::uint64_t j) {
+    const float w = want(i, j);
+    return std::memcmp(&w, &C[i * N + j], sizeof w) != 0;
+  });
+  if (e < M * N) {
+    out.reason = fmt::format("C[{}][{}] = {:.9g} but the selected element of {} is {:.9g}", e / N, e % N, C[e],
+                             probe == GemmProbe::kA ? "A" : "B", want(e / N, e % N));
   }
   out.pass = out.reason.empty();
   return out;

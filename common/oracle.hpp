@@ -21,6 +21,7 @@
 #include "verdict.hpp"
 
 namespace ladder {
+struct InputSpec;  // input.hpp
 constexpr double kFloatUnitRoundoff = 0x1.0p-24;
 // lambda of the sum's bound: a correct round-to-nearest sum exceeds it with probability below 2 exp(-18) = 3.0e-8.
 constexpr double kSumLambda = 6;
@@ -33,6 +34,7 @@ struct SumReference {
   double abs_sum = 0;  // sum of |x_i|, for the tolerance
 };
 SumReference reference_sum(const float* x, std::size_t n);
+SumReference reference_sum(const InputSpec& spec, std::size_t n);  // of the stream's first n elements, made as summed
 
 // The partial sums one summation forms, as the sum of their squares in units of mean|x|^2 (j elements count j^2).
 class SumShape {
@@ -77,8 +79,7 @@ void record(Verdict& v, const std::string& name, const SumCheck& c);
 constexpr double kCentringLambda = 10;
 struct Centring {
   bool pass = true;
-  double mean_z = 0;  // the mean error / sigma
-  double limit = 0;   // kCentringLambda / sqrt(E)
+  double mean_z = 0;  // the mean error / sigma, within kCentringLambda / sqrt(E) to pass
   std::string reason;
 };
 Centring check_centred(double z_sum, std::uint64_t count);

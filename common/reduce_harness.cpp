@@ -265,6 +265,7 @@ struct Run {  // one configuration's checks and times
   float lo = NAN, hi = NAN;             // the measured input's results (checked, warm-up and timed launches): range,
   long long distinct = 0, runs = 0;     // how many differ, and of how many launches (atomic's arrive in any order)
   std::string canary;                // the first poisoned word a launch changed but may not write ("" if none)
+  std::string fingerprint;           // of the measured input on the GPU
   void keep_canary(const std::string& found, const std::string& launch) {
     if (canary.empty() && !found.empty()) canary = fmt::format("{}: {}", launch, found);
   }
@@ -322,16 +323,16 @@ SumCheck check_launches(const std::vector<T>& kept, T checked, bool deterministi
 }
 
 // 1. and 2.: at every configuration, the exact input (kCheckedLaunches launches), then the precision probe.
-void check_inputs(ReduceBench& bench, const ReduceOptions& o, float* host, std::vector<Run>& runs, const char* stage) {
+void check_inputs(ReduceBench& bench, const ReduceOptions& o, std::vector<Run>& runs, const char* stage) {
   const std::uint64_t max_n = largest(o.sizes);
   const unsigned range = exact_range(max_n);
   progress(fmt::format("{}: exact check: {} dyadic floats k/{} (seed {})", stage, max_n, range, o.seed));
-  generate_input(o.seed, 0, InputMode::kExact, host, max_n, range);
+  const InputSpec exact(o.seed, 0, InputMode::kExact, range);  // made on the GPU, and as the oracle sums it
   std::map<std::uint64_t, SumReference> refs;
   for (auto& r : runs) {
-    if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(host, r.c.n));
+    if (!refs.count(r.c.n)) refs.emplace(r.c.n, reference_sum(exact, r.c.n));
     r.exact_ref = refs.at(r.c.n);
-    bench.upload(InputSpec(o.seed, 0, InputMode::kExact, range), r.c.n, o.offset);
+    bench.upload(exact, r.c.n, o.offset);
     const long long before = bench.launches();
     for (int l = 1; l <= kCheckedLaunches; ++l) {
       const auto got = bench.run_checked(r.c, r.exact_ref, InputMode::kExact);
@@ -391,21 +392,19 @@ References time_references(ReduceBench& bench, CubSum& cub, SpeedOfLight& sol, s
 }
 
 // 3. The measured input: each configuration checked, then timed, every launch checked; CUB and the rest once per size.
-void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, float* host, std::vector<Run>& runs,
+void measure(ReduceBench& bench, const ReduceOptions& o, const DeviceInfo& d, std::vector<Run>& runs,
              std::map<std::uint64_t, References>& refs, const char* stage) {
   const bool timing = !o.check_only;
   const std::uint64_t max_n = largest(o.sizes);
-  if (o.input == InputMode::kFloat) {
-    progress(fmt::format("{}: generating {} input floats (seed {})", stage, max_n, o.seed));
-    generate_input(o.seed, 0, InputMode::kFloat, host, max_n);
-  }
+  const InputSpec input(o.seed, 0, o.input, exact_range(max_n));  // made on the GPU, and as the oracle sums it
   const auto cub = timing ? std::make_unique<CubSum>(o.sizes) : nullptr;
   const auto sol = timing ? std::make_unique<SpeedOfLight>(d.sm_count, max_n) : nullptr;
   std::map<std::uint64_t, SumReference> sums;
   for (auto& r : runs) {
-    if (!sums.count(r.c.n)) sums[r.c.n] = o.input == InputMode::kFloat ? reference_sum(host, r.c.n) : r.exact_ref;
+    if (!sums.count(r.c.n)) sums[r.c.n] = o.input == InputMode::kFloat ? reference_sum(input, r.c.n) : r.exact_ref;
     r.ref = sums.at(r.c.n);
-    bench.upload(InputSpec(o.seed, 0, o.input, exact_range(max_n)), r.c.n, o.offset);
+    bench.upload(input, r.c.n, o.offset);
+    r.fingerprint = fingerprint_hex(device_fingerprint(bench.input(), r.c.n));  // of what the kernel reads
     progress(fmt::format("{}: {}: checking{}", stage, where(r.c), timing ? " and timing" : ""));
     const long long before = bench.launches();
     const auto got = bench.run_checked(r.c, r.ref, o.input);
@@ -473,7 +472,7 @@ std::vector<std::string> table_row(const Run& r, const References* refs, const V
 }
 
 Record make_record(const Run& r, const References* refs, const Verdict& v, const ReduceStage& stage,
-                   const ReduceOptions& o, const DeviceInfo& d, const std::string& fingerprint, int read_grid) {
+                   const ReduceOptions& o, const DeviceInfo& d, int read_grid) {
   const bool bounded = o.input == InputMode::kFloat && r.measured.bounded;
   const double peak = d.peak_gbps();
   const double stage_gbps = r.timing ? gbps(r.c.n, r.t.median_ms) : NAN;
@@ -491,7 +490,7 @@ Record make_record(const Run& r, const References* refs, const Verdict& v, const
   add_context_fields(rec, stage.name, d, o);
   rec.add("regime", to_string(r.c.regime)).add("offset", o.offset).add("n", r.c.n).add("bytes", r.c.n * sizeof(float));
   rec.add("block", r.c.block).add("grid", r.first.grid).add("threads", r.first.block);
-  rec.add("blocks_per_sm", r.c.blocks_per_sm).add("combine", to_string(r.c.combine)).add("fingerprint", fingerprint);
+  rec.add("blocks_per_sm", r.c.blocks_per_sm).add("combine", to_string(r.c.combine)).add("fingerprint", r.fingerprint);
   rec.add("exact_check", v.field("exact")).add("exact_result", r.exact_result, 9).add("exact_sum", r.exact_ref.sum, 17);
   rec.add("exact_range", exact_range(largest(o.sizes))).add("checked_launches", kCheckedLaunches);
   rec.add("probe_check", v.field("probe")).add("probe_result", r.probe_result, 9).add("probe_sum", r.probe_sum, 17);
@@ -583,25 +582,22 @@ int bench(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm
   const std::uint64_t max_n = largest(o.sizes);
   const bool timing = !o.check_only;
   ReduceBench bench = make_bench(reduce, o, d, max_n, max_partials, o.offset, timing, fmt::format("-n {}", max_n));
-  auto host = host_floats(max_n, fmt::format("-n {}", max_n));
-  check_inputs(bench, o, host.get(), runs, stage.name);
+  check_inputs(bench, o, runs, stage.name);
   std::map<std::uint64_t, References> refs;
-  measure(bench, o, d, host.get(), runs, refs, stage.name);
+  measure(bench, o, d, runs, refs, stage.name);
   const int read_grid = refs.empty() ? 0 : refs.begin()->second.read_grid;
   // The DRAM peak the rates are judged against; not under --flush none, where an input in L2 is read faster.
   const double judged_peak = o.flush == Flush::kNone ? NAN : d.peak_gbps();
   Report report;
   report.table.push_back({"n", "regime", "block", "grid", "combine", "exact", "probe", "error/bound", "launches",
                           "check", "ms", "min", "max", "GB/s", "% peak", "% read", "CUB ms", "CUB GB/s", "x CUB"});
-  std::map<std::uint64_t, std::string> fingerprints;
   for (const auto& r : runs) {
     const References* ref = refs.count(r.c.n) ? &refs.at(r.c.n) : nullptr;
     const Verdict v = verdict_of(r, ref, o.input, judged_peak);
     report.pass = report.pass && v.pass();
-    if (!fingerprints.count(r.c.n)) fingerprints.emplace(r.c.n, fingerprint_hex(fingerprint(host.get(), r.c.n)));
     report.table.push_back(table_row(r, ref, v, o, d.peak_gbps()));
     add_notes(r, v, o, runs.size() == 1, report.notes);
-    report.records.push_back(make_record(r, ref, v, stage, o, d, fingerprints.at(r.c.n), read_grid));
+    report.records.push_back(make_record(r, ref, v, stage, o, d, read_grid));
     if (r.timing) report.series.push_back(r.t);
   }
   for (const auto& [n, ref] : refs) {
@@ -648,7 +644,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
           ref.sum = ref.abs_sum = bench.upload_probe(o.seed, n, offset);  // every probe value is positive
         } else {
           bench.upload(InputSpec(o.seed, 0, mode, exact_range(max_n)), n, offset);
-          all.add("input", same_on_device(bench.input(), host.get(), n),
+          all.add("input", device_fingerprint(bench.input(), n) == fingerprint(host.get(), n),
                   fmt::format("offset {}: the {} input the GPU made differs from the host's", offset, input));
           ref = reference_sum(host.get(), n);
         }
@@ -693,8 +689,7 @@ int self_test(const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_pe
 
 int run_reduce_stage(int argc, char** argv, const ReduceStage& stage, ReduceFn reduce, BlocksPerSmFn blocks_per_sm) {
   ReduceOptions o;
-  const ParseOutcome parsed = parse_reduce_options(stage, argc, argv, o);
-  if (parsed.exit_status) return print_outcome(parsed);
+  if (const auto parsed = parse_reduce_options(stage, argc, argv, o); parsed.exit_status) return print_outcome(parsed);
   return run_program(stage.name, o, [&](const DeviceInfo& d) {
     return o.self_test != SelfTest::kNone ? self_test(stage, reduce, blocks_per_sm, o, d)
                                           : bench(stage, reduce, blocks_per_sm, o, d);

@@ -1,5 +1,3 @@
-// The references the stages are timed against in the same run: CUB's device-wide sum and the speed of light for the
-// reduce stages; for the GEMM a naive kernel, the baseline that shows what tiling buys (cuBLAS: gemm_harness.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -108,7 +106,6 @@ SpeedOfLight::SpeedOfLight(int sm_count, std::size_t max_n)
         return per_sm;
       }())),
       sums_(threads()) {
-  // The copy reference needs a second input-sized buffer; where that does not fit, the copy is not timed.
   if (cudaMalloc(&copy_, std::max<std::size_t>(max_n, 1) * sizeof(float)) != cudaSuccess) {
     (void)cudaGetLastError();
     copy_ = nullptr;

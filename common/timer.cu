@@ -1,5 +1,4 @@
-// GpuTimer: warm-ups and timed repetitions (timer.hpp), the L2 flush before each and the stream hold around it, and
-// the clocks the repetitions ran at, from NVML (docs/method.md, "Clocks").
+// GpuTimer (timer.hpp), and the clocks its repetitions ran at, from NVML (docs/method.md, "Clocks").
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -125,14 +124,14 @@ TimingStats GpuTimer::time(const Work& work, int warmup, int reps, const EachLau
     if (timed) CUDA_CHECK(cudaEventRecord(stop_, stream_));
     if (each.keep) each.keep(stream_, i);
     if (!timed) continue;
-    if (holding_) release();
+    if (holding_) SystemFlag(flags_[0]).store(1, cuda::memory_order_release);  // releases the hold
     if (i == untimed) first = read_clocks();  // just after the release: while the GPU still runs all but a tiny rep
     if (i == untimed + reps - 1) last = read_clocks();
     CUDA_CHECK(cudaEventSynchronize(stop_));
     // A hold that timed out means launches wait for the GPU here (CUDA_LAUNCH_BLOCKING=1, a profiler replaying them):
     // every later hold would cost its full timeout too, so the timer stops holding, and counts each such repetition,
     // whose interval may hold host time (the row's timing_check fails, and ./ladder saves no such row).
-    if (holding_ && timed_out()) holding_ = false;
+    if (holding_ && SystemFlag(flags_[1]).load(cuda::memory_order_acquire) != 0) holding_ = false;
     timeouts += holding_ ? 0 : 1;
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
@@ -162,8 +161,6 @@ void GpuTimer::hold() {
   hold_kernel<<<1, 1, 0, stream_>>>(device_flags_);
   LADDER_CHECK_LAUNCH();
 }
-void GpuTimer::release() { SystemFlag(flags_[0]).store(1, cuda::memory_order_release); }
-bool GpuTimer::timed_out() const { return SystemFlag(flags_[1]).load(cuda::memory_order_acquire) != 0; }
 
 bool throttled(std::uint64_t reasons) { return (reasons & kThrottling) != 0; }
 

@@ -59,11 +59,9 @@ class GpuTimer {  // not copyable (its buffer is not)
 
  private:
   void flush(cudaStream_t stream) const;
-  // The stream hold (timer.cu; nvbench's blocking kernel): a one-thread kernel spins from hold() to release(),
-  // while the host enqueues the flush, the start event, the work and the stop event behind it.
+  // The stream hold (timer.cu; nvbench's blocking kernel): a one-thread kernel spins until time() releases it, while
+  // the host enqueues the flush, the start event, the work and the stop event behind it.
   void hold();
-  void release();
-  bool timed_out() const;  // the last hold ended by its timeout: the interval may hold host time after all
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::size_t l2_bytes_;

@@ -186,10 +186,9 @@ def measure_sizes(a, out):
         say(f"== block-size probe, {regime} regime: {', '.join(stages)}")
         found[f"probe_{regime}"] = [r for s in stages for r in run_binary(s, [*size_args(a), "--block", ",".join(
             option(s, "--block")["values"]), *regime_args(s, [regime]), *run_args(a)])[0]]
-    ok = True
     for name, rows in found.items():  # saved once every run is done
         save(out, name, rows)
-        ok &= all_pass(rows)
+    ok = all(all_pass(rows) for rows in found.values())
     say("== GEMM sizes")
     reps = ["--reps", a.gemm_reps] if a.gemm_reps else []
     return ok & runs(out, "gemm", [(gemm_stage(), ["--size", size, "--tile", tile, "--pad", "both", *reps,
