@@ -6,7 +6,7 @@ import re
 import statistics
 import struct
 
-from ..measure import NCU_SHORT, STUDY_MAX_LOG2, study_sigmas
+from ..measure import NCU_SHORT, STUDY_LOG2, study_sigmas
 from ..mutants import MUTANTS
 from maint import gemm_stage, has_stream
 from scripts.run import cpu_stage_row
@@ -151,11 +151,11 @@ def error_study():
     data = rows("error_bound")
     judged = [r for r in data if r["check"] != "skipped" and r["error_bound_ratio"]]  # a NaN result has no ratio
     by_stage = {s: [f(r["error_bound_ratio"]) for r in judged if r["stage"] == s] for s in reduce_stages()}
-    every, large = [v for vals in by_stage.values() for v in vals], 2 ** STUDY_MAX_LOG2
+    every, large = [v for vals in by_stage.values() for v in vals], 2 ** STUDY_LOG2[1]
     return {"configs": len(data), "judged": len(judged), "skipped": sum(r["check"] == "skipped" for r in data), "by_stage": by_stage,
             "failed": sum(r["check"] == "FAIL" for r in data), "ratios": every, "seeds": len({r["seed"] for r in data}),
             "sigmas": {s: study_sigmas(judged, s) for s in reduce_stages()},
-            "below": pow2(large), "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
+            "above": pow2(2 ** STUDY_LOG2[0]), "below": pow2(large), "large_sizes": [pow2(n) for n in sorted({int(r["n"]) for r in data if int(r["n"]) >= large})],
             "median": quantile(every, 0.5), "p99": quantile(every, 0.99), "max": max(every)}
 
 # ---- GEMM ------------------------------------------------------------------------------------------------------
