@@ -129,9 +129,8 @@ def measure_study(a, out):
     say("== the error study: the float bound against the errors of random configurations of every reduce stage")
     study = [r for s in reduce_stages() for r in study_rows(a, s)]
     save(out, "error_bound", study)
-    leaning = [s for s in reduce_stages() if leans(study_sigmas(study, s))]
-    for s in leaning:
-        say(f"      {s}: the errors lean one way: their mean over sigma is beyond lambda / sqrt(their count)")
+    if leaning := [s for s in reduce_stages() if leans(study_sigmas(study, s))]:
+        say(f"      {', '.join(leaning)}: the errors lean one way: their mean over sigma is beyond lambda / sqrt(E)")
     return not leaning and all(r["check"] != "FAIL" for r in study)
 
 def leans(z):  # check_centred's test of E errors over their sigmas: their mean beyond lambda / sqrt(E)
